@@ -1,0 +1,107 @@
+//! The command line: one subcommand per question, the same flag names meaning the same thing in
+//! every subcommand (`--engine`, `--runs`, `--format`, `--output`, `--cpu`, `--size`,
+//! `--block-size`, `--depth`, `--duration`), human units everywhere (`4k`, `1G`, `10s`).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::output::Format;
+use crate::units::{parse_duration, parse_size};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "ringside",
+    version,
+    about = "How much do io_uring and its features buy over blocking syscalls and epoll, on this \
+             machine?",
+    long_about = "ringside measures blocking syscalls, epoll and io_uring variants side by side on \
+                  the same workload, in one run, with syscalls counted by the kernel, CPU time of \
+                  every thread (io_uring's kernel workers included) and every byte verified.\n\n\
+                  Start with `ringside probe` to see what this kernel offers, then e.g. \
+                  `ringside fs write` or `ringside fs cycle`.",
+    after_help = "Sizes take k/m/g suffixes (powers of 1024, as in fio); durations take s/ms/m \
+                  (as in wrk). Results: a table on stdout, or --format csv|json, or --output FILE."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// What this machine and kernel offer: io_uring features, opcodes, setup flags, limits,
+    /// mitigations, the target filesystem, and whether syscalls can be counted.
+    Probe(ProbeArgs),
+    /// Every engine of every workload, and whether it can run here (with the reason if not).
+    Engines(ProbeArgs),
+    /// File workloads: sequential write (seed 003) and write/fsync/read page cycle (seed 000).
+    #[command(subcommand)]
+    Fs(FsCommand),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum FsCommand {
+    /// Write a file sequentially in blocks with each engine, read it back and compare.
+    ///
+    /// The file is laid out once and overwritten by every run (as fio does), so runs measure
+    /// warm page cache and no discard from deletes; --fresh truncates it before each run
+    /// instead (seed 003's O_TRUNC).
+    Write(crate::fs::write::WriteArgs),
+    /// For each page: write it, fsync, read it back and check it (seed 000's storage loop).
+    Cycle(crate::fs::cycle::CycleArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ProbeArgs {
+    /// Directory whose filesystem to probe (type, O_DIRECT).
+    #[arg(long, default_value = ".")]
+    pub dir: PathBuf,
+    /// table for people, json for scripts.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+}
+
+/// Flags every measuring subcommand shares, with the same meaning everywhere.
+#[derive(Args, Debug, Clone)]
+pub struct CommonArgs {
+    /// Engines to compare, comma separated (default: every engine of the workload).
+    #[arg(long, short = 'e', value_delimiter = ',')]
+    pub engine: Vec<String>,
+    /// Measured runs per engine; engines alternate run by run (A B A B ...).
+    #[arg(long, short = 'r', default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
+    pub runs: u32,
+    /// Output format on stdout (or in --output).
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Write results to this file instead of stdout.
+    #[arg(long, short = 'o')]
+    pub output: Option<PathBuf>,
+    /// Pin the measured thread to this CPU.
+    #[arg(long)]
+    pub cpu: Option<usize>,
+    /// No progress on stderr.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+pub fn size_arg(text: &str) -> Result<u64, String> {
+    parse_size(text)
+}
+
+pub fn duration_arg(text: &str) -> Result<Duration, String> {
+    parse_duration(text)
+}
+
+/// Parses the command line and runs it; the exit code says whether the run succeeded.
+pub fn run() -> anyhow::Result<ExitCode> {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Probe(args) => crate::probe::run_probe(&args),
+        Command::Engines(args) => crate::probe::run_engines(&args),
+        Command::Fs(FsCommand::Write(args)) => crate::fs::write::run(&args),
+        Command::Fs(FsCommand::Cycle(args)) => crate::fs::cycle::run(&args),
+    }
+}

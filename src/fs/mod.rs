@@ -1,0 +1,3 @@
+//! File workloads.
+pub mod cycle;
+pub mod write;

@@ -1,0 +1,333 @@
+//! What the kernel says a measured section cost: syscalls counted by the kernel itself (a
+//! perf counter on the `raw_syscalls:sys_enter` tracepoint), CPU time and context switches of
+//! the whole process from getrusage (so io_uring's io-wq workers and SQPOLL thread, which are
+//! threads of this process, are counted too), and wall time.
+//!
+//! The seeds quote lines like "196608 syscalls" vs "386 syscalls"; ringside prints the same
+//! kind of line, but with the number the kernel counted, not one the program believes.
+
+use std::fs;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::path::Path;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// Where a syscall count came from: the kernel's tracepoint counter, or the engine's own tally
+/// when the kernel refused the counter (not root, perf_event_paranoid, no tracefs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SyscallSource {
+    Kernel,
+    #[serde(rename = "self")]
+    SelfCounted,
+}
+
+impl SyscallSource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SyscallSource::Kernel => "kernel",
+            SyscallSource::SelfCounted => "self",
+        }
+    }
+}
+
+/// Reads the id of the `raw_syscalls:sys_enter` tracepoint. Looks in the usual tracefs mounts
+/// and, when none is mounted (as on this VM), mounts tracefs privately in a temporary directory
+/// for the moment it takes to read the id.
+pub fn sys_enter_tracepoint_id() -> Result<u64, String> {
+    static ID: OnceLock<Result<u64, String>> = OnceLock::new();
+    ID.get_or_init(|| {
+        const RELATIVE: &str = "events/raw_syscalls/sys_enter/id";
+        for root in ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"] {
+            if let Ok(text) = fs::read_to_string(Path::new(root).join(RELATIVE)) {
+                return text
+                    .trim()
+                    .parse()
+                    .map_err(|error| format!("bad tracepoint id: {error}"));
+            }
+        }
+        read_id_from_private_tracefs(RELATIVE)
+    })
+    .clone()
+}
+
+fn read_id_from_private_tracefs(relative: &str) -> Result<u64, String> {
+    let dir = std::env::temp_dir().join(format!("ringside-tracefs-{}", std::process::id()));
+    fs::create_dir_all(&dir)
+        .map_err(|error| format!("cannot create {}: {error}", dir.display()))?;
+    let mounted = rustix::mount::mount(
+        "nodev",
+        &dir,
+        "tracefs",
+        rustix::mount::MountFlags::empty(),
+        None,
+    );
+    let result = match mounted {
+        Ok(()) => {
+            let text = fs::read_to_string(dir.join(relative));
+            let _ = rustix::mount::unmount(&dir, rustix::mount::UnmountFlags::DETACH);
+            text.map_err(|error| format!("tracefs has no raw_syscalls tracepoint: {error}"))
+                .and_then(|t| {
+                    t.trim()
+                        .parse()
+                        .map_err(|error| format!("bad tracepoint id: {error}"))
+                })
+        }
+        Err(error) => Err(format!(
+            "tracefs is not mounted and mounting it failed ({error}); run as root or mount \
+             tracefs at /sys/kernel/tracing"
+        )),
+    };
+    let _ = fs::remove_dir(&dir);
+    result
+}
+
+/// A kernel counter of syscalls entered by this thread and by every thread it starts after the
+/// counter opens (perf's `inherit`), enabled only around the measured section.
+pub struct SyscallCounter {
+    fd: OwnedFd,
+    /// Syscalls the counter's own enable/disable pair adds, measured once and subtracted.
+    overhead: u64,
+}
+
+const PERF_TYPE_TRACEPOINT: u32 = 2;
+const PERF_EVENT_IOC_ENABLE: libc::c_ulong = 0x2400;
+const PERF_EVENT_IOC_DISABLE: libc::c_ulong = 0x2401;
+const PERF_EVENT_IOC_RESET: libc::c_ulong = 0x2403;
+const ATTR_DISABLED: u64 = 1 << 0;
+const ATTR_INHERIT: u64 = 1 << 1;
+
+/// `struct perf_event_attr` up to `config2` (PERF_ATTR_SIZE_VER1); the kernel accepts the
+/// shorter layout and zero-fills the rest.
+#[repr(C)]
+#[derive(Default)]
+struct PerfEventAttr {
+    kind: u32,
+    size: u32,
+    config: u64,
+    sample_period: u64,
+    sample_type: u64,
+    read_format: u64,
+    flags: u64,
+    wakeup_events: u32,
+    bp_type: u32,
+    config1: u64,
+    config2: u64,
+}
+
+impl SyscallCounter {
+    /// Opens a disabled counter; the error says why the kernel refused it.
+    pub fn open() -> Result<SyscallCounter, String> {
+        let id = sys_enter_tracepoint_id()?;
+        let attr = PerfEventAttr {
+            kind: PERF_TYPE_TRACEPOINT,
+            size: std::mem::size_of::<PerfEventAttr>() as u32,
+            config: id,
+            flags: ATTR_DISABLED | ATTR_INHERIT,
+            ..Default::default()
+        };
+        // SAFETY: attr is a valid perf_event_attr prefix whose size field says how long it is.
+        let raw = unsafe {
+            libc::syscall(
+                libc::SYS_perf_event_open,
+                &attr as *const PerfEventAttr,
+                0,
+                -1,
+                -1,
+                0,
+            )
+        };
+        if raw < 0 {
+            let error = io::Error::last_os_error();
+            return Err(format!(
+                "perf_event_open on raw_syscalls:sys_enter failed ({error}); run as root or lower \
+                 /proc/sys/kernel/perf_event_paranoid"
+            ));
+        }
+        // SAFETY: the syscall returned a new file descriptor that nothing else owns.
+        let fd = unsafe { OwnedFd::from_raw_fd(raw as i32) };
+        let mut counter = SyscallCounter { fd, overhead: 0 };
+        counter.start();
+        counter.overhead = counter.stop();
+        Ok(counter)
+    }
+
+    /// Zeroes and enables the counter.
+    pub fn start(&mut self) {
+        // SAFETY: plain ioctls on a perf fd this struct owns.
+        unsafe {
+            libc::ioctl(self.fd.as_raw_fd(), PERF_EVENT_IOC_RESET, 0);
+            libc::ioctl(self.fd.as_raw_fd(), PERF_EVENT_IOC_ENABLE, 0);
+        }
+    }
+
+    /// Disables the counter and returns the syscalls counted since `start`, less its own.
+    pub fn stop(&mut self) -> u64 {
+        // SAFETY: plain ioctl on a perf fd this struct owns.
+        unsafe { libc::ioctl(self.fd.as_raw_fd(), PERF_EVENT_IOC_DISABLE, 0) };
+        let mut value = [0u8; 8];
+        let read = rustix::io::read(&self.fd, &mut value).unwrap_or(0);
+        debug_assert_eq!(read, 8);
+        u64::from_ne_bytes(value).saturating_sub(self.overhead)
+    }
+}
+
+/// CPU time and context switches of the whole process (all threads, io_uring workers included).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Usage {
+    pub cpu_user_s: f64,
+    pub cpu_sys_s: f64,
+    pub ctx_switches_voluntary: u64,
+    pub ctx_switches_involuntary: u64,
+}
+
+impl Usage {
+    pub fn of_process() -> Usage {
+        Self::read(libc::RUSAGE_SELF)
+    }
+
+    /// Usage of the calling thread alone (a load generator thread measuring its own saturation).
+    pub fn of_thread() -> Usage {
+        Self::read(libc::RUSAGE_THREAD)
+    }
+
+    fn read(who: libc::c_int) -> Usage {
+        // SAFETY: getrusage fills the zeroed struct it is given.
+        let usage = unsafe {
+            let mut usage: libc::rusage = std::mem::zeroed();
+            libc::getrusage(who, &mut usage);
+            usage
+        };
+        let seconds = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
+        Usage {
+            cpu_user_s: seconds(usage.ru_utime),
+            cpu_sys_s: seconds(usage.ru_stime),
+            ctx_switches_voluntary: usage.ru_nvcsw as u64,
+            ctx_switches_involuntary: usage.ru_nivcsw as u64,
+        }
+    }
+
+    pub fn since(&self, earlier: &Usage) -> Usage {
+        Usage {
+            cpu_user_s: (self.cpu_user_s - earlier.cpu_user_s).max(0.0),
+            cpu_sys_s: (self.cpu_sys_s - earlier.cpu_sys_s).max(0.0),
+            ctx_switches_voluntary: self.ctx_switches_voluntary - earlier.ctx_switches_voluntary,
+            ctx_switches_involuntary: self.ctx_switches_involuntary
+                - earlier.ctx_switches_involuntary,
+        }
+    }
+}
+
+/// Measures one section: wall time, kernel-counted syscalls (when the kernel allows it) and
+/// process usage. Open the meter before setting up, `start` right before the work, `stop` right
+/// after it.
+pub struct Meter {
+    counter: Option<SyscallCounter>,
+    started: Option<(Instant, Usage)>,
+}
+
+/// What a measured section cost.
+#[derive(Clone, Copy, Debug)]
+pub struct Measured {
+    pub elapsed: Duration,
+    /// `None` when the kernel refused the counter; the engine's own count is used then.
+    pub syscalls_kernel: Option<u64>,
+    pub usage: Usage,
+}
+
+impl Meter {
+    pub fn new() -> Meter {
+        Meter {
+            counter: SyscallCounter::open().ok(),
+            started: None,
+        }
+    }
+
+    /// A meter that does not count syscalls (what `RINGSIDE_NO_PERF` or a refused counter gives).
+    pub fn without_syscall_counter() -> Meter {
+        Meter {
+            counter: None,
+            started: None,
+        }
+    }
+
+    pub fn counts_syscalls(&self) -> bool {
+        self.counter.is_some()
+    }
+
+    pub fn start(&mut self) {
+        assert!(self.started.is_none(), "meter started twice");
+        let usage = Usage::of_process();
+        let now = Instant::now();
+        if let Some(counter) = self.counter.as_mut() {
+            counter.start();
+        }
+        self.started = Some((now, usage));
+    }
+
+    pub fn stop(&mut self) -> Measured {
+        let syscalls_kernel = self.counter.as_mut().map(SyscallCounter::stop);
+        let (started, usage_before) = self.started.take().expect("meter stopped before start");
+        let elapsed = started.elapsed();
+        Measured {
+            elapsed,
+            syscalls_kernel,
+            usage: Usage::of_process().since(&usage_before),
+        }
+    }
+}
+
+impl Default for Meter {
+    fn default() -> Self {
+        Meter::new()
+    }
+}
+
+/// A meter for a run: the kernel counter unless `RINGSIDE_NO_PERF` asks for the engines' own
+/// counts (which is how the fallback path is tested on a machine where the counter works).
+pub fn meter_for_run() -> Meter {
+    if std::env::var_os("RINGSIDE_NO_PERF").is_some() {
+        Meter::without_syscall_counter()
+    } else {
+        Meter::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usage_moves_forward_with_work() {
+        let before = Usage::of_process();
+        let mut spin = 0u64;
+        let until = Instant::now() + Duration::from_millis(30);
+        while Instant::now() < until {
+            spin = spin.wrapping_add(1);
+        }
+        let used = Usage::of_process().since(&before);
+        assert!(spin > 0);
+        assert!(used.cpu_user_s + used.cpu_sys_s > 0.0);
+    }
+
+    #[test]
+    fn kernel_counter_counts_syscalls_when_allowed() {
+        let Ok(mut counter) = SyscallCounter::open() else {
+            eprintln!("skipped: the kernel refused the syscall counter here");
+            return;
+        };
+        counter.start();
+        for _ in 0..100 {
+            let _ = rustix::process::getppid();
+        }
+        let counted = counter.stop();
+        assert!(
+            (100..=110).contains(&counted),
+            "counted {counted} syscalls for 100 getppid"
+        );
+        counter.start();
+        let idle = counter.stop();
+        assert!(idle <= 2, "an empty section counted {idle} syscalls");
+    }
+}

@@ -1,0 +1,231 @@
+//! The one result row every workload produces, and the document that carries rows.
+//!
+//! Field names are a contract read by scripts and later tools: units come last
+//! (`latency_ns_p99`, `bytes_per_sec`), names are never renamed, only added.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::measure::{Measured, SyscallSource};
+
+/// Version of the JSON document layout; bumped when a field changes meaning.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// One measured run of one engine on one workload with one set of parameters.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Row {
+    pub workload: String,
+    pub engine: String,
+    /// The workload's parameters for this run (block size, depth, file state, ...).
+    pub params: Map<String, Value>,
+    /// 1-based run number; runs of different engines alternate (A B A B) within one study.
+    pub run: u32,
+    pub seconds: f64,
+    pub ops: u64,
+    pub bytes: u64,
+    pub ops_per_sec: f64,
+    pub bytes_per_sec: f64,
+    pub syscalls: u64,
+    /// `kernel` (counted by a perf tracepoint counter) or `self` (the engine's own tally).
+    pub syscalls_source: String,
+    pub cpu_user_s: f64,
+    pub cpu_sys_s: f64,
+    pub ctx_switches_voluntary: u64,
+    pub ctx_switches_involuntary: u64,
+    /// True only when the data was checked: file read back and compared, echo bytes compared,
+    /// HTTP responses framed. An unverified run reports no result.
+    pub verified: bool,
+    pub errors: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_ns_p50: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_ns_p90: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_ns_p99: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_ns_p999: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_ns_max: Option<u64>,
+    /// Sentences that qualify this run (a capped run, a saturated client, a refused feature).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+impl Row {
+    /// A row for the work an engine tallied, measured by `measured`. The engine's own syscall
+    /// count is used only when the kernel did not count.
+    pub fn measured(
+        workload: &str,
+        engine: &str,
+        params: Map<String, Value>,
+        run: u32,
+        measured: &Measured,
+        tally: Tally,
+    ) -> Row {
+        let seconds = measured.elapsed.as_secs_f64();
+        let Tally {
+            ops,
+            bytes,
+            syscalls_self,
+        } = tally;
+        let (syscalls, source) = match measured.syscalls_kernel {
+            Some(count) => (count, SyscallSource::Kernel),
+            None => (syscalls_self, SyscallSource::SelfCounted),
+        };
+        Row {
+            workload: workload.to_string(),
+            engine: engine.to_string(),
+            params,
+            run,
+            seconds,
+            ops,
+            bytes,
+            ops_per_sec: per_second(ops as f64, seconds),
+            bytes_per_sec: per_second(bytes as f64, seconds),
+            syscalls,
+            syscalls_source: source.as_str().to_string(),
+            cpu_user_s: measured.usage.cpu_user_s,
+            cpu_sys_s: measured.usage.cpu_sys_s,
+            ctx_switches_voluntary: measured.usage.ctx_switches_voluntary,
+            ctx_switches_involuntary: measured.usage.ctx_switches_involuntary,
+            ..Row::default()
+        }
+    }
+
+    /// The parameters as `key=value` pairs in a stable order, for tables and CSV.
+    pub fn params_text(&self) -> String {
+        let pairs: Vec<String> = self
+            .params
+            .iter()
+            .map(|(key, value)| match value {
+                Value::String(text) => format!("{key}={text}"),
+                other => format!("{key}={other}"),
+            })
+            .collect();
+        pairs.join(" ")
+    }
+}
+
+/// What an engine counted itself during a measured section.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tally {
+    pub ops: u64,
+    pub bytes: u64,
+    /// Syscalls the engine issued, by its own count (the fallback when the kernel cannot count).
+    pub syscalls_self: u64,
+}
+
+pub fn per_second(amount: f64, seconds: f64) -> f64 {
+    if seconds > 0.0 {
+        amount / seconds
+    } else {
+        0.0
+    }
+}
+
+/// The canonical results document: `--format json` prints it, `report` and `compare` read it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Document {
+    pub schema_version: u32,
+    pub ringside_version: String,
+    /// The exact command line that produced the results.
+    pub command: String,
+    pub env: Value,
+    pub results: Vec<Row>,
+}
+
+impl Document {
+    pub fn new(env: Value, results: Vec<Row>) -> Document {
+        let command: Vec<String> = std::env::args().collect();
+        Document {
+            schema_version: SCHEMA_VERSION,
+            ringside_version: env!("CARGO_PKG_VERSION").to_string(),
+            command: command.join(" "),
+            env,
+            results,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::Usage;
+    use std::time::Duration;
+
+    fn sample() -> Row {
+        let measured = Measured {
+            elapsed: Duration::from_millis(500),
+            syscalls_kernel: Some(386),
+            usage: Usage {
+                cpu_user_s: 0.1,
+                cpu_sys_s: 0.3,
+                ..Usage::default()
+            },
+        };
+        let mut params = Map::new();
+        params.insert("block_size".into(), Value::from(4096));
+        params.insert("file".into(), Value::from("overwrite"));
+        let tally = Tally {
+            ops: 1000,
+            bytes: 4_096_000,
+            syscalls_self: 7,
+        };
+        Row::measured("fs-write", "uring-ring", params, 2, &measured, tally)
+    }
+
+    #[test]
+    fn rates_come_from_time_and_counts() {
+        let row = sample();
+        assert_eq!(row.ops_per_sec, 2000.0);
+        assert_eq!(row.bytes_per_sec, 8_192_000.0);
+        assert_eq!(row.syscalls, 386);
+        assert_eq!(row.syscalls_source, "kernel");
+        assert_eq!(row.params_text(), "block_size=4096 file=overwrite");
+    }
+
+    #[test]
+    fn self_count_is_used_only_without_the_kernel_counter() {
+        let measured = Measured {
+            elapsed: Duration::from_secs(1),
+            syscalls_kernel: None,
+            usage: Usage::default(),
+        };
+        let tally = Tally {
+            ops: 1,
+            bytes: 1,
+            syscalls_self: 7,
+        };
+        let row = Row::measured("fs-write", "blocking", Map::new(), 1, &measured, tally);
+        assert_eq!((row.syscalls, row.syscalls_source.as_str()), (7, "self"));
+    }
+
+    #[test]
+    fn json_keeps_the_contract_names_and_round_trips() {
+        let row = sample();
+        let json = serde_json::to_value(&row).unwrap();
+        for key in [
+            "workload",
+            "engine",
+            "params",
+            "run",
+            "seconds",
+            "ops",
+            "bytes",
+            "ops_per_sec",
+            "bytes_per_sec",
+            "syscalls",
+            "syscalls_source",
+            "cpu_user_s",
+            "cpu_sys_s",
+            "ctx_switches_voluntary",
+            "ctx_switches_involuntary",
+            "verified",
+            "errors",
+        ] {
+            assert!(json.get(key).is_some(), "missing {key}");
+        }
+        let back: Row = serde_json::from_value(json).unwrap();
+        assert_eq!(back, row);
+    }
+}
