@@ -173,7 +173,10 @@ mod tests {
     fn explanations_name_the_cause_and_the_fix() {
         let eperm = io::Error::from_raw_os_error(libc::EPERM);
         let text = explain_setup_error(&eperm, &RingSetup::default());
-        assert!(text.contains("seccomp") || text.contains("sysctl"), "{text}");
+        assert!(
+            text.contains("seccomp") || text.contains("sysctl"),
+            "{text}"
+        );
         let enomem = io::Error::from_raw_os_error(libc::ENOMEM);
         assert!(explain_setup_error(&enomem, &RingSetup::with_entries(4096)).contains("ulimit -l"));
         let einval = io::Error::from_raw_os_error(libc::EINVAL);
