@@ -14,4 +14,5 @@ pub mod probe;
 pub mod progress;
 pub mod ring;
 pub mod row;
+pub mod study;
 pub mod units;

@@ -115,14 +115,15 @@ fn pread_exact(
 }
 
 /// An I/O error with the operation named; a full disk says so in plain words.
-pub fn io_error(operation: &str, error: Errno) -> anyhow::Error {
-    if error == Errno::NOSPC {
+pub fn io_error(operation: &str, error: impl Into<std::io::Error>) -> anyhow::Error {
+    let error: std::io::Error = error.into();
+    if error.raw_os_error() == Some(libc::ENOSPC) {
         anyhow::anyhow!(
             "{operation} failed: the disk is full (ENOSPC); free space or use a smaller --size"
         )
-    } else if error == Errno::DQUOT {
+    } else if error.raw_os_error() == Some(libc::EDQUOT) {
         anyhow::anyhow!("{operation} failed: the disk quota is exhausted (EDQUOT)")
     } else {
-        anyhow::anyhow!("{operation} failed: {}", std::io::Error::from(error))
+        anyhow::anyhow!("{operation} failed: {error}")
     }
 }

@@ -211,3 +211,27 @@ pub fn make_engine(def: &EngineDef) -> Box<dyn FileEngine> {
         EngineKind::Uring(features) => Box::new(uring::Uring::new(features)),
     }
 }
+
+/// Keeps the engines that can run here; says on stderr why each other one is skipped. Fails
+/// only when none is left.
+pub fn runnable(
+    engines: Vec<&'static EngineDef>,
+    common: &crate::cli::CommonArgs,
+) -> anyhow::Result<Vec<&'static EngineDef>> {
+    let mut kept = Vec::new();
+    for engine in engines {
+        match engine.availability() {
+            Ok(()) => kept.push(engine),
+            Err(reason) => {
+                if !common.quiet {
+                    eprintln!("ringside: skipping {}: {reason}", engine.name);
+                }
+            }
+        }
+    }
+    anyhow::ensure!(
+        !kept.is_empty(),
+        "none of the chosen engines can run here (see above)"
+    );
+    Ok(kept)
+}
