@@ -95,3 +95,28 @@ fn cpu(probe: &Probe) -> Vec<String> {
     }
     warnings
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn facts_that_bite_become_sentences() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut probe = Probe::gather(dir.path());
+        probe.io_uring.reason = Some("disabled by sysctl".to_string());
+        probe.target.fs_type = "tmpfs".to_string();
+        probe.target.real_disk = false;
+        probe.target.discard = true;
+        probe.syscall_counting.error = Some("EACCES".to_string());
+        let text = of(&probe).join("\n");
+        for expected in [
+            "io_uring unavailable: disabled by sysctl",
+            "target dir is tmpfs: file results will not touch a disk",
+            "mount has discard",
+            "syscall counting refused: rows will carry the engines' own counts",
+        ] {
+            assert!(text.contains(expected), "missing {expected:?} in:\n{text}");
+        }
+    }
+}
