@@ -24,7 +24,7 @@ use serde::Serialize;
 use crate::cli::ProbeArgs;
 use crate::output::Format;
 
-pub use engines::{run_engines, EngineListing};
+pub use engines::run_engines;
 
 /// Everything `ringside probe` reports, in the order a reader checks it.
 #[derive(Clone, Debug, Serialize)]

@@ -83,7 +83,7 @@ fn uring(probe: &Probe) -> Lines {
         ),
         line("ringside's opcodes", names_where(&io_uring.opcodes, true)),
         line("opcodes missing", names_where(&io_uring.opcodes, false)),
-        line("multishot", super::uring::MULTISHOT_NOTE.to_string()),
+        line("multishot", io_uring.opcodes_note.to_string()),
     ]);
     for (flag, outcome) in &io_uring.setup_flags {
         let text = match outcome["error"].as_str() {

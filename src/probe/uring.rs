@@ -23,6 +23,7 @@ pub struct UringProbe {
     pub features: Map<String, Value>,
     /// Opcodes ringside cares about -> supported (from `IORING_REGISTER_PROBE`).
     pub opcodes: Map<String, Value>,
+    pub opcodes_note: &'static str,
     pub opcodes_supported_count: u32,
     /// Opcodes this kernel knows (`ops_len` of the probe), supported or not.
     pub opcodes_kernel_count: u32,
@@ -58,6 +59,7 @@ impl UringProbe {
             io_uring_disabled_sysctl: ring::io_uring_disabled_sysctl(),
             features: Map::new(),
             opcodes: Map::new(),
+            opcodes_note: MULTISHOT_NOTE,
             opcodes_supported_count: 0,
             opcodes_kernel_count: 0,
             setup_flags: setup_flags(),
@@ -116,7 +118,7 @@ const OPCODES: &[(&str, u8, (u32, u32))] = &[
 ];
 
 /// Kernels before 5.19 and 6.0 run Accept/Recv but reject their multishot flag.
-pub const MULTISHOT_NOTE: &str = "AcceptMulti/RecvMulti share Accept/Recv's opcode (multishot \
+const MULTISHOT_NOTE: &str = "AcceptMulti/RecvMulti share Accept/Recv's opcode (multishot \
                                   is a flag): they count as supported from kernel 5.19 / 6.0";
 
 fn features(ring: &IoUring) -> Map<String, Value> {
