@@ -145,12 +145,37 @@ fn best(values: &[f64]) -> f64 {
     values.iter().copied().fold(f64::NAN, f64::max)
 }
 
+/// Parameters with one value across all rows: printed once above the table, not in every line.
+fn shared_params(rows: &[Row]) -> Vec<(String, Value)> {
+    let Some(first) = rows.first() else {
+        return Vec::new();
+    };
+    first
+        .params
+        .iter()
+        .filter(|(key, value)| rows.iter().all(|row| row.params.get(*key) == Some(value)))
+        .map(|(key, value)| (key.clone(), value.clone()))
+        .collect()
+}
+
 pub fn render_table(rows: &[Row]) -> String {
+    let shared = shared_params(rows);
+    let trimmed: Vec<Row> = rows
+        .iter()
+        .map(|row| {
+            let mut row = row.clone();
+            row.params
+                .retain(|key, _| !shared.iter().any(|(shared_key, _)| shared_key == key));
+            row
+        })
+        .collect();
+    let rows = trimmed.as_slice();
     let mut table = Table::new();
     table
         .load_style(presets::UTF8_FULL_CONDENSED)
         .set_content_arrangement(ContentArrangement::Dynamic);
     let has_latency = rows.iter().any(|row| row.latency_ns_p99.is_some());
+    let has_params = rows.iter().any(|row| !row.params.is_empty());
     let mut header = vec![
         "workload",
         "engine",
@@ -168,6 +193,9 @@ pub fn render_table(rows: &[Row]) -> String {
     ];
     if has_latency {
         header.push("p99 µs");
+    }
+    if !has_params {
+        header.remove(2);
     }
     table.set_header(header);
     for group in group_runs(rows) {
@@ -205,13 +233,27 @@ pub fn render_table(rows: &[Row]) -> String {
             Cell::new(format_count(switches)).set_alignment(CellAlignment::Right),
             Cell::new(if verified { "yes" } else { "NO" }),
         ];
+        if !has_params {
+            cells.remove(2);
+        }
         if has_latency {
             let p99 = median(&pick(|r| r.latency_ns_p99.unwrap_or(0) as f64)) / 1e3;
             cells.push(Cell::new(format!("{p99:.1}")).set_alignment(CellAlignment::Right));
         }
         table.add_row(cells);
     }
-    let mut text = table.to_string();
+    let mut text = String::new();
+    if !shared.is_empty() {
+        let pairs: Vec<String> = shared
+            .iter()
+            .map(|(key, value)| match value {
+                Value::String(text) => format!("{key}={text}"),
+                other => format!("{key}={other}"),
+            })
+            .collect();
+        text.push_str(&format!("{}\n", pairs.join(" ")));
+    }
+    text.push_str(&table.to_string());
     text.push('\n');
     for note in rows
         .iter()

@@ -1,0 +1,297 @@
+//! The file workloads end to end: the real binary writes real files in a temporary directory.
+//! Every engine must verify its data, the kernel's syscall counts must tell the engines apart,
+//! and bad input must end in one clear sentence, a non-zero exit and no file left behind.
+
+use std::path::Path;
+use std::process::Command;
+
+use assert_cmd::cargo::CommandCargoExt;
+use serde_json::Value;
+
+fn ringside() -> Command {
+    let mut command = Command::cargo_bin("ringside").unwrap();
+    command
+        .env_remove("RINGSIDE_FORCE_NO_URING")
+        .env_remove("RINGSIDE_NO_PERF");
+    command
+}
+
+/// Runs ringside with `args` (plus `--format json --quiet`) and returns the result rows.
+fn rows(args: &[&str], dir: &Path) -> Vec<Value> {
+    let output = ringside()
+        .args(args)
+        .args(["--format", "json", "--quiet", "--dir"])
+        .arg(dir)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "ringside {args:?} failed: {stderr}"
+    );
+    let document: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(document["schema_version"], 1);
+    assert!(document["env"]["host"]["kernel_release"].is_string());
+    document["results"].as_array().unwrap().clone()
+}
+
+fn only_dir_entries(dir: &Path) -> usize {
+    std::fs::read_dir(dir).unwrap().count()
+}
+
+fn row_of<'a>(rows: &'a [Value], engine: &str) -> &'a Value {
+    rows.iter()
+        .find(|row| row["engine"] == engine)
+        .unwrap_or_else(|| panic!("no {engine} row"))
+}
+
+#[test]
+fn every_write_engine_verifies_and_the_kernel_counts_tell_them_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows = rows(&["fs", "write", "--size", "8m", "--runs", "1"], dir.path());
+    let engines: Vec<&str> = rows
+        .iter()
+        .map(|row| row["engine"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        engines,
+        [
+            "blocking",
+            "uring-single",
+            "uring-batch",
+            "uring-ring",
+            "uring-fixed",
+            "uring-sqpoll"
+        ]
+    );
+    let blocks = (8 << 20) / 4096;
+    for row in &rows {
+        assert_eq!(row["verified"], true, "{row}");
+        assert_eq!(row["ops"], blocks, "{row}");
+        assert_eq!(row["bytes"], 8 << 20);
+        assert!(row["bytes_per_sec"].as_f64().unwrap() > 0.0);
+    }
+    let syscalls = |engine| row_of(&rows, engine)["syscalls"].as_u64().unwrap();
+    if row_of(&rows, "blocking")["syscalls_source"] == "kernel" {
+        assert!(
+            syscalls("blocking") >= blocks,
+            "blocking made fewer syscalls than writes"
+        );
+        assert!(syscalls("uring-ring") * 10 <= syscalls("blocking"));
+        assert!(syscalls("uring-batch") * 10 <= syscalls("blocking"));
+        assert!(syscalls("uring-sqpoll") * 10 <= syscalls("blocking"));
+    }
+    assert_eq!(
+        only_dir_entries(dir.path()),
+        0,
+        "the scratch file was left behind"
+    );
+}
+
+#[test]
+fn every_cycle_engine_reads_back_what_it_wrote() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows = rows(
+        &[
+            "fs", "cycle", "--size", "2m", "--runs", "1", "--depth", "16",
+        ],
+        dir.path(),
+    );
+    let pages = (2 << 20) / 4096;
+    assert_eq!(rows.len(), 4);
+    for row in &rows {
+        assert_eq!(row["verified"], true, "{row}");
+        assert_eq!(row["errors"], 0);
+        assert_eq!(row["ops"], pages);
+        assert_eq!(row["params"]["depth"], 16);
+        assert_eq!(row["params"]["file"], "overwrite");
+    }
+    let blocking = row_of(&rows, "blocking");
+    if blocking["syscalls_source"] == "kernel" {
+        assert!(blocking["syscalls"].as_u64().unwrap() >= 3 * pages);
+        assert!(row_of(&rows, "uring-link")["syscalls"].as_u64().unwrap() * 3 <= pages);
+    }
+}
+
+#[test]
+fn fresh_files_direct_io_and_fdatasync_verify_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = rows(
+        &[
+            "fs",
+            "write",
+            "--size",
+            "4m",
+            "--block-size",
+            "64k",
+            "--fresh",
+            "--direct",
+            "--fsync-end",
+            "--runs",
+            "2",
+            "--engine",
+            "blocking,uring-fixed",
+        ],
+        dir.path(),
+    );
+    assert_eq!(write.len(), 4);
+    assert!(write
+        .iter()
+        .all(|row| row["verified"] == true && row["params"]["file"] == "fresh"));
+    assert_eq!(write[0]["engine"], "blocking");
+    assert_eq!(write[1]["engine"], "uring-fixed");
+    assert_eq!(write[2]["run"], 2);
+    let cycle = rows(
+        &[
+            "fs",
+            "cycle",
+            "--size",
+            "1m",
+            "--fresh",
+            "--fdatasync",
+            "--runs",
+            "1",
+            "-e",
+            "blocking,uring-link",
+        ],
+        dir.path(),
+    );
+    assert!(cycle
+        .iter()
+        .all(|row| row["verified"] == true && row["params"]["sync"] == "fdatasync"));
+}
+
+#[test]
+fn without_the_kernel_counter_rows_carry_the_engines_own_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = ringside()
+        .env("RINGSIDE_NO_PERF", "1")
+        .args([
+            "fs", "write", "--size", "1m", "--runs", "1", "-e", "blocking", "--format", "csv",
+            "-q", "--dir",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let text = String::from_utf8(output.stdout).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let values: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let column = |name| values[header.iter().position(|h| *h == name).unwrap()];
+    assert_eq!(column("syscalls_source"), "self");
+    assert_eq!(column("syscalls"), "256");
+}
+
+#[test]
+fn forcing_io_uring_off_leaves_blocking_running() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = ringside()
+        .env("RINGSIDE_FORCE_NO_URING", "1")
+        .args([
+            "fs", "write", "--size", "1m", "--runs", "1", "--format", "json", "--dir",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("skipping uring-ring: io_uring is switched off"),
+        "{stderr}"
+    );
+    let document: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let engines: Vec<&Value> = document["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| &r["engine"])
+        .collect();
+    assert_eq!(engines, ["blocking"]);
+    let only_uring = ringside()
+        .env("RINGSIDE_FORCE_NO_URING", "1")
+        .args(["fs", "cycle", "--size", "1m", "-e", "uring-link", "--dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(only_uring.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&only_uring.stderr)
+        .contains("none of the chosen engines can run here"));
+}
+
+/// Runs ringside expecting failure; returns its stderr.
+fn failure(args: &[&str]) -> String {
+    let output = ringside().args(args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr).to_string();
+    assert!(!output.status.success(), "ringside {args:?} should fail");
+    assert!(
+        output.stdout.is_empty(),
+        "a failed start printed results: {args:?}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    stderr
+}
+
+#[test]
+fn bad_input_ends_in_one_clear_sentence() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir_arg = dir.path().to_str().unwrap();
+    assert!(failure(&["fs", "write", "--size", "0", "--dir", dir_arg])
+        .contains("--size must be more than 0"));
+    assert!(failure(&["fs", "write", "--size", "4x"]).contains("unknown unit"));
+    let direct = failure(&[
+        "fs",
+        "write",
+        "--direct",
+        "--block-size",
+        "1000",
+        "--dir",
+        dir_arg,
+    ]);
+    assert!(direct.contains("multiples of 512"), "{direct}");
+    assert!(
+        failure(&["fs", "write", "--engine", "epoll", "--dir", dir_arg])
+            .contains("not an engine of fs-write")
+    );
+    assert!(failure(&["fs", "cycle", "--dir", "/proc", "--size", "1m"])
+        .contains("cannot create a scratch directory"));
+    assert!(failure(&["fs", "cycle", "--dir", "/nonexistent/x"]).contains("is not a directory"));
+    assert_eq!(only_dir_entries(dir.path()), 0);
+}
+
+#[test]
+fn a_full_disk_is_reported_and_leaves_no_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=2m", "ringside-test"])
+        .arg(dir.path())
+        .status();
+    if !mounted.is_ok_and(|status| status.success()) {
+        eprintln!("skipped: mounting a small tmpfs needs root");
+        return;
+    }
+    let dir_arg = dir.path().to_str().unwrap().to_string();
+    let laid_out = failure(&[
+        "fs", "write", "--size", "8m", "--runs", "1", "--dir", &dir_arg,
+    ]);
+    let engine = failure(&[
+        "fs",
+        "write",
+        "--size",
+        "8m",
+        "--fresh",
+        "-e",
+        "uring-ring",
+        "--dir",
+        &dir_arg,
+    ]);
+    let cycle = failure(&[
+        "fs", "cycle", "--size", "8m", "--fresh", "-e", "blocking", "--dir", &dir_arg,
+    ]);
+    let left = only_dir_entries(dir.path());
+    let _ = Command::new("umount").arg(dir.path()).status();
+    for stderr in [laid_out, engine, cycle] {
+        assert!(stderr.contains("the disk is full"), "{stderr}");
+    }
+    assert_eq!(left, 0, "a scratch file was left on the full disk");
+}
