@@ -61,6 +61,7 @@ fn every_write_engine_verifies_and_the_kernel_counts_tell_them_apart() {
             "uring-batch",
             "uring-ring",
             "uring-fixed",
+            "uring-defer",
             "uring-sqpoll"
         ]
     );
@@ -98,7 +99,7 @@ fn every_cycle_engine_reads_back_what_it_wrote() {
         dir.path(),
     );
     let pages = (2 << 20) / 4096;
-    assert_eq!(rows.len(), 4);
+    assert_eq!(rows.len(), 5);
     for row in &rows {
         assert_eq!(row["verified"], true, "{row}");
         assert_eq!(row["errors"], 0);

@@ -97,7 +97,7 @@ pub fn run(args: &CycleArgs) -> anyhow::Result<ExitCode> {
     let file = scratch.open(args.direct)?;
     let mut data = AlignedBuffer::random(args.size as usize, args.seed);
     if !args.fresh {
-        super::write::lay_out(&file, data.as_slice())?;
+        super::write::lay_out(&file, data.as_slice(), args.page_size as usize)?;
         rustix::fs::fsync(&file).map_err(|error| crate::fs::blocking::io_error("fsync", error))?;
     }
     let progress = Progress::new(

@@ -33,6 +33,9 @@ pub struct UringFeatures {
     pub fixed: bool,
     /// A kernel thread polls the submission queue: no `io_uring_enter` to submit.
     pub sqpoll: bool,
+    /// SINGLE_ISSUER | DEFER_TASKRUN | COOP_TASKRUN: completion work runs only when the
+    /// submitter asks for it, instead of interrupting it (kernel 6.1+; not with SQPOLL).
+    pub defer_taskrun: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,17 +77,26 @@ impl EngineDef {
     }
 }
 
-const fn uring(submit: Submit, fixed: bool, sqpoll: bool) -> EngineKind {
-    EngineKind::Uring(UringFeatures {
-        submit,
-        fixed,
-        sqpoll,
-    })
-}
+/// The bottom rung; every other io_uring engine names what it adds to it.
+const PLAIN: UringFeatures = UringFeatures {
+    submit: Submit::Single,
+    fixed: false,
+    sqpoll: false,
+    defer_taskrun: false,
+};
+const RING: UringFeatures = UringFeatures {
+    submit: Submit::Ring,
+    ..PLAIN
+};
+const FIXED: UringFeatures = UringFeatures {
+    fixed: true,
+    ..RING
+};
 
 use Workload::{Cycle, Write};
 
-/// Every file engine, in ladder order: each io_uring line adds one feature to the one above.
+/// Every file engine, in ladder order: each io_uring line adds one feature to the one above
+/// (SQPOLL adds to `uring-fixed`: the kernel refuses DEFER_TASKRUN with SQPOLL).
 pub const ENGINES: &[EngineDef] = &[
     EngineDef {
         name: "blocking",
@@ -95,37 +107,52 @@ pub const ENGINES: &[EngineDef] = &[
     EngineDef {
         name: "uring-single",
         about: "io_uring, one SQE submitted and waited for at a time",
-        kind: uring(Submit::Single, false, false),
+        kind: EngineKind::Uring(PLAIN),
         workloads: &[Write],
     },
     EngineDef {
         name: "uring-batch",
         about: "io_uring, fill --depth SQEs, submit, wait for all, repeat",
-        kind: uring(Submit::Batch, false, false),
+        kind: EngineKind::Uring(UringFeatures {
+            submit: Submit::Batch,
+            ..PLAIN
+        }),
         workloads: &[Write],
     },
     EngineDef {
         name: "uring-ring",
         about: "io_uring, --depth SQEs kept in flight, completions reaped as they come",
-        kind: uring(Submit::Ring, false, false),
+        kind: EngineKind::Uring(RING),
         workloads: &[Write],
     },
     EngineDef {
         name: "uring-link",
         about: "io_uring, write->fsync->read linked chains, --depth chains in flight",
-        kind: uring(Submit::Ring, false, false),
+        kind: EngineKind::Uring(RING),
         workloads: &[Cycle],
     },
     EngineDef {
         name: "uring-fixed",
         about: "ring + registered file and registered buffers (WriteFixed/ReadFixed)",
-        kind: uring(Submit::Ring, true, false),
+        kind: EngineKind::Uring(FIXED),
+        workloads: &[Write, Cycle],
+    },
+    EngineDef {
+        name: "uring-defer",
+        about: "fixed + SINGLE_ISSUER|DEFER_TASKRUN|COOP_TASKRUN: completions run when asked for",
+        kind: EngineKind::Uring(UringFeatures {
+            defer_taskrun: true,
+            ..FIXED
+        }),
         workloads: &[Write, Cycle],
     },
     EngineDef {
         name: "uring-sqpoll",
         about: "fixed + SQPOLL: a kernel thread submits, syscalls near zero",
-        kind: uring(Submit::Ring, true, true),
+        kind: EngineKind::Uring(UringFeatures {
+            sqpoll: true,
+            ..FIXED
+        }),
         workloads: &[Write, Cycle],
     },
 ];

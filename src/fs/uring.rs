@@ -38,7 +38,7 @@ impl Uring {
 /// Whether a ring with these features can be set up here.
 pub fn availability(features: UringFeatures) -> Result<(), String> {
     crate::ring::usable()?;
-    if features.sqpoll {
+    if features.sqpoll || features.defer_taskrun {
         setup(features, 8).build().map(drop)?;
     }
     Ok(())
@@ -47,6 +47,9 @@ pub fn availability(features: UringFeatures) -> Result<(), String> {
 fn setup(features: UringFeatures, entries: u32) -> RingSetup {
     RingSetup {
         sqpoll_idle_ms: features.sqpoll.then_some(SQPOLL_IDLE_MS),
+        single_issuer: features.defer_taskrun,
+        defer_taskrun: features.defer_taskrun,
+        coop_taskrun: features.defer_taskrun,
         ..RingSetup::with_entries(entries.next_power_of_two())
     }
 }
