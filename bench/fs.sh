@@ -16,9 +16,10 @@ dir=$(mktemp -d -p .)
 trap 'rm -rf "$dir"' EXIT
 $bin probe --dir "$dir" > "$out/probe.txt"
 
-fio_job() { # name, then fio arguments
+fio_job() { # name, then fio arguments; /usr/bin/time records the whole process's CPU (fio's own
+  # usr_cpu/sys_cpu leave out io_uring's io-wq worker threads)
   local name=$1; shift
-  fio --name="$name" --filename="$dir/fio.dat" --rw=write --overwrite=1 --invalidate=0 \
+  /usr/bin/time -f '%U %S' -o "$out/fio-$name-r$round.time" fio --name="$name" --filename="$dir/fio.dat" --rw=write --overwrite=1 --invalidate=0 \
     --output-format=json "$@" > "$out/fio-$name-r$round.json"
 }
 

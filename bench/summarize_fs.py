@@ -29,12 +29,14 @@ for path in sorted(glob.glob(os.path.join(out, "fio-*.json"))):
         label, bs = name.rsplit("-", 1)
         study = "write-" + bs
     seconds = job["write"]["runtime"] / 1e3
-    cpu = (job["usr_cpu"] + job["sys_cpu"]) / 100 * seconds
+    user, system = open(path[: -len(".json")] + ".time").read().split()
+    cpu = float(user) + float(system)
     add(study, "fio " + label, job["write"]["bw_bytes"] / 1e6, seconds, None, cpu)
 
 for study in sorted({s for s, _ in rows}):
     print(f"\n### {study}\n")
-    print("| contender | runs | MB/s median | MB/s min–max | seconds median | syscalls median | CPU s median |")
+    print("| contender | runs | MB/s median | MB/s min–max | seconds median | syscalls median "
+          "| process CPU s median |")
     print("|---|---|---|---|---|---|---|")
     for (s, label), values in rows.items():
         if s != study:

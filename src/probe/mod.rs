@@ -38,6 +38,8 @@ pub struct Probe {
     pub syscall_counting: SyscallCounting,
     /// Sentences computed from the facts above: what will skew or limit a result.
     pub warnings: Vec<String>,
+    /// The facts a results table needs beside it, in one line (bench/*.md quote it).
+    pub machine: String,
 }
 
 /// Whether the kernel counts syscalls for ringside (a perf tracepoint counter).
@@ -66,8 +68,10 @@ impl Probe {
                 error: counter.err(),
             },
             warnings: Vec::new(),
+            machine: String::new(),
         };
         probe.warnings = warnings::of(&probe);
+        probe.machine = render::machine_line(&probe);
         probe
     }
 }

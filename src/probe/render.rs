@@ -21,7 +21,7 @@ pub fn human(probe: &Probe) -> String {
         .flat_map(|(_, lines)| lines.iter().map(|(key, _)| key.len() + 1))
         .max()
         .unwrap_or(0);
-    let mut text = String::new();
+    let mut text = format!("machine: {}\n", probe.machine);
     for (title, lines) in sections {
         text.push_str(&format!("{title}\n"));
         for (key, value) in lines {
@@ -34,6 +34,35 @@ pub fn human(probe: &Probe) -> String {
         text.push_str(&format!("  - {warning}\n"));
     }
     text
+}
+
+/// One line: CPU, memory, kernel, idle and scheduling state, the target filesystem, io_uring
+/// and syscall counting, e.g. `2 x AMD EPYC, 23.5 GiB, Linux 6.18.44, idle haltpoll, ...`.
+pub fn machine_line(probe: &Probe) -> String {
+    let host = &probe.host;
+    let target = &probe.target;
+    let idle = probe.cpu.cpuidle_driver.as_deref().unwrap_or("unknown");
+    let uring = if probe.io_uring.usable {
+        "io_uring usable"
+    } else {
+        "io_uring UNAVAILABLE"
+    };
+    let counting = if probe.syscall_counting.works {
+        "syscalls counted by kernel"
+    } else {
+        "syscalls self-counted"
+    };
+    format!(
+        "{} x {}, {}, Linux {}, cpuidle {idle}, {}, {} at {}{}, {uring}, {counting}",
+        host.cpus_online,
+        host.cpu_model,
+        gib(host.memory_bytes_total),
+        host.kernel_release,
+        probe.cpu.sched_policy,
+        target.fs_type,
+        target.path,
+        if target.discard { " (discard)" } else { "" },
+    )
 }
 
 type Lines = Vec<(String, String)>;
