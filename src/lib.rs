@@ -8,10 +8,12 @@
 pub mod cli;
 pub mod fs;
 pub mod measure;
+pub mod net;
 pub mod output;
 pub mod pin;
 pub mod probe;
 pub mod progress;
 pub mod ring;
 pub mod row;
+pub mod tuning;
 pub mod units;
