@@ -398,6 +398,8 @@ impl Server<'_> {
                 ServerCounters::add(&self.counters.connections_failed, 1);
             }
             self.start_closing(sq, slot);
+            // Closing may have begun while this send was in flight; its chunk is free now.
+            self.release_pending(slot);
             self.rearm_or_close(sq, slot);
             return;
         }
