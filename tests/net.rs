@@ -404,6 +404,33 @@ fn load_generator_catches_a_server_that_flips_one_byte() {
 }
 
 #[test]
+fn stream_mode_catches_the_flipped_byte_and_passes_a_correct_server() {
+    let address = corrupting_server();
+    let output = Command::new(BIN)
+        .args(["load", "echo", "--mode", "stream", "--connections", "1"])
+        .args(["--payload", "333", "--duration", "300ms", "--warmup", "0s"])
+        .args(["--format", "json", "--target", &address.to_string()])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(3), "{output:?}");
+    let Some(server) = Server::start("uring-multishot").or_else(|| Server::start("epoll")) else {
+        return;
+    };
+    let output = Command::new(BIN)
+        .args(["load", "echo", "--mode", "stream", "--connections", "4"])
+        .args(["--payload", "9001", "--duration", "500ms", "--warmup", "0s"])
+        .args(["--format", "json", "--target", &server.address.to_string()])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let row = &document["results"][0];
+    assert_eq!(row["verified"], true);
+    assert!(row["bytes"].as_u64().unwrap() > 1 << 20, "{row}");
+    server.stop();
+}
+
+#[test]
 fn load_against_ringside_reports_verified_rows_with_the_server_measured() {
     let Some(server) = Server::start("epoll") else {
         return;

@@ -21,7 +21,7 @@ use anyhow::Context;
 use comfy_table::{presets, Cell, CellAlignment, Table};
 use serde_json::{Map, Value};
 
-use super::load::{echo_row, run as run_load, LoadPlan, WindowEdge};
+use super::load::{echo_row, run as run_load, LoadPlan, Mode, WindowEdge};
 use super::{select_engines, EngineDef};
 use crate::cli::duration_arg;
 use crate::measure::{Measured, ProcessMeter};
@@ -130,6 +130,7 @@ pub fn run(args: &EchoArgs) -> anyhow::Result<ExitCode> {
                         timeout: args.timeout,
                         cpu: Some(args.client_cpu),
                         sched: args.sched,
+                        mode: Mode::PingPong,
                     };
                     let row = run_cell(engine, plan, run, args).with_context(|| {
                         format!("{} with {connections} connections", engine.name)

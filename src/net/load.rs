@@ -26,7 +26,7 @@ use rustix::io::Errno;
 use rustix::net::{RecvFlags, SendFlags};
 use serde_json::{Map, Value};
 
-use super::proto::{fill_echo_message, first_mismatch};
+use super::proto::{fill_echo_message, fill_echo_stream, first_mismatch};
 use crate::cli::{duration_arg, size_arg};
 use crate::measure::{Measured, ProcessMeter, SyscallCounter, Usage};
 use crate::output::Format;
@@ -65,12 +65,36 @@ pub struct LoadArgs {
     /// Scheduling class of the client threads (fifo = SCHED_FIFO 50, as `chrt -f 50`).
     #[arg(long, value_enum, default_value_t = Sched::Other)]
     pub sched: Sched,
+    /// ping-pong: one message in flight per connection, latency recorded. stream: every
+    /// connection streams without waiting (odd-sized writes and reads, up to 256 KiB ahead of
+    /// its echo), every byte checked: the test most peer servers failed.
+    #[arg(long, value_enum, default_value_t = Mode::PingPong)]
+    pub mode: Mode,
     /// Output format on stdout (or in --output).
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
     /// Write results to this file instead of stdout.
     #[arg(long, short = 'o')]
     pub output: Option<std::path::PathBuf>,
+}
+
+/// How each connection uses the server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Mode {
+    /// Closed loop: send a message of `--payload` bytes, wait for all of it, repeat.
+    PingPong,
+    /// Send an endless pattern in `--payload`-byte writes while reading the echo in odd-sized
+    /// reads; the sender stays at most `STREAM_WINDOW_BYTES` ahead of the echo.
+    Stream,
+}
+
+impl Mode {
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::PingPong => "ping-pong",
+            Mode::Stream => "stream",
+        }
+    }
 }
 
 fn connections_arg(text: &str) -> Result<usize, String> {
@@ -105,6 +129,7 @@ pub struct LoadPlan {
     pub timeout: Duration,
     pub cpu: Option<usize>,
     pub sched: Sched,
+    pub mode: Mode,
 }
 
 /// The edges of the measured window, reported to the caller as they pass so it can measure a
@@ -145,7 +170,10 @@ impl LoadErrors {
 pub struct LoadReport {
     /// The measured window's wall time.
     pub seconds: f64,
+    /// Round trips (ping-pong) or `--payload`-sized stretches echoed (stream).
     pub messages: u64,
+    /// Bytes echoed back and checked.
+    pub bytes: u64,
     pub latency_ns: Histogram<u64>,
     pub errors: LoadErrors,
     /// CPU and switches of the client threads over the window, summed.
@@ -163,6 +191,10 @@ const EVENTS_PER_WAIT: usize = 512;
 const WAIT_TIMEOUT: Duration = Duration::from_millis(10);
 /// Bytes taken per `recv`; echoes larger than this arrive in several.
 const RECV_BUFFER_BYTES: usize = 64 * 1024;
+/// Bytes taken per `recv` in stream mode: odd, so reads and writes never line up.
+const STREAM_READ_BYTES: usize = 1499;
+/// How far a stream may run ahead of its echo: bounds what the server must hold.
+const STREAM_WINDOW_BYTES: u64 = 256 * 1024;
 /// Latencies above this (100 s) are clamped; the histogram is sized once, up front.
 const LATENCY_NS_MAX: u64 = 100_000_000_000;
 
@@ -230,6 +262,7 @@ pub fn run(plan: &LoadPlan, on_window: &mut dyn FnMut(WindowEdge)) -> anyhow::Re
         let mut report = LoadReport {
             seconds: 0.0,
             messages: 0,
+            bytes: 0,
             latency_ns: new_histogram(),
             errors: LoadErrors::default(),
             client_usage: Usage::default(),
@@ -239,6 +272,7 @@ pub fn run(plan: &LoadPlan, on_window: &mut dyn FnMut(WindowEdge)) -> anyhow::Re
         for worker in workers {
             let part = worker.join().expect("a client thread panicked")?;
             report.messages += part.messages;
+            report.bytes += part.bytes;
             report
                 .latency_ns
                 .add(&part.latency_ns)
@@ -289,23 +323,39 @@ fn new_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, LATENCY_NS_MAX, 3).expect("valid histogram bounds")
 }
 
-/// One client connection and the message it has in flight.
+/// One client connection and the message (ping-pong) or stretch of stream it is sending.
 struct Connection {
     stream: TcpStream,
     id: u64,
     sequence: u64,
     message: Box<[u8]>,
+    /// Bytes of `message` sent; `message.len()` means the sender is idle.
     sent: usize,
+    /// Ping-pong: bytes of the echo of `message` received.
     received: usize,
+    /// Stream: offset of `message` in the stream, and bytes of echo received and checked.
+    stream_sent: u64,
+    stream_received: u64,
+    /// When the message was sent (ping-pong) or the echo last moved (stream).
     started: Instant,
     /// EPOLLOUT is registered: the last send was short.
     writing: bool,
     open: bool,
 }
 
+/// What one receive did.
+enum Received {
+    Nothing,
+    /// Ping-pong: the whole echo is back, after this long.
+    Message(Duration),
+    /// Stream: this many more bytes of echo are back and checked.
+    Bytes(usize),
+}
+
 /// What one client thread measured.
 struct ThreadReport {
     messages: u64,
+    bytes: u64,
     latency_ns: Histogram<u64>,
     errors: LoadErrors,
     /// This thread's CPU and switches over the measured window.
@@ -325,6 +375,7 @@ fn client_thread(
         .fetch_add(connections.len(), Ordering::AcqRel);
     let mut report = ThreadReport {
         messages: 0,
+        bytes: 0,
         latency_ns: new_histogram(),
         errors: LoadErrors {
             connect: connect_errors,
@@ -339,7 +390,7 @@ fn client_thread(
         return Ok(report);
     }
     for (index, connection) in connections.iter_mut().enumerate() {
-        start_message(connection, &epoll_fd, index, &mut report.errors);
+        start_message(connection, plan.mode, &epoll_fd, index, &mut report.errors);
     }
     let empty = Event {
         flags: EventFlags::empty(),
@@ -347,6 +398,7 @@ fn client_thread(
     };
     let mut events = vec![empty; EVENTS_PER_WAIT];
     let mut scratch = vec![0u8; RECV_BUFFER_BYTES];
+    let mut expected = vec![0u8; RECV_BUFFER_BYTES];
     let wait_timeout = rustix::event::Timespec::try_from(WAIT_TIMEOUT)?;
     let mut usage_start = None;
     let mut timeouts_checked = Instant::now();
@@ -372,18 +424,39 @@ fn client_thread(
                 continue;
             }
             if flags.contains(EventFlags::OUT) {
-                continue_send(connection, &epoll_fd, index, &mut report.errors);
+                continue_send(connection, plan.mode, &epoll_fd, index, &mut report.errors);
             }
-            if flags.intersects(EventFlags::IN | EventFlags::ERR | EventFlags::HUP) {
-                let done = receive(connection, &epoll_fd, &mut scratch, &mut report.errors);
-                if let Some(latency) = done {
+            if !flags.intersects(EventFlags::IN | EventFlags::ERR | EventFlags::HUP) {
+                continue;
+            }
+            let buffers = (&mut scratch[..], &mut expected[..]);
+            match receive(
+                connection,
+                plan.mode,
+                &epoll_fd,
+                buffers,
+                &mut report.errors,
+            ) {
+                Received::Nothing => {}
+                Received::Message(latency) => {
                     if measuring {
                         report.messages += 1;
+                        report.bytes += connection.message.len() as u64;
                         report
                             .latency_ns
                             .saturating_record(latency.as_nanos() as u64);
                     }
-                    start_message(connection, &epoll_fd, index, &mut report.errors);
+                    start_message(connection, plan.mode, &epoll_fd, index, &mut report.errors);
+                }
+                Received::Bytes(bytes) => {
+                    if measuring {
+                        report.bytes += bytes as u64;
+                    }
+                    // A stream that waited for its echo to catch up goes on.
+                    let idle = connection.sent == connection.message.len();
+                    if idle && may_send_more(connection) {
+                        continue_send(connection, plan.mode, &epoll_fd, index, &mut report.errors);
+                    }
                 }
             }
         }
@@ -434,6 +507,8 @@ fn prepare_thread(plan: &LoadPlan, ids: std::ops::Range<usize>) -> anyhow::Resul
             message: vec![0u8; plan.payload_bytes].into_boxed_slice(),
             sent: 0,
             received: 0,
+            stream_sent: 0,
+            stream_received: 0,
             started: Instant::now(),
             writing: false,
             open: true,
@@ -442,29 +517,58 @@ fn prepare_thread(plan: &LoadPlan, ids: std::ops::Range<usize>) -> anyhow::Resul
     Ok((epoll_fd, connections, failed))
 }
 
-/// Fills the connection's next message and sends as much of it as the socket takes.
+/// Fills the connection's next message (or next stretch of its stream) and sends as much of
+/// it as the socket takes.
 fn start_message(
     connection: &mut Connection,
+    mode: Mode,
     epoll_fd: &OwnedFd,
     index: usize,
     errors: &mut LoadErrors,
 ) {
-    fill_echo_message(&mut connection.message, connection.id, connection.sequence);
+    match mode {
+        Mode::PingPong => {
+            fill_echo_message(&mut connection.message, connection.id, connection.sequence);
+            connection.received = 0;
+            connection.started = Instant::now();
+        }
+        Mode::Stream => {
+            let offset = connection.stream_sent;
+            fill_echo_stream(&mut connection.message, connection.id, offset);
+        }
+    }
     connection.sent = 0;
-    connection.received = 0;
-    connection.started = Instant::now();
-    continue_send(connection, epoll_fd, index, errors);
+    continue_send(connection, mode, epoll_fd, index, errors);
 }
 
-/// Sends the unsent rest of the message; registers for EPOLLOUT while the socket is full.
+/// Whether a stream may send another stretch without running too far ahead of its echo.
+fn may_send_more(connection: &Connection) -> bool {
+    let sent_total = connection.stream_sent + connection.sent as u64;
+    let ahead = sent_total - connection.stream_received;
+    ahead + connection.message.len() as u64 <= STREAM_WINDOW_BYTES
+}
+
+/// Sends the unsent rest of the message; registers for EPOLLOUT while the socket is full. A
+/// stream goes on with its next stretch while its window allows.
 fn continue_send(
     connection: &mut Connection,
+    mode: Mode,
     epoll_fd: &OwnedFd,
     index: usize,
     errors: &mut LoadErrors,
 ) {
-    while connection.sent < connection.message.len() {
+    loop {
         let rest = &connection.message[connection.sent..];
+        if rest.is_empty() {
+            if mode == Mode::PingPong || !may_send_more(connection) {
+                break;
+            }
+            connection.stream_sent += connection.message.len() as u64;
+            let offset = connection.stream_sent;
+            fill_echo_stream(&mut connection.message, connection.id, offset);
+            connection.sent = 0;
+            continue;
+        }
         match rustix::net::send(&connection.stream, rest, SendFlags::NOSIGNAL) {
             Ok(sent) => connection.sent += sent,
             Err(Errno::INTR) => continue,
@@ -493,46 +597,71 @@ fn continue_send(
     }
 }
 
-/// One `recv`, checked against the message in flight. Returns the round-trip time when the
-/// echo is complete.
+/// One `recv`, checked against what was sent.
 fn receive(
     connection: &mut Connection,
+    mode: Mode,
     epoll_fd: &OwnedFd,
-    scratch: &mut [u8],
+    (scratch, expected): (&mut [u8], &mut [u8]),
     errors: &mut LoadErrors,
-) -> Option<Duration> {
-    let received = match rustix::net::recv(&connection.stream, &mut *scratch, RecvFlags::empty()) {
+) -> Received {
+    let limit = match mode {
+        Mode::PingPong => scratch.len(),
+        Mode::Stream => STREAM_READ_BYTES,
+    };
+    let buffer = &mut scratch[..limit];
+    let received = match rustix::net::recv(&connection.stream, &mut *buffer, RecvFlags::empty()) {
         Ok((0, _)) => {
-            // The server closed while a message was in flight.
+            // The server closed while bytes were in flight.
             errors.reset += 1;
             close(connection, epoll_fd);
-            return None;
+            return Received::Nothing;
         }
         Ok((received, _)) => received,
-        Err(Errno::AGAIN | Errno::INTR) => return None,
+        Err(Errno::AGAIN | Errno::INTR) => return Received::Nothing,
         Err(_) => {
             errors.reset += 1;
             close(connection, epoll_fd);
-            return None;
+            return Received::Nothing;
         }
     };
-    let expected_end = connection.received + received;
-    let verdict = match connection.message.get(connection.received..expected_end) {
-        Some(expected) => first_mismatch(expected, &scratch[..received]),
-        // More bytes than were sent: the server made some up.
-        None => Some(connection.message.len().saturating_sub(connection.received)),
+    let got = &scratch[..received];
+    let verdict = match mode {
+        Mode::PingPong => {
+            let end = connection.received + received;
+            match connection.message.get(connection.received..end) {
+                Some(want) => first_mismatch(want, got),
+                // More bytes than were sent: the server made some up.
+                None => Some(0),
+            }
+        }
+        Mode::Stream => {
+            let sent_end = connection.stream_sent + connection.sent as u64;
+            if connection.stream_received + received as u64 > sent_end {
+                Some(0)
+            } else {
+                let want = &mut expected[..received];
+                fill_echo_stream(want, connection.id, connection.stream_received);
+                first_mismatch(want, got)
+            }
+        }
     };
     if verdict.is_some() {
         errors.mismatch += 1;
         close(connection, epoll_fd);
-        return None;
+        return Received::Nothing;
     }
-    connection.received = expected_end;
+    if mode == Mode::Stream {
+        connection.stream_received += received as u64;
+        connection.started = Instant::now();
+        return Received::Bytes(received);
+    }
+    connection.received += received;
     if connection.received < connection.message.len() {
-        return None;
+        return Received::Nothing;
     }
     connection.sequence += 1;
-    Some(connection.started.elapsed())
+    Received::Message(connection.started.elapsed())
 }
 
 /// Closes connections whose message has waited longer than `timeout`.
@@ -572,7 +701,8 @@ pub fn echo_row(
     params.insert("payload_bytes".into(), Value::from(plan.payload_bytes));
     params.insert("client_threads".into(), Value::from(plan.threads));
     params.insert("sched".into(), Value::from(plan.sched.name()));
-    let bytes = report.messages * plan.payload_bytes as u64;
+    params.insert("mode".into(), Value::from(plan.mode.name()));
+    let bytes = report.bytes;
     let mut row = Row {
         workload: "echo".into(),
         engine: engine.into(),
@@ -594,7 +724,12 @@ pub fn echo_row(
         client_saturated: Some(report.saturated_threads > 0),
         ..Row::default()
     };
-    if report.messages > 0 {
+    if plan.mode == Mode::Stream {
+        // Streams have no round trips: ops are payload-sized stretches echoed.
+        row.ops = bytes / plan.payload_bytes as u64;
+        row.ops_per_sec = per_second(row.ops as f64, report.seconds);
+        row.verified = bytes > 0 && report.errors.mismatch == 0;
+    } else if report.messages > 0 {
         let latency = &report.latency_ns;
         row.latency_ns_p50 = Some(latency.value_at_quantile(0.50));
         row.latency_ns_p90 = Some(latency.value_at_quantile(0.90));
@@ -668,6 +803,7 @@ impl LoadArgs {
             timeout: self.timeout,
             cpu: self.cpu,
             sched: self.sched,
+            mode: self.mode,
         }
     }
 }
