@@ -374,6 +374,46 @@ impl ProcessMeter {
     }
 }
 
+/// Time one CPU spent serving softirqs (the kernel's TCP receive work runs there) and stolen by
+/// the hypervisor, from `/proc/stat`. Without CONFIG_IRQ_TIME_ACCOUNTING (as on this VM) the
+/// softirq figure is sampled by the tick, so it is a share, not an exact time; steal says how
+/// much of the window another guest had the core.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CoreTimes {
+    pub softirq_s: f64,
+    pub steal_s: f64,
+}
+
+impl CoreTimes {
+    pub fn read(cpu: usize) -> io::Result<CoreTimes> {
+        let stat = fs::read_to_string("/proc/stat")?;
+        let prefix = format!("cpu{cpu} ");
+        let line = stat
+            .lines()
+            .find(|line| line.starts_with(&prefix))
+            .ok_or_else(|| io::Error::other(format!("/proc/stat has no line for CPU {cpu}")))?;
+        // user nice system idle iowait irq softirq steal ..., in USER_HZ ticks.
+        let fields: Vec<u64> = line
+            .split_whitespace()
+            .skip(1)
+            .map(|field| field.parse().unwrap_or(0))
+            .collect();
+        let seconds =
+            |index: usize| fields.get(index).copied().unwrap_or(0) as f64 / clock_ticks_per_sec();
+        Ok(CoreTimes {
+            softirq_s: seconds(6),
+            steal_s: seconds(7),
+        })
+    }
+
+    pub fn since(&self, earlier: &CoreTimes) -> CoreTimes {
+        CoreTimes {
+            softirq_s: (self.softirq_s - earlier.softirq_s).max(0.0),
+            steal_s: (self.steal_s - earlier.steal_s).max(0.0),
+        }
+    }
+}
+
 /// Measures one section: wall time, kernel-counted syscalls (when the kernel allows it) and
 /// process usage. Open the meter before setting up, `start` right before the work, `stop` right
 /// after it.

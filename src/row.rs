@@ -67,6 +67,16 @@ pub struct Row {
     /// client, not the server, may have set the pace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_saturated: Option<bool>,
+    /// Softirq and steal time of the server's and the client's cores over the window
+    /// (`/proc/stat`; softirq is tick-sampled on kernels without IRQ time accounting).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_core_softirq_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_core_steal_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_core_softirq_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_core_steal_s: Option<f64>,
     /// Sentences that qualify this run (a capped run, a saturated client, a refused feature).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,

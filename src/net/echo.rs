@@ -24,7 +24,7 @@ use serde_json::{Map, Value};
 use super::load::{echo_row, run as run_load, LoadPlan, Mode, WindowEdge};
 use super::{select_engines, EngineDef};
 use crate::cli::duration_arg;
-use crate::measure::{Measured, ProcessMeter};
+use crate::measure::{CoreTimes, Measured, ProcessMeter};
 use crate::output::{median, Format};
 use crate::progress::Progress;
 use crate::row::{Document, Row};
@@ -214,9 +214,21 @@ fn run_cell(
     let mut meter = ProcessMeter::new(server.child.id() as i32);
     let mut measured: Option<std::io::Result<Measured>> = None;
     let mut started: std::io::Result<()> = Ok(());
+    let cores = [args.server_cpu, args.client_cpu];
+    let mut cores_before = [None, None];
+    let mut cores_during = [None, None];
     let report = run_load(&plan, &mut |edge| match edge {
-        WindowEdge::Start => started = meter.start(),
-        WindowEdge::Stop => measured = Some(meter.stop()),
+        WindowEdge::Start => {
+            cores_before = cores.map(|cpu| CoreTimes::read(cpu).ok());
+            started = meter.start();
+        }
+        WindowEdge::Stop => {
+            measured = Some(meter.stop());
+            for (index, cpu) in cores.into_iter().enumerate() {
+                let after = CoreTimes::read(cpu).ok();
+                cores_during[index] = after.zip(cores_before[index]).map(|(a, b)| a.since(&b));
+            }
+        }
     });
     server.stop()?;
     let report = report?;
@@ -228,14 +240,13 @@ fn run_cell(
     params.insert("idle".into(), Value::from(args.idle.name()));
     params.insert("server_cpu".into(), Value::from(args.server_cpu));
     params.insert("client_cpu".into(), Value::from(args.client_cpu));
-    Ok(echo_row(
-        engine.name,
-        params,
-        run,
-        &plan,
-        &report,
-        Some(&measured),
-    ))
+    let mut row = echo_row(engine.name, params, run, &plan, &report, Some(&measured));
+    let [server_core, client_core] = cores_during;
+    row.server_core_softirq_s = server_core.map(|t| t.softirq_s);
+    row.server_core_steal_s = server_core.map(|t| t.steal_s);
+    row.client_core_softirq_s = client_core.map(|t| t.softirq_s);
+    row.client_core_steal_s = client_core.map(|t| t.steal_s);
+    Ok(row)
 }
 
 /// A `ringside serve echo` child process.
@@ -344,7 +355,7 @@ pub fn render_study(rows: &[Row], connection_counts: &[usize]) -> String {
     }
     let mut text = String::new();
     type Metric = (&'static str, fn(&[&Row]) -> String);
-    let metrics: [Metric; 4] = [
+    let metrics: [Metric; 5] = [
         ("messages/s, median (best) of the runs", |runs| {
             let rates: Vec<f64> = runs.iter().map(|r| r.ops_per_sec).collect();
             let best = rates.iter().copied().fold(0.0, f64::max);
@@ -364,6 +375,23 @@ pub fn render_study(rows: &[Row], connection_counts: &[usize]) -> String {
                 .collect();
             format!("{:.1}", median(&values))
         }),
+        (
+            "server core softirq / steal share of the window, median",
+            |runs| {
+                let share = |f: fn(&Row) -> Option<f64>| {
+                    let values: Vec<f64> = runs
+                        .iter()
+                        .filter_map(|r| f(r).map(|s| s / r.seconds))
+                        .collect();
+                    median(&values) * 100.0
+                };
+                format!(
+                    "{:.0}% / {:.0}%",
+                    share(|r| r.server_core_softirq_s),
+                    share(|r| r.server_core_steal_s)
+                )
+            },
+        ),
         ("round-trip latency p50 / p99 µs, median", |runs| {
             let p = |f: fn(&Row) -> Option<u64>| {
                 let values: Vec<f64> = runs.iter().filter_map(|r| f(r)).map(|v| v as f64).collect();
