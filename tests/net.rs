@@ -29,6 +29,11 @@ struct Server {
 impl Server {
     /// Starts `engine`, or returns None (and says why) when it cannot run on this kernel.
     fn start(engine: &str) -> Option<Server> {
+        Server::start_with(engine, &[])
+    }
+
+    /// Starts `engine` with `extra` flags after the usual ones.
+    fn start_with(engine: &str, extra: &[&str]) -> Option<Server> {
         let def = ringside::net::find_engine(engine).unwrap();
         if let Err(reason) = def.availability() {
             eprintln!("skipped {engine}: {reason}");
@@ -44,6 +49,7 @@ impl Server {
                 "--engine",
                 engine,
             ])
+            .args(extra)
             .stdout(Stdio::piped())
             .spawn()
             .expect("start the server");
@@ -302,6 +308,42 @@ fn thousand_connects_leak_no_fds(engine: &str) {
     server.stop();
 }
 
+fn connections_beyond_the_limit_are_refused(engine: &str) {
+    if engine == "blocking" {
+        return; // Serves one connection at a time by design; the rest wait in the backlog.
+    }
+    let Some(server) = Server::start_with(engine, &["--max-connections", "2"]) else {
+        return;
+    };
+    let mut first = server.connect();
+    let mut second = server.connect();
+    ping_pong(&mut first, 1, 2);
+    ping_pong(&mut second, 2, 2);
+    let mut third = server.connect();
+    let _ = third.write_all(b"refused?");
+    let mut byte = [0u8; 1];
+    // Closed by the server at once: end of stream, or a reset if it saw the bytes.
+    let refused = matches!(third.read(&mut byte), Ok(0) | Err(_));
+    assert!(refused, "a third connection was served");
+    ping_pong(&mut first, 1, 2);
+    drop((first, second));
+    // Once the first two are gone, new connections are served again.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let mut next = server.connect();
+        let served = next.write_all(b"x").is_ok() && matches!(next.read(&mut byte), Ok(1));
+        if served {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no connection served after the others closed"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    server.stop();
+}
+
 macro_rules! for_each_engine {
     ($($module:ident => $engine:literal),* $(,)?) => {$(
         mod $module {
@@ -320,6 +362,10 @@ macro_rules! for_each_engine {
             #[test]
             fn vanishing_and_resetting_clients_do_not_stop_the_server() {
                 super::vanishing_and_resetting_clients_do_not_stop_the_server($engine);
+            }
+            #[test]
+            fn connections_beyond_the_limit_are_refused() {
+                super::connections_beyond_the_limit_are_refused($engine);
             }
             #[test]
             fn thousand_connects_leak_no_fds() {
