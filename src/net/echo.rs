@@ -82,6 +82,9 @@ pub struct EchoArgs {
     /// Write results to this file instead of stdout.
     #[arg(long, short = 'o')]
     pub output: Option<PathBuf>,
+    /// Also write the JSON document (every run's row) to this file, whatever --format says.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
     /// No progress on stderr.
     #[arg(long, short = 'q')]
     pub quiet: bool,
@@ -151,6 +154,9 @@ pub fn run(args: &EchoArgs) -> anyhow::Result<ExitCode> {
     }
     progress.finish();
     let document = Document::new(crate::probe::environment(std::path::Path::new(".")), rows);
+    if let Some(path) = &args.json {
+        crate::output::emit(&document, Format::Json, Some(path))?;
+    }
     match args.format {
         Format::Table => {
             let text = render_study(&document.results, &connection_counts);
