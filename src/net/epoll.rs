@@ -63,8 +63,7 @@ pub fn serve(
             Err(error) => return Err(anyhow::anyhow!("epoll_wait failed: {error}")),
         };
         for event in &events[..ready] {
-            // Copied out: `Event` is packed on x86-64, its fields cannot be borrowed.
-            let (flags, token) = (event.flags, event.data.u64());
+            let token = event.data.u64();
             if token == LISTENER_TOKEN {
                 accept_ready(&listener, &epoll_fd, &mut connections, config, counters);
                 continue;
@@ -73,7 +72,9 @@ pub fn serve(
             let Some(connection) = connections.get_mut(slot) else {
                 continue; // Closed earlier in this batch.
             };
-            let outcome = if flags.contains(EventFlags::OUT) {
+            // Dispatch on the connection's mode, not on the event: a reset reports ERR|HUP
+            // whatever the interest, and a draining connection must not read.
+            let outcome = if !connection.pending.is_empty() {
                 drain(connection, &epoll_fd, slot, counters)
             } else {
                 receive(connection, &epoll_fd, slot, config, counters, &mut scratch)

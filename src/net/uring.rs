@@ -347,6 +347,7 @@ impl Server<'_> {
             let buffer_id = match cqueue::buffer_select(flags) {
                 Some(id) => {
                     self.pool_held += 1;
+                    debug_assert!(self.pool_held <= usize::from(POOL_BUFFERS));
                     id
                 }
                 None => 0,
