@@ -40,6 +40,27 @@ pub enum Command {
     /// File workloads: sequential write (seed 003) and write/fsync/read page cycle (seed 000).
     #[command(subcommand)]
     Fs(FsCommand),
+    /// Echo study (seeds 000 and 004): every server engine as a child process on one core, the
+    /// load generator on the other, connections x payload x runs, engines alternating.
+    Echo(crate::net::echo::EchoArgs),
+    /// Run one network server engine until Ctrl-C/SIGTERM, for any client to drive.
+    #[command(subcommand)]
+    Serve(ServeCommand),
+    /// Drive a network server (ringside's or any other) and verify every byte it returns.
+    #[command(subcommand)]
+    Load(LoadCommand),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ServeCommand {
+    /// An echo server: every byte received is sent back, in order.
+    Echo(crate::net::serve::ServeArgs),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum LoadCommand {
+    /// Closed-loop echo load: per connection, send a message, wait for the whole echo, compare.
+    Echo(crate::net::load::LoadArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -103,5 +124,8 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Engines(args) => crate::probe::run_engines(&args),
         Command::Fs(FsCommand::Write(args)) => crate::fs::write::run(&args),
         Command::Fs(FsCommand::Cycle(args)) => crate::fs::cycle::run(&args),
+        Command::Echo(args) => crate::net::echo::run(&args),
+        Command::Serve(ServeCommand::Echo(args)) => crate::net::serve::run_echo(&args),
+        Command::Load(LoadCommand::Echo(args)) => crate::net::load::run_echo(&args),
     }
 }

@@ -8,6 +8,7 @@
 pub mod cli;
 pub mod fs;
 pub mod measure;
+pub mod net;
 pub mod output;
 pub mod pin;
 pub mod probe;
@@ -15,4 +16,5 @@ pub mod progress;
 pub mod ring;
 pub mod row;
 pub mod study;
+pub mod tuning;
 pub mod units;

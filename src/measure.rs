@@ -117,8 +117,15 @@ struct PerfEventAttr {
 }
 
 impl SyscallCounter {
-    /// Opens a disabled counter; the error says why the kernel refused it.
+    /// Opens a disabled counter on the calling thread; the error says why the kernel refused it.
     pub fn open() -> Result<SyscallCounter, String> {
+        SyscallCounter::open_for(0)
+    }
+
+    /// Opens a disabled counter on thread `tid` of any process (0: the calling thread), and on
+    /// every thread it starts afterwards. This is how a study counts the syscalls of a server
+    /// running as another process, without touching the server.
+    pub fn open_for(tid: i32) -> Result<SyscallCounter, String> {
         let id = sys_enter_tracepoint_id()?;
         let attr = PerfEventAttr {
             kind: PERF_TYPE_TRACEPOINT,
@@ -132,7 +139,7 @@ impl SyscallCounter {
             libc::syscall(
                 libc::SYS_perf_event_open,
                 &attr as *const PerfEventAttr,
-                0,
+                tid,
                 -1,
                 -1,
                 0,
@@ -212,9 +219,197 @@ impl Usage {
         Usage {
             cpu_user_s: (self.cpu_user_s - earlier.cpu_user_s).max(0.0),
             cpu_sys_s: (self.cpu_sys_s - earlier.cpu_sys_s).max(0.0),
-            ctx_switches_voluntary: self.ctx_switches_voluntary - earlier.ctx_switches_voluntary,
-            ctx_switches_involuntary: self.ctx_switches_involuntary
-                - earlier.ctx_switches_involuntary,
+            // Saturating: summed over living threads (`of_pid`), a count can shrink when a
+            // thread exits.
+            ctx_switches_voluntary: self
+                .ctx_switches_voluntary
+                .saturating_sub(earlier.ctx_switches_voluntary),
+            ctx_switches_involuntary: self
+                .ctx_switches_involuntary
+                .saturating_sub(earlier.ctx_switches_involuntary),
+        }
+    }
+}
+
+/// The syscalls of a whole running process, counted from outside: one counter per thread that
+/// exists when it opens (each inheriting to the threads that thread starts later).
+pub struct ProcessSyscallCounter {
+    counters: Vec<SyscallCounter>,
+}
+
+impl ProcessSyscallCounter {
+    pub fn open(pid: i32) -> Result<ProcessSyscallCounter, String> {
+        let counters = task_ids(pid)
+            .map_err(|error| format!("cannot list the threads of process {pid}: {error}"))?
+            .into_iter()
+            .map(SyscallCounter::open_for)
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(ProcessSyscallCounter { counters })
+    }
+
+    pub fn start(&mut self) {
+        self.counters.iter_mut().for_each(SyscallCounter::start);
+    }
+
+    pub fn stop(&mut self) -> u64 {
+        self.counters.iter_mut().map(SyscallCounter::stop).sum()
+    }
+}
+
+/// The thread ids of process `pid`.
+pub fn task_ids(pid: i32) -> io::Result<Vec<i32>> {
+    let mut ids = Vec::new();
+    for entry in fs::read_dir(format!("/proc/{pid}/task"))? {
+        if let Some(id) = entry?
+            .file_name()
+            .to_str()
+            .and_then(|name| name.parse().ok())
+        {
+            ids.push(id);
+        }
+    }
+    Ok(ids)
+}
+
+impl Usage {
+    /// CPU time of every thread of process `pid`, living or exited (`/proc/PID/stat`, in clock
+    /// ticks, so 10 ms resolution at the usual 100 Hz), and the context switches of its living
+    /// threads (`/proc/PID/task/*/status`).
+    pub fn of_pid(pid: i32) -> io::Result<Usage> {
+        let stat = fs::read_to_string(format!("/proc/{pid}/stat"))?;
+        // Fields after the command name, which is in parentheses and may contain spaces.
+        let after_name = stat
+            .rsplit_once(')')
+            .map(|(_, rest)| rest)
+            .ok_or_else(|| io::Error::other("malformed /proc/PID/stat"))?;
+        let fields: Vec<&str> = after_name.split_whitespace().collect();
+        // utime and stime are fields 14 and 15 of stat(5); field 3 is the first after the name.
+        let ticks = |index: usize| -> io::Result<f64> {
+            fields
+                .get(index - 3)
+                .and_then(|text| text.parse::<u64>().ok())
+                .map(|ticks| ticks as f64 / clock_ticks_per_sec())
+                .ok_or_else(|| io::Error::other("malformed /proc/PID/stat"))
+        };
+        let mut usage = Usage {
+            cpu_user_s: ticks(14)?,
+            cpu_sys_s: ticks(15)?,
+            ..Usage::default()
+        };
+        for tid in task_ids(pid)? {
+            let Ok(status) = fs::read_to_string(format!("/proc/{pid}/task/{tid}/status")) else {
+                continue; // The thread exited meanwhile.
+            };
+            for line in status.lines() {
+                let value = |prefix: &str| {
+                    line.strip_prefix(prefix)
+                        .and_then(|rest| rest.trim().parse::<u64>().ok())
+                };
+                if let Some(count) = value("voluntary_ctxt_switches:") {
+                    usage.ctx_switches_voluntary += count;
+                } else if let Some(count) = value("nonvoluntary_ctxt_switches:") {
+                    usage.ctx_switches_involuntary += count;
+                }
+            }
+        }
+        Ok(usage)
+    }
+}
+
+fn clock_ticks_per_sec() -> f64 {
+    // SAFETY: sysconf has no preconditions.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if ticks > 0 {
+        ticks as f64
+    } else {
+        100.0
+    }
+}
+
+/// Measures another process (a server) over a section, from outside: kernel-counted syscalls of
+/// all its threads and its CPU time and context switches from /proc.
+pub struct ProcessMeter {
+    pid: i32,
+    counter: Option<ProcessSyscallCounter>,
+    started: Option<(Instant, Usage)>,
+}
+
+impl ProcessMeter {
+    pub fn new(pid: i32) -> ProcessMeter {
+        ProcessMeter {
+            pid,
+            counter: None,
+            started: None,
+        }
+    }
+
+    /// Starts the section. The syscall counters open here, so they cover the threads the
+    /// process has now and every thread they start later.
+    pub fn start(&mut self) -> io::Result<()> {
+        assert!(self.started.is_none(), "process meter started twice");
+        let counting = std::env::var_os("RINGSIDE_NO_PERF").is_none();
+        self.counter = counting
+            .then(|| ProcessSyscallCounter::open(self.pid).ok())
+            .flatten();
+        let usage = Usage::of_pid(self.pid)?;
+        if let Some(counter) = self.counter.as_mut() {
+            counter.start();
+        }
+        self.started = Some((Instant::now(), usage));
+        Ok(())
+    }
+
+    pub fn stop(&mut self) -> io::Result<Measured> {
+        let syscalls_kernel = self.counter.as_mut().map(ProcessSyscallCounter::stop);
+        let (started, before) = self
+            .started
+            .take()
+            .expect("process meter stopped before start");
+        let elapsed = started.elapsed();
+        Ok(Measured {
+            elapsed,
+            syscalls_kernel,
+            usage: Usage::of_pid(self.pid)?.since(&before),
+        })
+    }
+}
+
+/// Time one CPU spent serving softirqs (the kernel's TCP receive work runs there) and stolen by
+/// the hypervisor, from `/proc/stat`. Without CONFIG_IRQ_TIME_ACCOUNTING (as on this VM) the
+/// softirq figure is sampled by the tick, so it is a share, not an exact time; steal says how
+/// much of the window another guest had the core.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CoreTimes {
+    pub softirq_s: f64,
+    pub steal_s: f64,
+}
+
+impl CoreTimes {
+    pub fn read(cpu: usize) -> io::Result<CoreTimes> {
+        let stat = fs::read_to_string("/proc/stat")?;
+        let prefix = format!("cpu{cpu} ");
+        let line = stat
+            .lines()
+            .find(|line| line.starts_with(&prefix))
+            .ok_or_else(|| io::Error::other(format!("/proc/stat has no line for CPU {cpu}")))?;
+        // user nice system idle iowait irq softirq steal ..., in USER_HZ ticks.
+        let fields: Vec<u64> = line
+            .split_whitespace()
+            .skip(1)
+            .map(|field| field.parse().unwrap_or(0))
+            .collect();
+        let seconds =
+            |index: usize| fields.get(index).copied().unwrap_or(0) as f64 / clock_ticks_per_sec();
+        Ok(CoreTimes {
+            softirq_s: seconds(6),
+            steal_s: seconds(7),
+        })
+    }
+
+    pub fn since(&self, earlier: &CoreTimes) -> CoreTimes {
+        CoreTimes {
+            softirq_s: (self.softirq_s - earlier.softirq_s).max(0.0),
+            steal_s: (self.steal_s - earlier.steal_s).max(0.0),
         }
     }
 }
@@ -329,5 +524,24 @@ mod tests {
         counter.start();
         let idle = counter.stop();
         assert!(idle <= 2, "an empty section counted {idle} syscalls");
+    }
+
+    #[test]
+    fn another_process_is_counted_from_outside() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .unwrap();
+        let pid = child.id() as i32;
+        let usage = Usage::of_pid(pid).expect("a living child has /proc entries");
+        assert!(usage.cpu_user_s >= 0.0 && usage.ctx_switches_voluntary < 1000);
+        if let Ok(mut counter) = ProcessSyscallCounter::open(pid) {
+            counter.start();
+            std::thread::sleep(Duration::from_millis(50));
+            // A sleeping process makes no syscalls while it sleeps.
+            assert!(counter.stop() <= 2);
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
     }
 }

@@ -26,7 +26,8 @@ pub struct Row {
     pub ops_per_sec: f64,
     pub bytes_per_sec: f64,
     pub syscalls: u64,
-    /// `kernel` (counted by a perf tracepoint counter) or `self` (the engine's own tally).
+    /// `kernel` (counted by a perf tracepoint counter), `self` (the engine's own tally) or
+    /// `none` (a server measured by nobody: `ringside load` without `--server-pid`).
     pub syscalls_source: String,
     pub cpu_user_s: f64,
     pub cpu_sys_s: f64,
@@ -46,6 +47,36 @@ pub struct Row {
     pub latency_ns_p999: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_ns_max: Option<u64>,
+    /// Errors by kind when a run has more than one kind (network: `connect`, `reset`, `timeout`,
+    /// `mismatch`); `errors` is their sum.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub error_counts: Map<String, Value>,
+    /// The load generator's own costs when the row's `syscalls`/`cpu_*` are a server's: its CPU,
+    /// kernel-counted syscalls and context switches over the measured window (all its threads).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_cpu_user_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_cpu_sys_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_syscalls: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_ctx_switches_voluntary: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_ctx_switches_involuntary: Option<u64>,
+    /// True when a load generator thread was busy for ~90% or more of the measured window: the
+    /// client, not the server, may have set the pace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_saturated: Option<bool>,
+    /// Softirq and steal time of the server's and the client's cores over the window
+    /// (`/proc/stat`; softirq is tick-sampled on kernels without IRQ time accounting).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_core_softirq_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_core_steal_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_core_softirq_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_core_steal_s: Option<f64>,
     /// Sentences that qualify this run (a capped run, a saturated client, a refused feature).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,

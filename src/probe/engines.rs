@@ -1,5 +1,5 @@
 //! `ringside engines`: every engine of every workload and whether it can run here. Each
-//! workload family keeps its own table (`fs::ENGINES`, later `net::ENGINES`); this file turns
+//! workload family keeps its own table (`fs::ENGINES`, `net::ENGINES`); this file turns
 //! each table into the same `EngineListing` rows, so adding a family is one line in `all`.
 
 use std::process::ExitCode;
@@ -42,6 +42,11 @@ impl EngineListing {
 pub fn all() -> Vec<EngineListing> {
     let mut listings: Vec<EngineListing> =
         crate::fs::ENGINES.iter().flat_map(file_engine).collect();
+    listings.extend(
+        crate::net::ENGINES
+            .iter()
+            .map(|def| EngineListing::new("echo", def.name, def.about, def.availability())),
+    );
     group_by_workload(&mut listings);
     listings
 }

@@ -1,0 +1,846 @@
+//! `ringside load echo`: the load generator, the control of every network study.
+//!
+//! Closed loop per connection, like rust_echo_bench: send a message, wait for the whole echo,
+//! compare every byte with what was sent (each message carries a different pattern, so a stale,
+//! reordered, crossed or corrupted echo fails), record the round trip in an HdrHistogram,
+//! repeat. Unlike rust_echo_bench (a blocking thread per connection, which FINDINGS saw
+//! saturate its core above ≈50 connections), all connections share one epoll loop on one pinned
+//! thread (`--threads` for more), with nothing allocated and one `epoll_wait` per batch of
+//! ready connections. The loop measures its own thread CPU time and marks a run whose client
+//! was busy for ≥90% of the window as saturated: then the client, not the server, set the pace.
+//!
+//! A connection the server never serves (the `blocking` engine with two clients) times out per
+//! `--timeout`, is counted and closed; the run goes on with the others.
+
+use std::io;
+use std::net::{SocketAddr, TcpStream};
+use std::os::fd::{AsFd, OwnedFd};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use hdrhistogram::Histogram;
+use rustix::event::epoll::{self, CreateFlags, Event, EventData, EventFlags};
+use rustix::io::Errno;
+use rustix::net::{RecvFlags, SendFlags};
+use serde_json::{Map, Value};
+
+use super::proto::{fill_echo_message, fill_echo_stream, first_mismatch};
+use crate::cli::{duration_arg, size_arg};
+use crate::measure::{Measured, ProcessMeter, SyscallCounter, Usage};
+use crate::output::Format;
+use crate::row::{per_second, Document, Row};
+use crate::tuning::Sched;
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct LoadArgs {
+    /// The echo server to drive, HOST:PORT (ringside's own or any other).
+    #[arg(long)]
+    pub target: SocketAddr,
+    /// Concurrent connections, each with one message in flight.
+    #[arg(long, short = 'c', default_value_t = 50, value_parser = connections_arg)]
+    pub connections: usize,
+    /// Bytes per message (k/m suffixes allowed).
+    #[arg(long, default_value = "64", value_parser = payload_arg)]
+    pub payload: usize,
+    /// Measured time.
+    #[arg(long, short = 'd', default_value = "10s", value_parser = duration_arg)]
+    pub duration: Duration,
+    /// Time before the measured window; its messages are not counted.
+    #[arg(long, default_value = "1s", value_parser = duration_arg)]
+    pub warmup: Duration,
+    /// Client threads; connections are spread over them.
+    #[arg(long, short = 't', default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub threads: u32,
+    /// A message not echoed in full within this time counts as a timeout; its connection closes.
+    #[arg(long, default_value = "2s", value_parser = duration_arg)]
+    pub timeout: Duration,
+    /// Pin the client threads to this CPU.
+    #[arg(long)]
+    pub cpu: Option<usize>,
+    /// Measure this server process over the window: kernel-counted syscalls, CPU, switches.
+    #[arg(long)]
+    pub server_pid: Option<i32>,
+    /// Scheduling class of the client threads (fifo = SCHED_FIFO 50, as `chrt -f 50`).
+    #[arg(long, value_enum, default_value_t = Sched::Other)]
+    pub sched: Sched,
+    /// ping-pong: one message in flight per connection, latency recorded. stream: every
+    /// connection streams without waiting (odd-sized writes and reads, up to 256 KiB ahead of
+    /// its echo), every byte checked: the test most peer servers failed.
+    #[arg(long, value_enum, default_value_t = Mode::PingPong)]
+    pub mode: Mode,
+    /// Output format on stdout (or in --output).
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Write results to this file instead of stdout.
+    #[arg(long, short = 'o')]
+    pub output: Option<std::path::PathBuf>,
+}
+
+/// How each connection uses the server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Mode {
+    /// Closed loop: send a message of `--payload` bytes, wait for all of it, repeat.
+    PingPong,
+    /// Send an endless pattern in `--payload`-byte writes while reading the echo in odd-sized
+    /// reads; the sender stays at most `STREAM_WINDOW_BYTES` ahead of the echo.
+    Stream,
+}
+
+impl Mode {
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::PingPong => "ping-pong",
+            Mode::Stream => "stream",
+        }
+    }
+}
+
+fn connections_arg(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(0) => Err("at least one connection is needed".into()),
+        Ok(count) if count > 65_000 => Err(format!(
+            "{count} connections is more than one \
+             client address has ports for"
+        )),
+        Ok(count) => Ok(count),
+        Err(_) => Err(format!("'{text}' is not a number of connections")),
+    }
+}
+
+fn payload_arg(text: &str) -> Result<usize, String> {
+    match size_arg(text)? {
+        0 => Err("a message needs at least one byte".into()),
+        bytes if bytes > 1 << 24 => Err("messages above 16 MiB are not supported".into()),
+        bytes => Ok(bytes as usize),
+    }
+}
+
+/// One load run, validated.
+#[derive(Clone, Debug)]
+pub struct LoadPlan {
+    pub target: SocketAddr,
+    pub connections: usize,
+    pub payload_bytes: usize,
+    pub duration: Duration,
+    pub warmup: Duration,
+    pub threads: usize,
+    pub timeout: Duration,
+    pub cpu: Option<usize>,
+    pub sched: Sched,
+    pub mode: Mode,
+}
+
+/// The edges of the measured window, reported to the caller as they pass so it can measure a
+/// server over exactly that window.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WindowEdge {
+    Start,
+    Stop,
+}
+
+/// Errors by kind. Every kind ends the connection it happened on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LoadErrors {
+    /// Connections the server refused or did not accept in time.
+    pub connect: u64,
+    /// Connections the server reset or closed while a message was in flight.
+    pub reset: u64,
+    /// Messages not echoed in full within `--timeout`.
+    pub timeout: u64,
+    /// Echoes that differed from what was sent (or came with extra bytes).
+    pub mismatch: u64,
+}
+
+impl LoadErrors {
+    pub fn total(&self) -> u64 {
+        self.connect + self.reset + self.timeout + self.mismatch
+    }
+
+    fn add(&mut self, other: &LoadErrors) {
+        self.connect += other.connect;
+        self.reset += other.reset;
+        self.timeout += other.timeout;
+        self.mismatch += other.mismatch;
+    }
+}
+
+/// What one load run measured.
+pub struct LoadReport {
+    /// The measured window's wall time.
+    pub seconds: f64,
+    /// Round trips (ping-pong) or `--payload`-sized stretches echoed (stream).
+    pub messages: u64,
+    /// Bytes echoed back and checked.
+    pub bytes: u64,
+    pub latency_ns: Histogram<u64>,
+    pub errors: LoadErrors,
+    /// CPU and switches of the client threads over the window, summed.
+    pub client_usage: Usage,
+    pub client_syscalls: Option<u64>,
+    /// Client threads busy for at least `SATURATED_SHARE` of the window.
+    pub saturated_threads: usize,
+}
+
+/// Share of the window a client thread must be on CPU to count as saturated.
+const SATURATED_SHARE: f64 = 0.9;
+/// Ready connections taken per `epoll_wait`.
+const EVENTS_PER_WAIT: usize = 512;
+/// How long a client loop blocks at most, so it notices the window's edges and timeouts.
+const WAIT_TIMEOUT: Duration = Duration::from_millis(10);
+/// Bytes taken per `recv`; echoes larger than this arrive in several.
+const RECV_BUFFER_BYTES: usize = 64 * 1024;
+/// Bytes taken per `recv` in stream mode: odd, so reads and writes never line up.
+const STREAM_READ_BYTES: usize = 1499;
+/// How far a stream may run ahead of its echo: bounds what the server must hold.
+const STREAM_WINDOW_BYTES: u64 = 256 * 1024;
+/// Latencies above this (100 s) are clamped; the histogram is sized once, up front.
+const LATENCY_NS_MAX: u64 = 100_000_000_000;
+
+const PHASE_CONNECTING: u8 = 0;
+const PHASE_WARMUP: u8 = 1;
+const PHASE_MEASURE: u8 = 2;
+const PHASE_DONE: u8 = 3;
+
+/// State the coordinating thread shares with the client threads.
+struct Shared {
+    phase: AtomicU8,
+    ready: AtomicUsize,
+    connected: AtomicUsize,
+}
+
+/// Runs `plan`, calling `on_window` at the measured window's start and stop.
+pub fn run(plan: &LoadPlan, on_window: &mut dyn FnMut(WindowEdge)) -> anyhow::Result<LoadReport> {
+    assert!(plan.connections > 0 && plan.payload_bytes > 0 && plan.threads > 0);
+    let threads = plan.threads.min(plan.connections);
+    let shared = Shared {
+        phase: AtomicU8::new(PHASE_CONNECTING),
+        ready: AtomicUsize::new(0),
+        connected: AtomicUsize::new(0),
+    };
+    // Opened before the client threads start so that it counts them too (perf's inherit).
+    let mut syscall_counter = if std::env::var_os("RINGSIDE_NO_PERF").is_none() {
+        SyscallCounter::open().ok()
+    } else {
+        None
+    };
+    let outcome = std::thread::scope(|scope| -> anyhow::Result<LoadReport> {
+        let workers: Vec<_> = (0..threads)
+            .map(|index| {
+                let first = plan.connections * index / threads;
+                let last = plan.connections * (index + 1) / threads;
+                let shared = &shared;
+                std::thread::Builder::new()
+                    .name(format!("ringside-load-{index}"))
+                    .spawn_scoped(scope, move || client_thread(plan, first..last, shared))
+                    .expect("spawn a client thread")
+            })
+            .collect();
+        while shared.ready.load(Ordering::Acquire) < threads {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let mut window = None;
+        if shared.connected.load(Ordering::Acquire) > 0 {
+            shared.phase.store(PHASE_WARMUP, Ordering::Release);
+            sleep_unless_stopped(plan.warmup);
+            shared.phase.store(PHASE_MEASURE, Ordering::Release);
+            on_window(WindowEdge::Start);
+            if let Some(counter) = syscall_counter.as_mut() {
+                counter.start();
+            }
+            let started = Instant::now();
+            sleep_unless_stopped(plan.duration);
+            let seconds = started.elapsed().as_secs_f64();
+            let syscalls = syscall_counter.as_mut().map(SyscallCounter::stop);
+            shared.phase.store(PHASE_DONE, Ordering::Release);
+            on_window(WindowEdge::Stop);
+            window = Some((seconds, syscalls));
+        } else {
+            shared.phase.store(PHASE_DONE, Ordering::Release);
+        }
+        let mut report = LoadReport {
+            seconds: 0.0,
+            messages: 0,
+            bytes: 0,
+            latency_ns: new_histogram(),
+            errors: LoadErrors::default(),
+            client_usage: Usage::default(),
+            client_syscalls: None,
+            saturated_threads: 0,
+        };
+        for worker in workers {
+            let part = worker.join().expect("a client thread panicked")?;
+            report.messages += part.messages;
+            report.bytes += part.bytes;
+            report
+                .latency_ns
+                .add(&part.latency_ns)
+                .expect("same bounds");
+            report.errors.add(&part.errors);
+            let usage = part.usage;
+            report.client_usage.cpu_user_s += usage.cpu_user_s;
+            report.client_usage.cpu_sys_s += usage.cpu_sys_s;
+            report.client_usage.ctx_switches_voluntary += usage.ctx_switches_voluntary;
+            report.client_usage.ctx_switches_involuntary += usage.ctx_switches_involuntary;
+            if let Some((seconds, _)) = window {
+                let busy = usage.cpu_user_s + usage.cpu_sys_s;
+                report.saturated_threads += usize::from(busy >= SATURATED_SHARE * seconds);
+            }
+        }
+        match window {
+            Some((seconds, syscalls)) => {
+                report.seconds = seconds;
+                report.client_syscalls = syscalls;
+                Ok(report)
+            }
+            None => Err(anyhow::anyhow!(
+                "no connection to {} succeeded ({} tried): is a server listening there?",
+                plan.target,
+                plan.connections
+            )),
+        }
+    });
+    if crate::progress::stopped() {
+        anyhow::bail!("interrupted");
+    }
+    outcome
+}
+
+fn sleep_unless_stopped(duration: Duration) {
+    let until = Instant::now() + duration;
+    let stop = crate::progress::stop_flag();
+    while !stop.load(Ordering::Relaxed) {
+        let now = Instant::now();
+        if now >= until {
+            return;
+        }
+        std::thread::sleep((until - now).min(Duration::from_millis(50)));
+    }
+}
+
+fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, LATENCY_NS_MAX, 3).expect("valid histogram bounds")
+}
+
+/// One client connection and the message (ping-pong) or stretch of stream it is sending.
+struct Connection {
+    stream: TcpStream,
+    id: u64,
+    sequence: u64,
+    message: Box<[u8]>,
+    /// Bytes of `message` sent; `message.len()` means the sender is idle.
+    sent: usize,
+    /// Ping-pong: bytes of the echo of `message` received.
+    received: usize,
+    /// Stream: offset of `message` in the stream, and bytes of echo received and checked.
+    stream_sent: u64,
+    stream_received: u64,
+    /// When the message was sent (ping-pong) or the echo last moved (stream).
+    started: Instant,
+    /// EPOLLOUT is registered: the last send was short.
+    writing: bool,
+    open: bool,
+}
+
+/// What one receive did.
+enum Received {
+    Nothing,
+    /// Ping-pong: the whole echo is back, after this long.
+    Message(Duration),
+    /// Stream: this many more bytes of echo are back and checked.
+    Bytes(usize),
+}
+
+/// What one client thread measured.
+struct ThreadReport {
+    messages: u64,
+    bytes: u64,
+    latency_ns: Histogram<u64>,
+    errors: LoadErrors,
+    /// This thread's CPU and switches over the measured window.
+    usage: Usage,
+}
+
+fn client_thread(
+    plan: &LoadPlan,
+    ids: std::ops::Range<usize>,
+    shared: &Shared,
+) -> anyhow::Result<ThreadReport> {
+    let prepared = prepare_thread(plan, ids);
+    shared.ready.fetch_add(1, Ordering::AcqRel);
+    let (epoll_fd, mut connections, connect_errors) = prepared?;
+    shared
+        .connected
+        .fetch_add(connections.len(), Ordering::AcqRel);
+    let mut report = ThreadReport {
+        messages: 0,
+        bytes: 0,
+        latency_ns: new_histogram(),
+        errors: LoadErrors {
+            connect: connect_errors,
+            ..LoadErrors::default()
+        },
+        usage: Usage::default(),
+    };
+    while shared.phase.load(Ordering::Acquire) == PHASE_CONNECTING {
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    if connections.is_empty() {
+        return Ok(report);
+    }
+    for (index, connection) in connections.iter_mut().enumerate() {
+        start_message(connection, plan.mode, &epoll_fd, index, &mut report.errors);
+    }
+    let empty = Event {
+        flags: EventFlags::empty(),
+        data: EventData::new_u64(0),
+    };
+    let mut events = vec![empty; EVENTS_PER_WAIT];
+    let mut scratch = vec![0u8; RECV_BUFFER_BYTES];
+    let mut expected = vec![0u8; RECV_BUFFER_BYTES];
+    let wait_timeout = rustix::event::Timespec::try_from(WAIT_TIMEOUT)?;
+    let mut usage_start = None;
+    let mut timeouts_checked = Instant::now();
+    loop {
+        let phase = shared.phase.load(Ordering::Acquire);
+        if phase == PHASE_DONE {
+            break;
+        }
+        let measuring = phase == PHASE_MEASURE;
+        if measuring && usage_start.is_none() {
+            usage_start = Some(Usage::of_thread());
+        }
+        let ready = match epoll::wait(&epoll_fd, &mut events[..], Some(&wait_timeout)) {
+            Ok(ready) => ready,
+            Err(Errno::INTR) => continue,
+            Err(error) => return Err(anyhow::anyhow!("epoll_wait failed: {error}")),
+        };
+        for event in &events[..ready] {
+            // Copied out: `Event` is packed on x86-64, its fields cannot be borrowed.
+            let (flags, index) = (event.flags, event.data.u64() as usize);
+            let connection = &mut connections[index];
+            if !connection.open {
+                continue;
+            }
+            if flags.contains(EventFlags::OUT) {
+                continue_send(connection, plan.mode, &epoll_fd, index, &mut report.errors);
+            }
+            if !flags.intersects(EventFlags::IN | EventFlags::ERR | EventFlags::HUP) {
+                continue;
+            }
+            let buffers = (&mut scratch[..], &mut expected[..]);
+            match receive(
+                connection,
+                plan.mode,
+                &epoll_fd,
+                buffers,
+                &mut report.errors,
+            ) {
+                Received::Nothing => {}
+                Received::Message(latency) => {
+                    if measuring {
+                        report.messages += 1;
+                        report.bytes += connection.message.len() as u64;
+                        report
+                            .latency_ns
+                            .saturating_record(latency.as_nanos() as u64);
+                    }
+                    start_message(connection, plan.mode, &epoll_fd, index, &mut report.errors);
+                }
+                Received::Bytes(bytes) => {
+                    if measuring {
+                        report.bytes += bytes as u64;
+                    }
+                    // A stream that waited for its echo to catch up goes on.
+                    let idle = connection.sent == connection.message.len();
+                    if idle && may_send_more(connection) {
+                        continue_send(connection, plan.mode, &epoll_fd, index, &mut report.errors);
+                    }
+                }
+            }
+        }
+        if timeouts_checked.elapsed() >= WAIT_TIMEOUT {
+            timeouts_checked = Instant::now();
+            expire(
+                &mut connections,
+                &epoll_fd,
+                plan.timeout,
+                &mut report.errors,
+            );
+        }
+    }
+    if let Some(start) = usage_start {
+        report.usage = Usage::of_thread().since(&start);
+    }
+    Ok(report)
+}
+
+type Prepared = (OwnedFd, Vec<Connection>, u64);
+
+/// Connects this thread's connections (blocking, one after another, each within the timeout)
+/// and registers them with a new epoll instance. Refused connections are counted, not fatal.
+fn prepare_thread(plan: &LoadPlan, ids: std::ops::Range<usize>) -> anyhow::Result<Prepared> {
+    if let Some(cpu) = plan.cpu {
+        crate::pin::pin_current_thread(cpu)?;
+    }
+    plan.sched.apply_to_current_thread()?;
+    let epoll_fd = epoll::create(CreateFlags::CLOEXEC)?;
+    let mut connections = Vec::with_capacity(ids.len());
+    let mut failed = 0;
+    for id in ids {
+        let stream = match TcpStream::connect_timeout(&plan.target, plan.timeout) {
+            Ok(stream) => stream,
+            Err(_) => {
+                failed += 1;
+                continue;
+            }
+        };
+        stream.set_nodelay(true)?;
+        stream.set_nonblocking(true)?;
+        let data = EventData::new_u64(connections.len() as u64);
+        epoll::add(&epoll_fd, stream.as_fd(), data, EventFlags::IN)?;
+        connections.push(Connection {
+            stream,
+            id: id as u64,
+            sequence: 0,
+            message: vec![0u8; plan.payload_bytes].into_boxed_slice(),
+            sent: 0,
+            received: 0,
+            stream_sent: 0,
+            stream_received: 0,
+            started: Instant::now(),
+            writing: false,
+            open: true,
+        });
+    }
+    Ok((epoll_fd, connections, failed))
+}
+
+/// Fills the connection's next message (or next stretch of its stream) and sends as much of
+/// it as the socket takes.
+fn start_message(
+    connection: &mut Connection,
+    mode: Mode,
+    epoll_fd: &OwnedFd,
+    index: usize,
+    errors: &mut LoadErrors,
+) {
+    match mode {
+        Mode::PingPong => {
+            fill_echo_message(&mut connection.message, connection.id, connection.sequence);
+            connection.received = 0;
+            connection.started = Instant::now();
+        }
+        Mode::Stream => {
+            let offset = connection.stream_sent;
+            fill_echo_stream(&mut connection.message, connection.id, offset);
+        }
+    }
+    connection.sent = 0;
+    continue_send(connection, mode, epoll_fd, index, errors);
+}
+
+/// Whether a stream may send another stretch without running too far ahead of its echo.
+fn may_send_more(connection: &Connection) -> bool {
+    let sent_total = connection.stream_sent + connection.sent as u64;
+    let ahead = sent_total - connection.stream_received;
+    ahead + connection.message.len() as u64 <= STREAM_WINDOW_BYTES
+}
+
+/// Sends the unsent rest of the message; registers for EPOLLOUT while the socket is full. A
+/// stream goes on with its next stretch while its window allows.
+fn continue_send(
+    connection: &mut Connection,
+    mode: Mode,
+    epoll_fd: &OwnedFd,
+    index: usize,
+    errors: &mut LoadErrors,
+) {
+    loop {
+        let rest = &connection.message[connection.sent..];
+        if rest.is_empty() {
+            if mode == Mode::PingPong || !may_send_more(connection) {
+                break;
+            }
+            connection.stream_sent += connection.message.len() as u64;
+            let offset = connection.stream_sent;
+            fill_echo_stream(&mut connection.message, connection.id, offset);
+            connection.sent = 0;
+            continue;
+        }
+        match rustix::net::send(&connection.stream, rest, SendFlags::NOSIGNAL) {
+            Ok(sent) => connection.sent += sent,
+            Err(Errno::INTR) => continue,
+            Err(Errno::AGAIN) => break,
+            Err(_) => {
+                errors.reset += 1;
+                close(connection, epoll_fd);
+                return;
+            }
+        }
+    }
+    let want_writing = connection.sent < connection.message.len();
+    if want_writing != connection.writing {
+        let flags = if want_writing {
+            EventFlags::IN | EventFlags::OUT
+        } else {
+            EventFlags::IN
+        };
+        let data = EventData::new_u64(index as u64);
+        if epoll::modify(epoll_fd, connection.stream.as_fd(), data, flags).is_err() {
+            errors.reset += 1;
+            close(connection, epoll_fd);
+            return;
+        }
+        connection.writing = want_writing;
+    }
+}
+
+/// One `recv`, checked against what was sent.
+fn receive(
+    connection: &mut Connection,
+    mode: Mode,
+    epoll_fd: &OwnedFd,
+    (scratch, expected): (&mut [u8], &mut [u8]),
+    errors: &mut LoadErrors,
+) -> Received {
+    let limit = match mode {
+        Mode::PingPong => scratch.len(),
+        Mode::Stream => STREAM_READ_BYTES,
+    };
+    let buffer = &mut scratch[..limit];
+    let received = match rustix::net::recv(&connection.stream, &mut *buffer, RecvFlags::empty()) {
+        Ok((0, _)) => {
+            // The server closed while bytes were in flight.
+            errors.reset += 1;
+            close(connection, epoll_fd);
+            return Received::Nothing;
+        }
+        Ok((received, _)) => received,
+        Err(Errno::AGAIN | Errno::INTR) => return Received::Nothing,
+        Err(_) => {
+            errors.reset += 1;
+            close(connection, epoll_fd);
+            return Received::Nothing;
+        }
+    };
+    let got = &scratch[..received];
+    let verdict = match mode {
+        Mode::PingPong => {
+            let end = connection.received + received;
+            match connection.message.get(connection.received..end) {
+                Some(want) => first_mismatch(want, got),
+                // More bytes than were sent: the server made some up.
+                None => Some(0),
+            }
+        }
+        Mode::Stream => {
+            let sent_end = connection.stream_sent + connection.sent as u64;
+            if connection.stream_received + received as u64 > sent_end {
+                Some(0)
+            } else {
+                let want = &mut expected[..received];
+                fill_echo_stream(want, connection.id, connection.stream_received);
+                first_mismatch(want, got)
+            }
+        }
+    };
+    if verdict.is_some() {
+        errors.mismatch += 1;
+        close(connection, epoll_fd);
+        return Received::Nothing;
+    }
+    if mode == Mode::Stream {
+        connection.stream_received += received as u64;
+        connection.started = Instant::now();
+        return Received::Bytes(received);
+    }
+    connection.received += received;
+    if connection.received < connection.message.len() {
+        return Received::Nothing;
+    }
+    connection.sequence += 1;
+    Received::Message(connection.started.elapsed())
+}
+
+/// Closes connections whose message has waited longer than `timeout`.
+fn expire(
+    connections: &mut [Connection],
+    epoll_fd: &OwnedFd,
+    timeout: Duration,
+    errors: &mut LoadErrors,
+) {
+    for connection in connections.iter_mut().filter(|c| c.open) {
+        if connection.started.elapsed() > timeout {
+            errors.timeout += 1;
+            close(connection, epoll_fd);
+        }
+    }
+}
+
+/// Stops using a connection: out of the epoll set (a shut-down socket would report readiness
+/// forever), shut down so the server sees the end, closed when the run ends.
+fn close(connection: &mut Connection, epoll_fd: &OwnedFd) {
+    connection.open = false;
+    let _ = epoll::delete(epoll_fd, connection.stream.as_fd());
+    let _ = connection.stream.shutdown(std::net::Shutdown::Both);
+}
+
+/// The result row of one load run. `server` is the server's own measurement over the window
+/// when there was one (the study, or `--server-pid`).
+pub fn echo_row(
+    engine: &str,
+    mut params: Map<String, Value>,
+    run: u32,
+    plan: &LoadPlan,
+    report: &LoadReport,
+    server: Option<&Measured>,
+) -> Row {
+    params.insert("connections".into(), Value::from(plan.connections));
+    params.insert("payload_bytes".into(), Value::from(plan.payload_bytes));
+    params.insert("client_threads".into(), Value::from(plan.threads));
+    params.insert("sched".into(), Value::from(plan.sched.name()));
+    params.insert("mode".into(), Value::from(plan.mode.name()));
+    let bytes = report.bytes;
+    let mut row = Row {
+        workload: "echo".into(),
+        engine: engine.into(),
+        params,
+        run,
+        seconds: report.seconds,
+        ops: report.messages,
+        bytes,
+        ops_per_sec: per_second(report.messages as f64, report.seconds),
+        bytes_per_sec: per_second(bytes as f64, report.seconds),
+        syscalls_source: "none".into(),
+        verified: report.messages > 0 && report.errors.mismatch == 0,
+        errors: report.errors.total(),
+        client_cpu_user_s: Some(report.client_usage.cpu_user_s),
+        client_cpu_sys_s: Some(report.client_usage.cpu_sys_s),
+        client_syscalls: report.client_syscalls,
+        client_ctx_switches_voluntary: Some(report.client_usage.ctx_switches_voluntary),
+        client_ctx_switches_involuntary: Some(report.client_usage.ctx_switches_involuntary),
+        client_saturated: Some(report.saturated_threads > 0),
+        ..Row::default()
+    };
+    if plan.mode == Mode::Stream {
+        // Streams have no round trips: ops are payload-sized stretches echoed.
+        row.ops = bytes / plan.payload_bytes as u64;
+        row.ops_per_sec = per_second(row.ops as f64, report.seconds);
+        row.verified = bytes > 0 && report.errors.mismatch == 0;
+    } else if report.messages > 0 {
+        let latency = &report.latency_ns;
+        row.latency_ns_p50 = Some(latency.value_at_quantile(0.50));
+        row.latency_ns_p90 = Some(latency.value_at_quantile(0.90));
+        row.latency_ns_p99 = Some(latency.value_at_quantile(0.99));
+        row.latency_ns_p999 = Some(latency.value_at_quantile(0.999));
+        row.latency_ns_max = Some(latency.max());
+    }
+    let errors = report.errors;
+    if errors.total() > 0 {
+        for (kind, count) in [
+            ("connect", errors.connect),
+            ("reset", errors.reset),
+            ("timeout", errors.timeout),
+            ("mismatch", errors.mismatch),
+        ] {
+            row.error_counts.insert(kind.into(), Value::from(count));
+        }
+        row.notes.push(format!(
+            "{} errors: {} connect, {} reset, {} timed out after the --timeout, {} echoes \
+             differed from what was sent",
+            errors.total(),
+            errors.connect,
+            errors.reset,
+            errors.timeout,
+            errors.mismatch
+        ));
+    }
+    if errors.mismatch > 0 {
+        row.notes.push(format!(
+            "NOT VERIFIED: {} echoes came back with different bytes",
+            errors.mismatch
+        ));
+    }
+    if report.saturated_threads > 0 {
+        row.notes.push(format!(
+            "client saturated: {} of {} load threads were on CPU for >= {:.0}% of the window, \
+             so the client may have set the pace (try --threads)",
+            report.saturated_threads,
+            plan.threads.min(plan.connections),
+            SATURATED_SHARE * 100.0
+        ));
+    }
+    match server {
+        Some(measured) => {
+            row.syscalls = measured.syscalls_kernel.unwrap_or(0);
+            row.syscalls_source = match measured.syscalls_kernel {
+                Some(_) => "kernel".into(),
+                None => "none".into(),
+            };
+            row.cpu_user_s = measured.usage.cpu_user_s;
+            row.cpu_sys_s = measured.usage.cpu_sys_s;
+            row.ctx_switches_voluntary = measured.usage.ctx_switches_voluntary;
+            row.ctx_switches_involuntary = measured.usage.ctx_switches_involuntary;
+        }
+        None => row
+            .notes
+            .push("server not measured: pass --server-pid to count its syscalls and CPU".into()),
+    }
+    row
+}
+
+impl LoadArgs {
+    pub fn plan(&self) -> LoadPlan {
+        LoadPlan {
+            target: self.target,
+            connections: self.connections,
+            payload_bytes: self.payload,
+            duration: self.duration,
+            warmup: self.warmup,
+            threads: self.threads as usize,
+            timeout: self.timeout,
+            cpu: self.cpu,
+            sched: self.sched,
+            mode: self.mode,
+        }
+    }
+}
+
+pub fn run_echo(args: &LoadArgs) -> anyhow::Result<ExitCode> {
+    crate::progress::stop_flag();
+    let plan = args.plan();
+    let mut server_meter = args.server_pid.map(ProcessMeter::new);
+    let mut meter_error: Option<io::Error> = None;
+    let mut server: Option<Measured> = None;
+    let report = run(&plan, &mut |edge| {
+        let Some(meter) = server_meter.as_mut() else {
+            return;
+        };
+        let outcome = match edge {
+            WindowEdge::Start => meter.start(),
+            WindowEdge::Stop => meter.stop().map(|measured| server = Some(measured)),
+        };
+        if let Err(error) = outcome {
+            meter_error.get_or_insert(error);
+        }
+    })?;
+    if let (Some(error), Some(pid)) = (meter_error, args.server_pid) {
+        return Err(error).with_context(|| format!("cannot measure server process {pid}"));
+    }
+    let row = echo_row("external", Map::new(), 1, &plan, &report, server.as_ref());
+    let verified = row.verified;
+    let env = crate::probe::environment(std::path::Path::new("."));
+    crate::output::emit(
+        &Document::new(env, vec![row]),
+        args.format,
+        args.output.as_deref(),
+    )?;
+    Ok(if verified {
+        ExitCode::SUCCESS
+    } else {
+        eprintln!("ringside: the echoes were not verified (see the notes)");
+        ExitCode::from(3)
+    })
+}

@@ -1,0 +1,140 @@
+//! `ringside serve echo`: one server engine as a process of its own, so that a study (or any
+//! other client, e.g. rust_echo_bench or tcpkali) can drive it and measure it from outside.
+//!
+//! The first line on stdout is `listening on ADDRESS`, flushed at once, so a parent that asked
+//! for port 0 learns the port. Ctrl-C or SIGTERM stops the loop; the server then prints its own
+//! counters (connections, bytes, kernel-counted syscalls, CPU) on stderr and, with `--stats`,
+//! writes them as JSON.
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use serde::Serialize;
+
+use super::{find_engine, listen, local_address, run_server, CountersSnapshot};
+use super::{Proto, ServerConfig, ServerCounters};
+use crate::measure::meter_for_run;
+use crate::tuning::Sched;
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct ServeArgs {
+    /// The server engine (see `ringside engines`): blocking, threads, epoll, uring,
+    /// uring-multishot, uring-defer.
+    #[arg(long, short = 'e')]
+    pub engine: String,
+    /// Address to listen on; port 0 lets the kernel choose (the first line of stdout says which).
+    #[arg(long, default_value = "127.0.0.1:3001")]
+    pub listen: SocketAddr,
+    /// Pin the server to this CPU.
+    #[arg(long)]
+    pub cpu: Option<usize>,
+    /// Connections served at once; more are accepted and closed at once.
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_connections: u32,
+    /// Scheduling class of the server (fifo = SCHED_FIFO 50, as `chrt -f 50`).
+    #[arg(long, value_enum, default_value_t = Sched::Other)]
+    pub sched: Sched,
+    /// Also write the counters as JSON to this file when the server stops.
+    #[arg(long)]
+    pub stats: Option<PathBuf>,
+    /// No summary on stderr when the server stops.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+/// What a server did between start and stop, by its own count and the kernel's.
+#[derive(Debug, Serialize)]
+pub struct ServerStats {
+    pub engine: String,
+    pub proto: String,
+    pub address: String,
+    pub seconds: f64,
+    #[serde(flatten)]
+    pub counters: CountersSnapshot,
+    /// Syscalls of every server thread, counted by the kernel; absent when it refused.
+    pub syscalls: Option<u64>,
+    pub cpu_user_s: f64,
+    pub cpu_sys_s: f64,
+    pub ctx_switches_voluntary: u64,
+    pub ctx_switches_involuntary: u64,
+}
+
+pub fn run_echo(args: &ServeArgs) -> anyhow::Result<ExitCode> {
+    serve(args, Proto::Echo)
+}
+
+fn serve(args: &ServeArgs, proto: Proto) -> anyhow::Result<ExitCode> {
+    let engine = find_engine(&args.engine)?;
+    engine
+        .availability()
+        .map_err(|reason| anyhow::anyhow!("engine {} cannot run here: {reason}", engine.name))?;
+    if let Some(cpu) = args.cpu {
+        crate::pin::pin_current_thread(cpu)?;
+    }
+    args.sched.apply_to_current_thread()?;
+    let listener =
+        listen(args.listen).with_context(|| format!("cannot listen on {}", args.listen))?;
+    let address = local_address(&listener)?;
+    crate::progress::stop_flag();
+    {
+        let mut stdout = std::io::stdout().lock();
+        writeln!(stdout, "listening on {address}")?;
+        stdout.flush()?;
+    }
+    let config = ServerConfig {
+        proto,
+        max_connections: args.max_connections as usize,
+    };
+    let counters = ServerCounters::default();
+    let mut meter = meter_for_run();
+    meter.start();
+    let served = run_server(engine, listener, config, &counters);
+    let measured = meter.stop();
+    let stats = ServerStats {
+        engine: engine.name.to_string(),
+        proto: proto.name().to_string(),
+        address: address.to_string(),
+        seconds: measured.elapsed.as_secs_f64(),
+        counters: counters.snapshot(),
+        syscalls: measured.syscalls_kernel,
+        cpu_user_s: measured.usage.cpu_user_s,
+        cpu_sys_s: measured.usage.cpu_sys_s,
+        ctx_switches_voluntary: measured.usage.ctx_switches_voluntary,
+        ctx_switches_involuntary: measured.usage.ctx_switches_involuntary,
+    };
+    if !args.quiet {
+        eprintln!("{}", summary(&stats));
+    }
+    if let Some(path) = &args.stats {
+        let text = serde_json::to_string_pretty(&stats)? + "\n";
+        std::fs::write(path, text)
+            .with_context(|| format!("cannot write server stats to {}", path.display()))?;
+    }
+    served?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn summary(stats: &ServerStats) -> String {
+    let syscalls = stats.syscalls.map_or(
+        "not counted (the kernel refused the counter)".to_string(),
+        |n| n.to_string(),
+    );
+    format!(
+        "{} {} server on {} stopped after {:.1} s: {} connections ({} refused, {} failed), \
+         {} bytes in, {} bytes out, syscalls {syscalls}, CPU user {:.2} s sys {:.2} s",
+        stats.engine,
+        stats.proto,
+        stats.address,
+        stats.seconds,
+        stats.counters.connections_accepted,
+        stats.counters.connections_refused,
+        stats.counters.connections_failed,
+        stats.counters.bytes_received,
+        stats.counters.bytes_sent,
+        stats.cpu_user_s,
+        stats.cpu_sys_s,
+    )
+}

@@ -1,0 +1,100 @@
+//! The two settings of this VM that decide network numbers more than any I/O API does
+//! (FINDINGS.md): the scheduling class (other work on the machine made echo numbers 2–9× lower
+//! until server and client ran under SCHED_FIFO) and the idle state (one connection measures
+//! the vCPU's wake-up path; holding `/dev/cpu_dma_latency` at 0 makes idle vCPUs poll instead
+//! of halting and gave 3–7× more). A study either sets them or records that it did not; both
+//! go into every row's `params`.
+
+use std::io::Write;
+
+use anyhow::Context;
+
+/// Scheduling class for the server and the load generator.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Sched {
+    /// The default time-sharing class (SCHED_OTHER).
+    #[default]
+    Other,
+    /// SCHED_FIFO at priority 50, as `chrt -f 50` (real-time: preempts ordinary work).
+    Fifo,
+}
+
+/// The real-time priority `--sched fifo` uses (the priority FINDINGS measured with).
+const FIFO_PRIORITY: i32 = 50;
+
+impl Sched {
+    pub fn name(self) -> &'static str {
+        match self {
+            Sched::Other => "other",
+            Sched::Fifo => "fifo",
+        }
+    }
+
+    /// Applies the class to the calling thread; threads it starts later inherit it.
+    pub fn apply_to_current_thread(self) -> anyhow::Result<()> {
+        let (policy, priority) = match self {
+            Sched::Other => (libc::SCHED_OTHER, 0),
+            Sched::Fifo => (libc::SCHED_FIFO, FIFO_PRIORITY),
+        };
+        let param = libc::sched_param {
+            sched_priority: priority,
+        };
+        // SAFETY: pid 0 is the calling thread; param is a valid sched_param.
+        let result = unsafe { libc::sched_setscheduler(0, policy, &param) };
+        if result != 0 {
+            let error = std::io::Error::last_os_error();
+            anyhow::bail!(
+                "cannot switch to SCHED_{} ({error}); real-time scheduling needs root or \
+                 CAP_SYS_NICE",
+                self.name().to_uppercase()
+            );
+        }
+        Ok(())
+    }
+}
+
+/// Idle state of the CPUs during a study.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Idle {
+    /// Whatever the kernel's cpuidle governor does (idle vCPUs halt and must be woken).
+    #[default]
+    Default,
+    /// Hold `/dev/cpu_dma_latency` open at 0 µs: idle CPUs poll, wake-ups are immediate.
+    Poll,
+}
+
+impl Idle {
+    pub fn name(self) -> &'static str {
+        match self {
+            Idle::Default => "default",
+            Idle::Poll => "poll",
+        }
+    }
+
+    /// Applies the idle state; it lasts as long as the returned guard.
+    pub fn hold(self) -> anyhow::Result<Option<IdleGuard>> {
+        match self {
+            Idle::Default => Ok(None),
+            Idle::Poll => IdleGuard::poll().map(Some),
+        }
+    }
+}
+
+/// Keeps the PM QoS request alive: the kernel drops it when the file is closed, which
+/// dropping the guard does.
+pub struct IdleGuard {
+    _file: std::fs::File,
+}
+
+impl IdleGuard {
+    fn poll() -> anyhow::Result<IdleGuard> {
+        const PATH: &str = "/dev/cpu_dma_latency";
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .open(PATH)
+            .with_context(|| format!("cannot open {PATH} to keep CPUs out of deep idle"))?;
+        file.write_all(&0i32.to_ne_bytes())
+            .with_context(|| format!("cannot write 0 to {PATH}"))?;
+        Ok(IdleGuard { _file: file })
+    }
+}
