@@ -536,6 +536,8 @@ mod tests {
         let usage = Usage::of_pid(pid).expect("a living child has /proc entries");
         assert!(usage.cpu_user_s >= 0.0 && usage.ctx_switches_voluntary < 1000);
         if let Ok(mut counter) = ProcessSyscallCounter::open(pid) {
+            // Let the child finish exec and start-up (loader syscalls) and fall asleep first.
+            std::thread::sleep(Duration::from_millis(300));
             counter.start();
             std::thread::sleep(Duration::from_millis(50));
             // A sleeping process makes no syscalls while it sleeps.
