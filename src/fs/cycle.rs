@@ -12,12 +12,11 @@ use std::process::ExitCode;
 use serde_json::{Map, Value};
 
 use crate::cli::{size_arg, CommonArgs};
-use crate::fs::scratch::{stamp_blocks, AlignedBuffer, Scratch};
-use crate::fs::{make_engine, runnable, select_engines, CycleJob, EngineDef, Workload};
+use crate::fs::study::{FileStudy, RunContext};
+use crate::fs::{make_engine, CycleJob, Workload};
 use crate::measure::meter_for_run;
-use crate::progress::{stopped, Progress};
+use crate::progress::stopped;
 use crate::row::Row;
-use crate::units::format_size;
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct CycleArgs {
@@ -50,87 +49,46 @@ pub struct CycleArgs {
 }
 
 impl CycleArgs {
-    fn check(&self) -> anyhow::Result<()> {
-        anyhow::ensure!(self.size > 0, "--size must be more than 0 bytes");
-        anyhow::ensure!(self.page_size > 0, "--page-size must be more than 0 bytes");
-        anyhow::ensure!(self.page_size <= 1 << 30, "--page-size must be at most 1G");
-        if self.direct {
-            anyhow::ensure!(
-                self.page_size.is_multiple_of(512) && self.size.is_multiple_of(512),
-                "--direct needs --page-size and --size to be multiples of 512 bytes (got {} and {})",
-                self.page_size,
-                self.size
-            );
+    fn study(&self) -> FileStudy<'_> {
+        FileStudy {
+            workload: Workload::Cycle,
+            common: &self.common,
+            dir: &self.dir,
+            size: self.size,
+            block_size: self.page_size,
+            block_flag: "--page-size",
+            depth: self.depth,
+            direct: self.direct,
+            fresh: self.fresh,
+            seed: self.seed,
+            durable_setup: true,
         }
-        Ok(())
     }
 
     fn params(&self) -> Map<String, Value> {
-        let mut params = Map::new();
-        params.insert("size".into(), Value::from(format_size(self.size)));
-        params.insert("page_size".into(), Value::from(format_size(self.page_size)));
-        params.insert("depth".into(), Value::from(self.depth));
-        params.insert(
-            "file".into(),
-            Value::from(if self.fresh { "fresh" } else { "overwrite" }),
-        );
-        params.insert(
-            "sync".into(),
-            Value::from(if self.fdatasync { "fdatasync" } else { "fsync" }),
-        );
-        params.insert("direct".into(), Value::from(self.direct));
-        params.insert("seed".into(), Value::from(self.seed));
+        let mut params = self.study().params();
+        let sync = if self.fdatasync { "fdatasync" } else { "fsync" };
+        params.insert("sync".into(), Value::from(sync));
         params
     }
 }
 
 pub fn run(args: &CycleArgs) -> anyhow::Result<ExitCode> {
-    args.check()?;
-    let engines = runnable(
-        select_engines(Workload::Cycle, &args.common.engine)?,
-        &args.common,
-    )?;
-    if let Some(cpu) = args.common.cpu {
-        crate::pin::pin_current_thread(cpu)?;
-    }
-    let scratch = Scratch::create(&args.dir)?;
-    let file = scratch.open(args.direct)?;
-    let mut data = AlignedBuffer::random(args.size as usize, args.seed);
-    if !args.fresh {
-        super::write::lay_out(&file, data.as_slice(), args.page_size as usize)?;
-        rustix::fs::fsync(&file).map_err(|error| crate::fs::blocking::io_error("fsync", error))?;
-    }
-    let progress = Progress::new(
-        u64::from(args.common.runs) * engines.len() as u64,
-        args.common.quiet,
-    );
-    let named: Vec<(&EngineDef, &str)> = engines.iter().map(|e| (*e, e.name)).collect();
-    let outcome = crate::study::run_alternating(&args.common, &named, &progress, |def, run| {
-        stamp_blocks(data.as_mut_slice(), args.page_size as usize, run);
-        if args.fresh {
-            file.set_len(0)
-                .map_err(|error| anyhow::anyhow!("cannot truncate the file ({error})"))?;
-            rustix::fs::fsync(&file)
-                .map_err(|error| crate::fs::blocking::io_error("fsync", error))?;
-        }
-        let row = measure_run(args, def, run, &file, &data)?;
-        progress.line(seed_line(&row, args));
-        Ok(row)
-    });
-    progress.finish();
-    drop(file);
-    drop(scratch);
-    crate::study::finish(&args.common, &args.dir, outcome)
+    args.study().run(
+        |context| measure_run(args, context),
+        |row| seed_line(row, args),
+    )
 }
 
-fn measure_run(
-    args: &CycleArgs,
-    def: &EngineDef,
-    run: u32,
-    file: &std::fs::File,
-    data: &AlignedBuffer,
-) -> anyhow::Result<Row> {
+fn measure_run(args: &CycleArgs, context: &RunContext) -> anyhow::Result<Row> {
     use std::os::fd::AsFd;
+    let RunContext {
+        def,
+        run,
+        file,
+        data,
+        ..
+    } = *context;
     let job = CycleJob {
         file: file.as_fd(),
         data: data.as_slice(),

@@ -6,6 +6,7 @@
 pub mod blocking;
 pub mod cycle;
 pub mod scratch;
+pub mod study;
 pub mod uring;
 pub mod write;
 

@@ -13,12 +13,12 @@ use std::time::{Duration, Instant};
 use serde_json::{Map, Value};
 
 use crate::cli::{duration_arg, size_arg, CommonArgs};
-use crate::fs::scratch::{stamp_blocks, verify_file, AlignedBuffer, Scratch};
-use crate::fs::{make_engine, select_engines, EngineDef, Workload, WriteJob};
+use crate::fs::scratch::verify_file;
+use crate::fs::study::{FileStudy, RunContext};
+use crate::fs::{make_engine, Workload, WriteJob};
 use crate::measure::meter_for_run;
-use crate::progress::{stopped, Progress};
+use crate::progress::stopped;
 use crate::row::Row;
-use crate::units::format_size;
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct WriteArgs {
@@ -56,105 +56,45 @@ pub struct WriteArgs {
 }
 
 impl WriteArgs {
-    fn check(&self) -> anyhow::Result<()> {
-        anyhow::ensure!(self.size > 0, "--size must be more than 0 bytes");
-        anyhow::ensure!(
-            self.block_size > 0,
-            "--block-size must be more than 0 bytes"
-        );
-        anyhow::ensure!(
-            self.block_size <= 1 << 30,
-            "--block-size {} is larger than the 1G a single write can take",
-            format_size(self.block_size)
-        );
-        if self.direct {
-            anyhow::ensure!(
-                self.block_size.is_multiple_of(512) && self.size.is_multiple_of(512),
-                "--direct needs --block-size and --size to be multiples of 512 bytes (got {} and {})",
-                self.block_size,
-                self.size
-            );
+    fn study(&self) -> FileStudy<'_> {
+        FileStudy {
+            workload: Workload::Write,
+            common: &self.common,
+            dir: &self.dir,
+            size: self.size,
+            block_size: self.block_size,
+            block_flag: "--block-size",
+            depth: self.depth,
+            direct: self.direct,
+            fresh: self.fresh,
+            seed: self.seed,
+            durable_setup: false,
         }
-        Ok(())
     }
 
     fn params(&self) -> Map<String, Value> {
-        let mut params = Map::new();
-        params.insert("size".into(), Value::from(format_size(self.size)));
-        params.insert(
-            "block_size".into(),
-            Value::from(format_size(self.block_size)),
-        );
-        params.insert("depth".into(), Value::from(self.depth));
-        params.insert(
-            "file".into(),
-            Value::from(if self.fresh { "fresh" } else { "overwrite" }),
-        );
-        params.insert("direct".into(), Value::from(self.direct));
+        let mut params = self.study().params();
         params.insert("fsync_end".into(), Value::from(self.fsync_end));
-        params.insert("seed".into(), Value::from(self.seed));
         params
     }
 }
 
 pub fn run(args: &WriteArgs) -> anyhow::Result<ExitCode> {
-    args.check()?;
-    let engines = crate::fs::runnable(
-        select_engines(Workload::Write, &args.common.engine)?,
-        &args.common,
-    )?;
-    if let Some(cpu) = args.common.cpu {
-        crate::pin::pin_current_thread(cpu)?;
-    }
-    let scratch = Scratch::create(&args.dir)?;
-    let file = scratch.open(args.direct)?;
-    let mut data = AlignedBuffer::random(args.size as usize, args.seed);
-    if !args.fresh {
-        lay_out(&file, data.as_slice(), args.block_size as usize)?;
-    }
-    let progress = Progress::new(
-        u64::from(args.common.runs) * engines.len() as u64,
-        args.common.quiet,
-    );
-    let named: Vec<(&EngineDef, &str)> = engines.iter().map(|e| (*e, e.name)).collect();
-    let outcome = crate::study::run_alternating(&args.common, &named, &progress, |def, run| {
-        stamp_blocks(data.as_mut_slice(), args.block_size as usize, run);
-        if args.fresh {
-            file.set_len(0)
-                .map_err(|error| anyhow::anyhow!("cannot truncate the file ({error})"))?;
-        }
-        let row = measure_run(args, def, run, &file, &data, &scratch)?;
-        progress.line(seed_line(&row, args.block_size));
-        Ok(row)
-    });
-    progress.finish();
-    drop(file);
-    drop(scratch);
-    crate::study::finish(&args.common, &args.dir, outcome)
+    args.study().run(
+        |context| measure_run(args, context),
+        |row| seed_line(row, args.block_size),
+    )
 }
 
-/// Writes the whole file once with plain writes, untimed: allocates its blocks and warms the
-/// page cache, so overwrite runs measure the API, not block allocation or cold memory. It
-/// writes in the runs' own block size (as fio lays out its files): on Linux 6.18 ext4 caches
-/// large writes in large folios, and 4 KiB overwrites of those ran 2x slower here.
-pub fn lay_out(file: &std::fs::File, data: &[u8], block_size: usize) -> anyhow::Result<()> {
-    use std::os::unix::fs::FileExt;
-    for (index, chunk) in data.chunks(block_size).enumerate() {
-        file.write_all_at(chunk, (index * block_size) as u64)
-            .map_err(|error| crate::fs::blocking::io_error("laying out the file", error))?;
-    }
-    Ok(())
-}
-
-fn measure_run(
-    args: &WriteArgs,
-    def: &EngineDef,
-    run: u32,
-    file: &std::fs::File,
-    data: &AlignedBuffer,
-    scratch: &Scratch,
-) -> anyhow::Result<Row> {
+fn measure_run(args: &WriteArgs, context: &RunContext) -> anyhow::Result<Row> {
     use std::os::fd::AsFd;
+    let RunContext {
+        def,
+        run,
+        file,
+        data,
+        scratch,
+    } = *context;
     let limit = Some(args.runtime).filter(|limit| !limit.is_zero());
     let deadline = limit.map(|limit| (Instant::now() + limit, Cell::new(0u32)));
     let should_stop = || {
