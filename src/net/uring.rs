@@ -367,7 +367,8 @@ impl Server<'_> {
             if connection.closing {
                 self.release_pending(slot);
             } else {
-                let input = self.chunk_bytes(slot, 0);
+                let newest = self.connections[slot].pending.len() - 1;
+                let input = self.chunk_bytes(slot, newest);
                 match self.config.proto.reply(input) {
                     Reply::Input => {}
                 }
