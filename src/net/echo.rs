@@ -112,6 +112,7 @@ pub fn run(args: &EchoArgs) -> anyhow::Result<ExitCode> {
     let cells = engines.len() * connection_counts.len() * payloads.len() * args.runs as usize;
     let progress = Progress::new(cells as u64, args.quiet);
     let mut rows = Vec::with_capacity(cells);
+    let mut failure: Option<anyhow::Error> = None;
     'study: for run in 1..=args.runs {
         for &payload_bytes in &payloads {
             for &connections in &connection_counts {
@@ -135,9 +136,16 @@ pub fn run(args: &EchoArgs) -> anyhow::Result<ExitCode> {
                         sched: args.sched,
                         mode: Mode::PingPong,
                     };
-                    let row = run_cell(engine, plan, run, args).with_context(|| {
-                        format!("{} with {connections} connections", engine.name)
-                    })?;
+                    let row = match run_cell(engine, plan, run, args) {
+                        Ok(row) => row,
+                        Err(error) => {
+                            // Keep what finished: it is written below, then the error.
+                            let cell =
+                                format!("{} run {run} with {connections} connections", engine.name);
+                            failure = Some(error.context(cell));
+                            break 'study;
+                        }
+                    };
                     progress.line(format!(
                         "{:<16} run {run} conn {connections:>4} payload {payload_bytes:>5} B: \
                          {:>9.0} msg/s, {:.2} syscalls/msg, {:.1} µs server CPU/msg",
@@ -167,6 +175,9 @@ pub fn run(args: &EchoArgs) -> anyhow::Result<ExitCode> {
             }
         }
         format => crate::output::emit(&document, format, args.output.as_deref())?,
+    }
+    if let Some(error) = failure {
+        return Err(error);
     }
     if crate::progress::stopped() {
         anyhow::bail!("interrupted; the runs that finished are above");
@@ -361,7 +372,7 @@ pub fn render_study(rows: &[Row], connection_counts: &[usize]) -> String {
     }
     let mut text = String::new();
     type Metric = (&'static str, fn(&[&Row]) -> String);
-    let metrics: [Metric; 5] = [
+    let metrics: [Metric; 6] = [
         ("messages/s, median (best) of the runs", |runs| {
             let rates: Vec<f64> = runs.iter().map(|r| r.ops_per_sec).collect();
             let best = rates.iter().copied().fold(0.0, f64::max);
@@ -381,6 +392,20 @@ pub fn render_study(rows: &[Row], connection_counts: &[usize]) -> String {
                 .collect();
             format!("{:.1}", median(&values))
         }),
+        (
+            "client CPU µs per message, median (its sends run the server's TCP receive)",
+            |runs| {
+                let values: Vec<f64> = runs
+                    .iter()
+                    .map(|r| {
+                        let client =
+                            r.client_cpu_user_s.unwrap_or(0.0) + r.client_cpu_sys_s.unwrap_or(0.0);
+                        per_message(r, client * 1e6)
+                    })
+                    .collect();
+                format!("{:.1}", median(&values))
+            },
+        ),
         (
             "server core softirq / steal share of the window, median",
             |runs| {
@@ -475,4 +500,79 @@ fn cell_text(runs: &[&Row], metric: fn(&[&Row]) -> String) -> String {
 
 fn param(row: &Row, key: &str) -> Option<u64> {
     row.params.get(key).and_then(Value::as_u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(engine: &str, connections: u64, ops_per_sec: f64, saturated: bool) -> Row {
+        let mut params = Map::new();
+        params.insert("connections".into(), Value::from(connections));
+        params.insert("payload_bytes".into(), Value::from(64));
+        Row {
+            workload: "echo".into(),
+            engine: engine.into(),
+            params,
+            seconds: 1.0,
+            ops: ops_per_sec as u64,
+            ops_per_sec,
+            syscalls: 2 * ops_per_sec as u64,
+            cpu_sys_s: 0.5,
+            verified: true,
+            client_saturated: Some(saturated),
+            ..Row::default()
+        }
+    }
+
+    #[test]
+    fn the_table_has_engines_as_rows_and_connections_as_columns() {
+        let rows = vec![
+            row("epoll", 1, 10_000.0, false),
+            row("uring", 1, 12_000.0, false),
+            row("epoll", 1, 30_000.0, false),
+            row("uring", 1, 14_000.0, false),
+            row("epoll", 50, 100_000.0, true),
+            row("epoll", 1, 20_000.0, false),
+        ];
+        let text = render_study(&rows, &[1, 50]);
+        let line = text
+            .lines()
+            .find(|line| line.starts_with("| epoll"))
+            .expect("an epoll row");
+        assert!(line.contains("20000 (30000)"), "median (best): {line}");
+        assert!(
+            line.contains("100000 (100000)*"),
+            "saturated marker: {line}"
+        );
+        let uring = text
+            .lines()
+            .find(|line| line.starts_with("| uring"))
+            .unwrap();
+        assert!(
+            uring.contains("13000 (14000)") && uring.contains(" - "),
+            "{uring}"
+        );
+        assert!(text.contains("server syscalls per message"));
+        assert!(text.contains(" 2.00 |"), "syscalls per message: {text}");
+    }
+
+    #[test]
+    fn an_unverified_run_is_marked_in_every_table() {
+        let mut bad = row("epoll", 1, 10_000.0, false);
+        bad.verified = false;
+        bad.notes
+            .push("NOT VERIFIED: 1 echoes came back with different bytes".into());
+        let text = render_study(&[bad], &[1]);
+        assert!(text.matches("NOT VERIFIED").count() >= 6, "{text}");
+    }
+
+    #[test]
+    fn lists_reject_zero_and_garbage_with_the_flag_name() {
+        let parse = |text: &str| text.parse::<usize>().ok().filter(|&n| n > 0);
+        let good = parse_list(&["1".into(), " 50".into()], "--connections", parse).unwrap();
+        assert_eq!(good, [1, 50]);
+        let error = parse_list(&["0".into()], "--connections", parse).unwrap_err();
+        assert!(error.to_string().contains("--connections value '0'"));
+    }
 }
