@@ -55,12 +55,17 @@ pub enum Command {
 pub enum ServeCommand {
     /// An echo server: every byte received is sent back, in order.
     Echo(crate::net::serve::ServeArgs),
+    /// An HTTP/1.1 server with a fixed `200 OK` (keep-alive, pipelining, limits).
+    Http(crate::net::serve::HttpServeArgs),
 }
 
 #[derive(Subcommand, Debug)]
 pub enum LoadCommand {
     /// Closed-loop echo load: per connection, send a message, wait for the whole echo, compare.
     Echo(crate::net::load::LoadArgs),
+    /// HTTP/1.1 keep-alive load: closed loop (as wrk), or open loop with --rate (as wrk2);
+    /// every response framed and its status counted.
+    Http(crate::net::load::HttpLoadArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -126,6 +131,8 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Fs(FsCommand::Cycle(args)) => crate::fs::cycle::run(&args),
         Command::Echo(args) => crate::net::echo::run(&args),
         Command::Serve(ServeCommand::Echo(args)) => crate::net::serve::run_echo(&args),
+        Command::Serve(ServeCommand::Http(args)) => crate::net::serve::run_http(&args),
         Command::Load(LoadCommand::Echo(args)) => crate::net::load::run_echo(&args),
+        Command::Load(LoadCommand::Http(args)) => crate::net::load::run_http(&args),
     }
 }

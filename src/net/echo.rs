@@ -21,7 +21,7 @@ use anyhow::Context;
 use comfy_table::{presets, Cell, CellAlignment, Table};
 use serde_json::{Map, Value};
 
-use super::load::{echo_row, run as run_load, LoadPlan, Mode, WindowEdge};
+use super::load::{load_row, run as run_load, LoadPlan, Mode, WindowEdge};
 use super::{select_engines, EngineDef};
 use crate::cli::duration_arg;
 use crate::measure::{CoreTimes, Measured, ProcessMeter};
@@ -134,6 +134,7 @@ pub fn run(args: &EchoArgs) -> anyhow::Result<ExitCode> {
                         cpu: Some(args.client_cpu),
                         sched: args.sched,
                         mode: Mode::PingPong,
+                        http: None,
                     };
                     let row = run_cell(engine, plan, run, args).with_context(|| {
                         format!("{} with {connections} connections", engine.name)
@@ -246,7 +247,7 @@ fn run_cell(
     params.insert("idle".into(), Value::from(args.idle.name()));
     params.insert("server_cpu".into(), Value::from(args.server_cpu));
     params.insert("client_cpu".into(), Value::from(args.client_cpu));
-    let mut row = echo_row(engine.name, params, run, &plan, &report, Some(&measured));
+    let mut row = load_row(engine.name, params, run, &plan, &report, Some(&measured));
     let [server_core, client_core] = cores_during;
     row.server_core_softirq_s = server_core.map(|t| t.softirq_s);
     row.server_core_steal_s = server_core.map(|t| t.steal_s);

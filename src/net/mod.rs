@@ -12,6 +12,7 @@ pub mod blocking;
 pub mod buf_ring;
 pub mod echo;
 pub mod epoll;
+pub mod http;
 pub mod load;
 pub mod proto;
 pub mod serve;

@@ -26,6 +26,7 @@ use io_uring::{cqueue, opcode, squeue, types, SubmissionQueue};
 use slab::Slab;
 
 use super::buf_ring::BufRing;
+use super::http::{Responses, ServerSession, SliceOf};
 use super::proto::Reply;
 use super::{ServerConfig, ServerCounters, UringOptions, STOP_POLL_INTERVAL};
 use crate::progress::stopped;
@@ -113,11 +114,21 @@ impl Token {
     }
 }
 
-/// Bytes received and not yet all sent back: a pool buffer, or the connection's own buffer.
+/// Where the bytes of a chunk live.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Source {
+    /// A pool buffer that received them (multishot engines, echo).
+    Pool(u16),
+    /// The connection's own receive buffer (plain engine, echo).
+    Own,
+    /// A slice of the prebuilt HTTP responses, which outlive every connection.
+    Response(SliceOf),
+}
+
+/// Bytes queued to send and not yet all sent.
 #[derive(Clone, Copy, Debug)]
 struct Chunk {
-    /// Pool buffer id; unused by the plain engine.
-    buffer_id: u16,
+    source: Source,
     len: u32,
     sent: u32,
 }
@@ -133,6 +144,9 @@ struct Connection {
     /// Waiting for a pool buffer after a recv ended with ENOBUFS.
     starved: bool,
     closing: bool,
+    /// The protocol ended the connection: close once the queued output is sent.
+    close_after_send: bool,
+    session: ServerSession,
     /// The plain engine's receive buffer (empty for the multishot engines).
     own_buffer: Box<[u8]>,
     pending: VecDeque<Chunk>,
@@ -143,6 +157,8 @@ struct Server<'a> {
     config: ServerConfig,
     counters: &'a ServerCounters,
     listener: types::Fd,
+    /// The HTTP responses chunks point into (None for echo).
+    responses: Option<&'static Responses>,
     connections: Slab<Connection>,
     pool: Option<&'a mut BufRing>,
     /// Pool buffers held by connections (received, not yet sent).
@@ -177,6 +193,7 @@ pub fn serve(
         config,
         counters,
         listener: types::Fd(listener.as_raw_fd()),
+        responses: config.proto.responses(),
         connections: Slab::new(),
         pool: pool.as_mut(),
         pool_held: 0,
@@ -288,6 +305,8 @@ impl Server<'_> {
             cancel_sent: false,
             starved: false,
             closing: false,
+            close_after_send: false,
+            session: ServerSession::default(),
             own_buffer,
             pending: VecDeque::new(),
         });
@@ -344,30 +363,27 @@ impl Server<'_> {
         }
         if result > 0 {
             let len = result as u32;
-            let buffer_id = match cqueue::buffer_select(flags) {
+            let source = match cqueue::buffer_select(flags) {
                 Some(id) => {
                     self.pool_held += 1;
                     debug_assert!(self.pool_held <= usize::from(POOL_BUFFERS));
-                    id
+                    Source::Pool(id)
                 }
-                None => 0,
+                None => Source::Own,
             };
             debug_assert_eq!(multishot, cqueue::buffer_select(flags).is_some());
             ServerCounters::add(&self.counters.bytes_received, u64::from(len));
-            let connection = &mut self.connections[slot];
-            connection.pending.push_back(Chunk {
-                buffer_id,
-                len,
-                sent: 0,
-            });
-            if connection.closing {
+            if self.connections[slot].closing {
+                self.connections[slot].pending.push_back(Chunk {
+                    source,
+                    len,
+                    sent: 0,
+                });
                 self.release_pending(slot);
             } else {
-                let input = self.chunk_bytes(slot, 0);
-                match self.config.proto.reply(input) {
-                    Reply::Input => {}
-                }
-                if !self.connections[slot].send_in_flight {
+                self.reply(sq, slot, source, len);
+                let connection = &self.connections[slot];
+                if !connection.send_in_flight && !connection.pending.is_empty() {
                     self.send_head(sq, slot);
                 }
                 self.limit_backlog(sq, slot);
@@ -410,8 +426,8 @@ impl Server<'_> {
         debug_assert!(head.sent <= head.len);
         if head.sent == head.len {
             let done = connection.pending.pop_front().expect("the head");
-            if self.options.multishot {
-                self.recycle(sq, done.buffer_id);
+            if let Source::Pool(buffer_id) = done.source {
+                self.recycle(sq, buffer_id);
             }
         }
         let connection = &self.connections[slot];
@@ -420,16 +436,63 @@ impl Server<'_> {
         } else if !connection.pending.is_empty() {
             // A short send: the rest of the head, or the next chunk, goes out next.
             self.send_head(sq, slot);
+        } else if connection.close_after_send {
+            // The last response is out: FIN behind it, then close once the kernel lets go.
+            let _ = rustix::net::shutdown(&connection.fd, rustix::net::Shutdown::Write);
+            self.start_closing(sq, slot);
         }
         self.rearm_or_close(sq, slot);
+    }
+
+    /// Queues what the protocol answers to `len` bytes just received into `source`.
+    fn reply(&mut self, sq: &mut SubmissionQueue<'_>, slot: usize, source: Source, len: u32) {
+        let connection = &mut self.connections[slot];
+        let input = match source {
+            Source::Pool(id) => {
+                let pool = self.pool.as_deref().expect("multishot has a pool");
+                pool.bytes(id, len as usize)
+            }
+            Source::Own => &connection.own_buffer[..len as usize],
+            Source::Response(_) => unreachable!("responses are never received"),
+        };
+        let reply = self.config.proto.reply(&mut connection.session, input);
+        let http = match reply {
+            Reply::Input => {
+                connection.pending.push_back(Chunk {
+                    source,
+                    len,
+                    sent: 0,
+                });
+                return;
+            }
+            Reply::Http(http) => http,
+        };
+        let responses = self.responses.expect("HTTP has responses");
+        connection.close_after_send |= http.closing.is_some();
+        responses.for_each_slice(http, |of| {
+            connection.pending.push_back(Chunk {
+                source: Source::Response(of),
+                len: responses.slice(of).len() as u32,
+                sent: 0,
+            });
+        });
+        // The request bytes are parsed (the session copied any unfinished head): the buffer
+        // goes back to the pool at once.
+        if let Source::Pool(buffer_id) = source {
+            self.recycle(sq, buffer_id);
+        }
     }
 
     fn chunk_bytes(&self, slot: usize, index: usize) -> &[u8] {
         let connection = &self.connections[slot];
         let chunk = connection.pending[index];
-        match self.pool.as_deref() {
-            Some(pool) => pool.bytes(chunk.buffer_id, chunk.len as usize),
-            None => &connection.own_buffer[..chunk.len as usize],
+        match chunk.source {
+            Source::Pool(id) => {
+                let pool = self.pool.as_deref().expect("multishot has a pool");
+                pool.bytes(id, chunk.len as usize)
+            }
+            Source::Own => &connection.own_buffer[..chunk.len as usize],
+            Source::Response(of) => self.responses.expect("HTTP has responses").slice(of),
         }
     }
 
@@ -490,9 +553,9 @@ impl Server<'_> {
         debug_assert!(connection.closing);
         let keep = usize::from(connection.send_in_flight);
         let released: Vec<Chunk> = connection.pending.drain(keep..).collect();
-        if self.options.multishot {
-            for chunk in released {
-                self.recycle_quietly(chunk.buffer_id);
+        for chunk in released {
+            if let Source::Pool(buffer_id) = chunk.source {
+                self.recycle_quietly(buffer_id);
             }
         }
     }
@@ -535,7 +598,7 @@ impl Server<'_> {
             // One buffer per connection: read again only once it is all sent back.
             connection.pending.is_empty()
         };
-        if !connection.recv_armed && may_read {
+        if !connection.recv_armed && may_read && !connection.close_after_send {
             self.arm_recv(sq, slot);
         }
     }
