@@ -221,6 +221,11 @@ pub fn serve(
         for cqe in &mut cq {
             server.complete(&mut sq, cqe.user_data(), cqe.result(), cqe.flags());
         }
+        // Publish the new head before entering the kernel again. A split completion queue
+        // writes its head back only on sync; without this the kernel still counts the CQEs
+        // just reaped as waiting, so the next wait for one completion returns at once, empty:
+        // one wasted io_uring_enter per loop (measured: exactly one per message at 1 conn).
+        cq.sync();
     }
     // Closing the fds first and then the ring cancels whatever is still in flight.
     server.connections.clear();
