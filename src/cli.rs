@@ -43,6 +43,9 @@ pub enum Command {
     /// Echo study (seeds 000 and 004): every server engine as a child process on one core, the
     /// load generator on the other, connections x payload x runs, engines alternating.
     Echo(crate::net::echo::EchoArgs),
+    /// HTTP study (seed 001): fixed-response HTTP/1.1 servers per engine as child processes on
+    /// one core, ringside's HTTP load generator on the other; seed 001's table.
+    Http(crate::net::http_study::HttpArgs),
     /// Run one network server engine until Ctrl-C/SIGTERM, for any client to drive.
     #[command(subcommand)]
     Serve(ServeCommand),
@@ -130,6 +133,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Fs(FsCommand::Write(args)) => crate::fs::write::run(&args),
         Command::Fs(FsCommand::Cycle(args)) => crate::fs::cycle::run(&args),
         Command::Echo(args) => crate::net::echo::run(&args),
+        Command::Http(args) => crate::net::http_study::run(&args),
         Command::Serve(ServeCommand::Echo(args)) => crate::net::serve::run_echo(&args),
         Command::Serve(ServeCommand::Http(args)) => crate::net::serve::run_http(&args),
         Command::Load(LoadCommand::Echo(args)) => crate::net::load::run_echo(&args),
