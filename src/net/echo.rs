@@ -377,7 +377,7 @@ pub fn render_study(rows: &[Row], connection_counts: &[usize]) -> String {
     }
     let mut text = String::new();
     type Metric = (&'static str, fn(&[&Row]) -> String);
-    let metrics: [Metric; 5] = [
+    let metrics: [Metric; 6] = [
         ("messages/s, median (best) of the runs", |runs| {
             let rates: Vec<f64> = runs.iter().map(|r| r.ops_per_sec).collect();
             let best = rates.iter().copied().fold(0.0, f64::max);
@@ -397,6 +397,20 @@ pub fn render_study(rows: &[Row], connection_counts: &[usize]) -> String {
                 .collect();
             format!("{:.1}", median(&values))
         }),
+        (
+            "client CPU µs per message, median (its sends run the server's TCP receive)",
+            |runs| {
+                let values: Vec<f64> = runs
+                    .iter()
+                    .map(|r| {
+                        let client =
+                            r.client_cpu_user_s.unwrap_or(0.0) + r.client_cpu_sys_s.unwrap_or(0.0);
+                        per_message(r, client * 1e6)
+                    })
+                    .collect();
+                format!("{:.1}", median(&values))
+            },
+        ),
         (
             "server core softirq / steal share of the window, median",
             |runs| {
