@@ -1096,6 +1096,71 @@ pub fn load_row(
     row
 }
 
+/// What the generic table leaves out of an HTTP row, laid out as wrk prints it: the latency
+/// distribution (corrected and uncorrected side by side in an open loop), statuses, errors.
+fn http_summary(row: &Row) -> String {
+    let ms = |ns: Option<u64>| ns.map_or("-".to_string(), |ns| format!("{:.3}", ns as f64 / 1e6));
+    let mut text = format!("requests/s {:.0}", row.ops_per_sec);
+    if let (Some(target), Some(late)) = (row.ops_per_sec_target, row.ops_late) {
+        text.push_str(&format!(" (target {target:.0}, {late} sent late)"));
+    }
+    text.push_str("\nlatency ms      p50      p90      p99    p99.9      max\n");
+    let mut lines = vec![(
+        if row.ops_per_sec_target.is_some() {
+            "corrected"
+        } else {
+            ""
+        },
+        [
+            row.latency_ns_p50,
+            row.latency_ns_p90,
+            row.latency_ns_p99,
+            row.latency_ns_p999,
+        ],
+        row.latency_ns_max,
+    )];
+    if row.ops_per_sec_target.is_some() {
+        lines.push((
+            "uncorrected",
+            [
+                row.latency_uncorrected_ns_p50,
+                row.latency_uncorrected_ns_p90,
+                row.latency_uncorrected_ns_p99,
+                row.latency_uncorrected_ns_p999,
+            ],
+            row.latency_uncorrected_ns_max,
+        ));
+    }
+    for (label, quantiles, max) in lines {
+        text.push_str(&format!("{label:<11}"));
+        for value in quantiles.into_iter().chain([max]) {
+            text.push_str(&format!(" {:>8}", ms(value)));
+        }
+        text.push('\n');
+    }
+    let statuses: Vec<String> = row
+        .status_counts
+        .iter()
+        .map(|(status, count)| format!("{status}: {count}"))
+        .collect();
+    text.push_str(&format!("statuses {}\n", statuses.join(", ")));
+    let count = |kind: &str| {
+        row.error_counts
+            .get(kind)
+            .and_then(Value::as_u64)
+            .unwrap_or(0)
+    };
+    text.push_str(&format!(
+        "socket errors: connect {}, read {}, write {}, timeout {}; unframeable responses {}\n",
+        count("connect"),
+        count("reset"),
+        count("write"),
+        count("timeout"),
+        count("mismatch")
+    ));
+    text
+}
+
 /// The HTTP run's own fields: status counts, and in an open loop the target rate, the late
 /// requests and the uncorrected latency beside the corrected one.
 fn add_http_fields(row: &mut Row, plan: &LoadPlan, report: &LoadReport) {
@@ -1204,12 +1269,18 @@ fn run_command(plan: &LoadPlan, args: &LoadRunArgs) -> anyhow::Result<ExitCode> 
     }
     let row = load_row("external", Map::new(), 1, plan, &report, server.as_ref());
     let verified = row.verified;
+    let summary =
+        (plan.mode == Mode::Http && args.format == Format::Table && args.output.is_none())
+            .then(|| http_summary(&row));
     let env = crate::probe::environment(std::path::Path::new("."));
     crate::output::emit(
         &Document::new(env, vec![row]),
         args.format,
         args.output.as_deref(),
     )?;
+    if let Some(summary) = summary {
+        print!("{summary}");
+    }
     Ok(if verified {
         ExitCode::SUCCESS
     } else {
