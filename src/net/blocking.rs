@@ -3,7 +3,10 @@
 //! event loop at all, so with one client it is the floor every other engine is measured
 //! against; with more clients it cannot keep up, and the study shows that as a row, not a hang.
 //!
-//! `serve_connection` is also the body of every thread of the `threads` engine.
+//! `serve_connection` is also the body of every thread of the `threads` engine. It speaks
+//! whichever `Proto` it is given: an echo sends the input back, HTTP sends the responses the
+//! connection's `ServerSession` owes (one slice of the prebuilt responses when it can, else
+//! assembled), and closes after a closing one.
 
 use std::os::fd::OwnedFd;
 

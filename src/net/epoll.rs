@@ -7,7 +7,9 @@
 //! connection starves the others). Draining: a `send` was short or hit EAGAIN, the unsent rest
 //! waits in the connection's pending output, interest switches to EPOLLOUT only, and the
 //! connection reads nothing until its output is gone. So a client that never reads costs the
-//! server at most one receive buffer, and bytes can never be reordered.
+//! server at most one receive buffer, and bytes can never be reordered. With HTTP the output is
+//! the responses the connection's `ServerSession` owes rather than the input, and a closing
+//! response switches the connection to close once its output is gone (FIN behind it).
 
 use std::os::fd::OwnedFd;
 

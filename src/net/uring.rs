@@ -1,4 +1,4 @@
-//! The io_uring echo servers: one event loop, three engines that differ only in `UringOptions`.
+//! The io_uring servers (echo or HTTP, per `Proto`): one event loop, three engines that differ only in `UringOptions`.
 //!
 //! - `uring` (seed 000's net_io_uring): one accept SQE, and per connection one recv SQE into the
 //!   connection's own buffer, then one send SQE of what arrived, resubmitting the rest after a
@@ -18,6 +18,10 @@
 //! recv cancelled until it drains, so one slow reader cannot hold the whole buffer pool; an fd
 //! is closed only when the kernel holds no operation of it. `user_data` is a `Token` (op kind,
 //! connection slot, generation), so a completion that outlives its connection is recognised.
+//!
+//! With HTTP, received bytes are parsed at once (the pool buffer goes straight back) and the
+//! chunks queued are slices of the prebuilt responses, so a response is sent without a copy;
+//! after a closing response the connection reads no more and closes once it is sent.
 
 use std::collections::VecDeque;
 use std::os::fd::{AsRawFd, OwnedFd};
