@@ -506,3 +506,78 @@ fn cell_text(runs: &[&Row], metric: fn(&[&Row]) -> String) -> String {
 pub(super) fn param(row: &Row, key: &str) -> Option<u64> {
     row.params.get(key).and_then(Value::as_u64)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(engine: &str, connections: u64, ops_per_sec: f64, saturated: bool) -> Row {
+        let mut params = Map::new();
+        params.insert("connections".into(), Value::from(connections));
+        params.insert("payload_bytes".into(), Value::from(64));
+        Row {
+            workload: "echo".into(),
+            engine: engine.into(),
+            params,
+            seconds: 1.0,
+            ops: ops_per_sec as u64,
+            ops_per_sec,
+            syscalls: 2 * ops_per_sec as u64,
+            cpu_sys_s: 0.5,
+            verified: true,
+            client_saturated: Some(saturated),
+            ..Row::default()
+        }
+    }
+
+    #[test]
+    fn the_table_has_engines_as_rows_and_connections_as_columns() {
+        let rows = vec![
+            row("epoll", 1, 10_000.0, false),
+            row("uring", 1, 12_000.0, false),
+            row("epoll", 1, 30_000.0, false),
+            row("uring", 1, 14_000.0, false),
+            row("epoll", 50, 100_000.0, true),
+            row("epoll", 1, 20_000.0, false),
+        ];
+        let text = render_study(&rows, &[1, 50]);
+        let line = text
+            .lines()
+            .find(|line| line.starts_with("| epoll"))
+            .expect("an epoll row");
+        assert!(line.contains("20000 (30000)"), "median (best): {line}");
+        assert!(
+            line.contains("100000 (100000)*"),
+            "saturated marker: {line}"
+        );
+        let uring = text
+            .lines()
+            .find(|line| line.starts_with("| uring"))
+            .unwrap();
+        assert!(
+            uring.contains("13000 (14000)") && uring.contains(" - "),
+            "{uring}"
+        );
+        assert!(text.contains("server syscalls per message"));
+        assert!(text.contains(" 2.00 |"), "syscalls per message: {text}");
+    }
+
+    #[test]
+    fn an_unverified_run_is_marked_in_every_table() {
+        let mut bad = row("epoll", 1, 10_000.0, false);
+        bad.verified = false;
+        bad.notes
+            .push("NOT VERIFIED: 1 echoes came back with different bytes".into());
+        let text = render_study(&[bad], &[1]);
+        assert!(text.matches("NOT VERIFIED").count() >= 6, "{text}");
+    }
+
+    #[test]
+    fn lists_reject_zero_and_garbage_with_the_flag_name() {
+        let parse = |text: &str| text.parse::<usize>().ok().filter(|&n| n > 0);
+        let good = parse_list(&["1".into(), " 50".into()], "--connections", parse).unwrap();
+        assert_eq!(good, [1, 50]);
+        let error = parse_list(&["0".into()], "--connections", parse).unwrap_err();
+        assert!(error.to_string().contains("--connections value '0'"));
+    }
+}

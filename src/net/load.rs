@@ -1288,3 +1288,86 @@ fn run_command(plan: &LoadPlan, args: &LoadRunArgs) -> anyhow::Result<ExitCode> 
         ExitCode::from(3)
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan() -> LoadPlan {
+        LoadPlan {
+            target: SocketAddr::from(([127, 0, 0, 1], 1)),
+            connections: 2,
+            payload_bytes: 64,
+            duration: Duration::from_secs(1),
+            warmup: Duration::ZERO,
+            threads: 1,
+            timeout: Duration::from_secs(1),
+            cpu: None,
+            sched: Sched::Other,
+            mode: Mode::PingPong,
+        }
+    }
+
+    fn report(messages: u64, errors: LoadErrors) -> LoadReport {
+        let mut latency_ns = new_histogram();
+        for value in 1..=1000u64 {
+            latency_ns.record(value * 1000).unwrap();
+        }
+        LoadReport {
+            seconds: 2.0,
+            messages,
+            bytes: messages * 64,
+            latency_ns,
+            errors,
+            client_usage: Usage::default(),
+            client_syscalls: Some(10),
+            saturated_threads: 0,
+        }
+    }
+
+    #[test]
+    fn a_clean_run_is_verified_with_percentiles_from_the_histogram() {
+        let row = echo_row(
+            "epoll",
+            Map::new(),
+            1,
+            &plan(),
+            &report(1000, LoadErrors::default()),
+            None,
+        );
+        assert!(row.verified);
+        assert_eq!((row.ops, row.ops_per_sec, row.errors), (1000, 500.0, 0));
+        let p50 = row.latency_ns_p50.unwrap();
+        assert!((499_000..=501_000).contains(&p50), "{p50}");
+        assert!(row.latency_ns_max.unwrap() >= 999_000);
+        assert_eq!(row.syscalls_source, "none", "no server was measured");
+        assert!(row.error_counts.is_empty());
+    }
+
+    #[test]
+    fn one_mismatch_makes_the_run_unverified_and_is_counted_by_kind() {
+        let errors = LoadErrors {
+            timeout: 2,
+            mismatch: 1,
+            ..LoadErrors::default()
+        };
+        let row = echo_row("epoll", Map::new(), 1, &plan(), &report(1000, errors), None);
+        assert!(!row.verified);
+        assert_eq!(row.errors, 3);
+        assert_eq!(row.error_counts["mismatch"], 1);
+        assert_eq!(row.error_counts["timeout"], 2);
+        assert!(row
+            .notes
+            .iter()
+            .any(|note| note.starts_with("NOT VERIFIED")));
+    }
+
+    #[test]
+    fn zero_connections_and_empty_messages_are_refused() {
+        assert!(connections_arg("0")
+            .unwrap_err()
+            .contains("at least one connection"));
+        assert!(payload_arg("0").unwrap_err().contains("at least one byte"));
+        assert_eq!(payload_arg("1k"), Ok(1024));
+    }
+}

@@ -135,6 +135,9 @@ pub struct ServerConfig {
     /// Connections open at once; further ones are accepted and closed at once (counted as
     /// refused) so memory stays bounded.
     pub max_connections: usize,
+    /// Buffers in the provided-buffer pool of the multishot io_uring engines (a power of two);
+    /// `POOL_BUFFER_BYTES` each. Other engines ignore it.
+    pub provided_buffers: u16,
 }
 
 /// A server's own counters, shared with the threads of the `threads` engine (hence atomics; the

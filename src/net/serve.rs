@@ -34,6 +34,10 @@ pub struct ServeArgs {
     /// Connections served at once; more are accepted and closed at once.
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_connections: u32,
+    /// Buffers in the provided-buffer pool of the multishot io_uring engines (a power of two,
+    /// 8 KiB each): fewer connections' worth of unsent echoes fit before recv runs out.
+    #[arg(long, default_value_t = 1024, value_parser = provided_buffers_arg)]
+    pub provided_buffers: u16,
     /// Scheduling class of the server (fifo = SCHED_FIFO 50, as `chrt -f 50`).
     #[arg(long, value_enum, default_value_t = Sched::Other)]
     pub sched: Sched,
@@ -109,6 +113,7 @@ fn serve(args: &ServeArgs, proto: Proto) -> anyhow::Result<ExitCode> {
     let config = ServerConfig {
         proto,
         max_connections: args.max_connections as usize,
+        provided_buffers: args.provided_buffers,
     };
     let counters = ServerCounters::default();
     let mut meter = meter_for_run();
@@ -137,6 +142,13 @@ fn serve(args: &ServeArgs, proto: Proto) -> anyhow::Result<ExitCode> {
     }
     served?;
     Ok(ExitCode::SUCCESS)
+}
+
+fn provided_buffers_arg(text: &str) -> Result<u16, String> {
+    match text.parse::<u16>() {
+        Ok(count) if count.is_power_of_two() && count <= 32768 => Ok(count),
+        _ => Err(format!("'{text}' is not a power of two from 1 to 32768")),
+    }
 }
 
 fn summary(stats: &ServerStats) -> String {

@@ -42,9 +42,8 @@ const SQ_ENTRIES: u32 = 1024;
 const CQ_ENTRIES: u32 = 8192;
 /// Receive buffer of each connection of the plain `uring` engine.
 const CONNECTION_BUFFER_BYTES: u32 = 16 * 1024;
-/// The multishot engines' shared pool: buffers and their size (8 MiB in all).
-const POOL_BUFFERS: u16 = 1024;
-const POOL_BUFFER_BYTES: u32 = 8 * 1024;
+/// Size of each buffer of the multishot engines' shared pool (`--provided-buffers` of them).
+pub const POOL_BUFFER_BYTES: u32 = 8 * 1024;
 const POOL_GROUP: u16 = 0;
 /// Received chunks a connection may hold unsent before its multishot recv is cancelled.
 const CHUNKS_PER_CONNECTION_MAX: usize = 8;
@@ -183,7 +182,7 @@ pub fn serve(
     // Declared before the ring so that it is dropped after it (see buf_ring.rs).
     let mut pool = options
         .multishot
-        .then(|| BufRing::new(POOL_BUFFERS, POOL_BUFFER_BYTES, POOL_GROUP));
+        .then(|| BufRing::new(config.provided_buffers, POOL_BUFFER_BYTES, POOL_GROUP));
     let mut ring = ring_setup(options).build().map_err(anyhow::Error::msg)?;
     if let Some(pool) = pool.as_mut() {
         pool.register(&ring.submitter())?;
@@ -375,7 +374,7 @@ impl Server<'_> {
             let source = match cqueue::buffer_select(flags) {
                 Some(id) => {
                     self.pool_held += 1;
-                    debug_assert!(self.pool_held <= usize::from(POOL_BUFFERS));
+                    debug_assert!(self.pool_held <= usize::from(self.config.provided_buffers));
                     Source::Pool(id)
                 }
                 None => Source::Own,
