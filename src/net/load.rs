@@ -1305,6 +1305,7 @@ mod tests {
             cpu: None,
             sched: Sched::Other,
             mode: Mode::PingPong,
+            http: None,
         }
     }
 
@@ -1318,6 +1319,9 @@ mod tests {
             messages,
             bytes: messages * 64,
             latency_ns,
+            latency_uncorrected_ns: new_histogram(),
+            status_counts: vec![0; STATUS_CODES],
+            late: 0,
             errors,
             client_usage: Usage::default(),
             client_syscalls: Some(10),
@@ -1327,7 +1331,7 @@ mod tests {
 
     #[test]
     fn a_clean_run_is_verified_with_percentiles_from_the_histogram() {
-        let row = echo_row(
+        let row = load_row(
             "epoll",
             Map::new(),
             1,
@@ -1351,7 +1355,7 @@ mod tests {
             mismatch: 1,
             ..LoadErrors::default()
         };
-        let row = echo_row("epoll", Map::new(), 1, &plan(), &report(1000, errors), None);
+        let row = load_row("epoll", Map::new(), 1, &plan(), &report(1000, errors), None);
         assert!(!row.verified);
         assert_eq!(row.errors, 3);
         assert_eq!(row.error_counts["mismatch"], 1);
@@ -1360,6 +1364,44 @@ mod tests {
             .notes
             .iter()
             .any(|note| note.starts_with("NOT VERIFIED")));
+    }
+
+    #[test]
+    fn http_rows_carry_statuses_and_open_loop_figures() {
+        let mut plan = plan();
+        plan.mode = Mode::Http;
+        plan.http = Some(HttpLoad {
+            request: b"GET / HTTP/1.1\r\n\r\n".to_vec(),
+            rate_per_sec: Some(400.0),
+        });
+        let mut report = report(1000, LoadErrors::default());
+        report.status_counts[200] = 999;
+        report.status_counts[503] = 1;
+        report.late = 7;
+        report.latency_uncorrected_ns.record(42_000).unwrap();
+        let row = load_row("epoll", Map::new(), 1, &plan, &report, None);
+        assert_eq!(row.workload, "http");
+        assert_eq!(row.status_counts["503"], 1);
+        assert!(!row.verified, "a 503 is not a verified answer");
+        assert_eq!(
+            (row.ops_per_sec_target, row.ops_late),
+            (Some(400.0), Some(7))
+        );
+        assert!(row.latency_uncorrected_ns_p99.is_some());
+        assert!(row.params.get("payload_bytes").is_none());
+    }
+
+    #[test]
+    fn targets_are_http_urls() {
+        let (address, host, path) = parse_target("http://127.0.0.1:8080/a?b").unwrap();
+        assert_eq!(
+            (address.port(), host.as_str(), path.as_str()),
+            (8080, "127.0.0.1:8080", "/a?b")
+        );
+        assert_eq!(parse_target("http://127.0.0.1:1").unwrap().2, "/");
+        assert!(parse_target("https://127.0.0.1/")
+            .unwrap_err()
+            .contains("http://"));
     }
 
     #[test]
