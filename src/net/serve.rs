@@ -1,5 +1,6 @@
-//! `ringside serve echo` and `ringside serve http`: one server engine as a process of its own, so that a study (or any
-//! other client, e.g. rust_echo_bench or tcpkali) can drive it and measure it from outside.
+//! `ringside serve echo` and `ringside serve http`: one server engine as a process of its own,
+//! so that a study (or any other client, e.g. rust_echo_bench, tcpkali or wrk) can drive it and
+//! measure it from outside.
 //!
 //! The first line on stdout is `listening on ADDRESS`, flushed at once, so a parent that asked
 //! for port 0 learns the port. Ctrl-C or SIGTERM stops the loop; the server then prints its own

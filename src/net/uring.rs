@@ -1,4 +1,5 @@
-//! The io_uring servers (echo or HTTP, per `Proto`): one event loop, three engines that differ only in `UringOptions`.
+//! The io_uring servers (echo or HTTP, per `Proto`): one event loop, three engines that differ
+//! only in `UringOptions`.
 //!
 //! - `uring` (seed 000's net_io_uring): one accept SQE, and per connection one recv SQE into the
 //!   connection's own buffer, then one send SQE of what arrived, resubmitting the rest after a
