@@ -65,6 +65,8 @@ pub enum ServeCommand {
 #[derive(Subcommand, Debug)]
 pub enum LoadCommand {
     /// Closed-loop echo load: per connection, send a message, wait for the whole echo, compare.
+    ///
+    /// Exits with 3 when an echo differed from what was sent (the row says `verified: false`).
     Echo(crate::net::load::LoadArgs),
     /// HTTP/1.1 keep-alive load: closed loop (as wrk), or open loop with --rate (as wrk2);
     /// every response framed and its status counted.

@@ -533,6 +533,15 @@ mod tests {
             .spawn()
             .unwrap();
         let pid = child.id() as i32;
+        // Wait until it is past its startup and inside clock_nanosleep (230 on x86-64).
+        let until = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < until {
+            let syscall = fs::read_to_string(format!("/proc/{pid}/syscall")).unwrap_or_default();
+            if syscall.starts_with("230 ") {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
         let usage = Usage::of_pid(pid).expect("a living child has /proc entries");
         assert!(usage.cpu_user_s >= 0.0 && usage.ctx_switches_voluntary < 1000);
         if let Ok(mut counter) = ProcessSyscallCounter::open(pid) {

@@ -802,3 +802,46 @@ fn zero_connections_or_payload_is_a_clear_error() {
         "not a network engine",
     );
 }
+
+#[test]
+fn without_io_uring_the_uring_engines_say_why_and_the_study_skips_them() {
+    let assert = assert_cmd::Command::new(BIN)
+        .env("RINGSIDE_FORCE_NO_URING", "1")
+        .args([
+            "serve",
+            "echo",
+            "--engine",
+            "uring-defer",
+            "--listen",
+            "127.0.0.1:0",
+        ])
+        .timeout(Duration::from_secs(20))
+        .assert()
+        .failure();
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
+    assert!(stderr.contains("cannot run here") && stderr.contains("RINGSIDE_FORCE_NO_URING"));
+    let output = Command::new(BIN)
+        .env("RINGSIDE_FORCE_NO_URING", "1")
+        .args([
+            "echo",
+            "--engine",
+            "epoll,uring",
+            "--connections",
+            "1",
+            "--runs",
+            "1",
+        ])
+        .args(["--duration", "200ms", "--warmup", "0s", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    assert!(String::from_utf8_lossy(&output.stderr).contains("skipping uring"));
+    let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let engines: Vec<&str> = document["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| row["engine"].as_str().unwrap())
+        .collect();
+    assert_eq!(engines, ["epoll"]);
+}

@@ -119,6 +119,7 @@ pub fn run(args: &EchoArgs) -> anyhow::Result<ExitCode> {
     let cells = engines.len() * connection_counts.len() * payloads.len() * args.runs as usize;
     let progress = Progress::new(cells as u64, args.quiet);
     let mut rows = Vec::with_capacity(cells);
+    let mut failure: Option<anyhow::Error> = None;
     'study: for run in 1..=args.runs {
         for &payload_bytes in &payloads {
             for &connections in &connection_counts {
@@ -143,9 +144,16 @@ pub fn run(args: &EchoArgs) -> anyhow::Result<ExitCode> {
                         mode: Mode::PingPong,
                         http: None,
                     };
-                    let row = run_cell(engine, plan, run, &rig).with_context(|| {
-                        format!("{} with {connections} connections", engine.name)
-                    })?;
+                    let row = match run_cell(engine, plan, run, &rig) {
+                        Ok(row) => row,
+                        Err(error) => {
+                            // Keep what finished: it is written below, then the error.
+                            let cell =
+                                format!("{} run {run} with {connections} connections", engine.name);
+                            failure = Some(error.context(cell));
+                            break 'study;
+                        }
+                    };
                     progress.line(format!(
                         "{:<16} run {run} conn {connections:>4} payload {payload_bytes:>5} B: \
                          {:>9.0} msg/s, {:.2} syscalls/msg, {:.1} µs server CPU/msg",
@@ -175,6 +183,9 @@ pub fn run(args: &EchoArgs) -> anyhow::Result<ExitCode> {
             }
         }
         format => crate::output::emit(&document, format, args.output.as_deref())?,
+    }
+    if let Some(error) = failure {
+        return Err(error);
     }
     if crate::progress::stopped() {
         anyhow::bail!("interrupted; the runs that finished are above");
