@@ -43,6 +43,9 @@ pub enum Command {
     /// Echo study (seeds 000 and 004): every server engine as a child process on one core, the
     /// load generator on the other, connections x payload x runs, engines alternating.
     Echo(crate::net::echo::EchoArgs),
+    /// HTTP study (seed 001): fixed-response HTTP/1.1 servers per engine as child processes on
+    /// one core, ringside's HTTP load generator on the other; seed 001's table.
+    Http(crate::net::http_study::HttpArgs),
     /// Run one network server engine until Ctrl-C/SIGTERM, for any client to drive.
     #[command(subcommand)]
     Serve(ServeCommand),
@@ -55,6 +58,8 @@ pub enum Command {
 pub enum ServeCommand {
     /// An echo server: every byte received is sent back, in order.
     Echo(crate::net::serve::ServeArgs),
+    /// An HTTP/1.1 server with a fixed `200 OK` (keep-alive, pipelining, limits).
+    Http(crate::net::serve::HttpServeArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -63,6 +68,9 @@ pub enum LoadCommand {
     ///
     /// Exits with 3 when an echo differed from what was sent (the row says `verified: false`).
     Echo(crate::net::load::LoadArgs),
+    /// HTTP/1.1 keep-alive load: closed loop (as wrk), or open loop with --rate (as wrk2);
+    /// every response framed and its status counted.
+    Http(crate::net::load::HttpLoadArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -127,7 +135,10 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Fs(FsCommand::Write(args)) => crate::fs::write::run(&args),
         Command::Fs(FsCommand::Cycle(args)) => crate::fs::cycle::run(&args),
         Command::Echo(args) => crate::net::echo::run(&args),
+        Command::Http(args) => crate::net::http_study::run(&args),
         Command::Serve(ServeCommand::Echo(args)) => crate::net::serve::run_echo(&args),
+        Command::Serve(ServeCommand::Http(args)) => crate::net::serve::run_http(&args),
         Command::Load(LoadCommand::Echo(args)) => crate::net::load::run_echo(&args),
+        Command::Load(LoadCommand::Http(args)) => crate::net::load::run_http(&args),
     }
 }

@@ -47,6 +47,27 @@ pub struct Row {
     pub latency_ns_p999: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_ns_max: Option<u64>,
+    /// Open-loop HTTP runs: latency from each request's actual send, beside `latency_ns_*`,
+    /// which count from its due time (coordinated-omission-corrected, as wrk2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_uncorrected_ns_p50: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_uncorrected_ns_p90: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_uncorrected_ns_p99: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_uncorrected_ns_p999: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_uncorrected_ns_max: Option<u64>,
+    /// Open loop: the arrival rate asked for (`ops_per_sec` is the one achieved).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ops_per_sec_target: Option<f64>,
+    /// Open loop: requests that fell due while their connection awaited the previous response.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ops_late: Option<u64>,
+    /// HTTP responses by status code (`"200": n`).
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub status_counts: Map<String, Value>,
     /// Errors by kind when a run has more than one kind (network: `connect`, `reset`, `timeout`,
     /// `mismatch`); `errors` is their sum.
     #[serde(default, skip_serializing_if = "Map::is_empty")]

@@ -3,13 +3,17 @@
 //! event loop at all, so with one client it is the floor every other engine is measured
 //! against; with more clients it cannot keep up, and the study shows that as a row, not a hang.
 //!
-//! `serve_connection` is also the body of every thread of the `threads` engine.
+//! `serve_connection` is also the body of every thread of the `threads` engine. It speaks
+//! whichever `Proto` it is given: an echo sends the input back, HTTP sends the responses the
+//! connection's `ServerSession` owes (one slice of the prebuilt responses when it can, else
+//! assembled), and closes after a closing one.
 
 use std::os::fd::OwnedFd;
 
 use rustix::io::Errno;
 use rustix::net::{RecvFlags, SendFlags, SocketFlags};
 
+use super::http::ServerSession;
 use super::proto::Reply;
 use super::{is_peer_gone, ServerConfig, ServerCounters, STOP_POLL_INTERVAL};
 use crate::progress::stopped;
@@ -46,7 +50,7 @@ pub fn set_timeouts(socket: &OwnedFd) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Echoes one connection until the peer closes it, resets it, or the server stops. Errors end
+/// Serves one connection until the peer closes it, resets it, or the server stops. Errors end
 /// the connection only; the fd closes when `connection` drops.
 pub fn serve_connection(
     connection: OwnedFd,
@@ -58,6 +62,9 @@ pub fn serve_connection(
         ServerCounters::add(&counters.connections_failed, 1);
         return;
     }
+    let mut session = ServerSession::default();
+    // Replies that are not one slice of the prebuilt responses are assembled here.
+    let mut assembled = Vec::new();
     while !stopped() {
         let received = match rustix::net::recv(&connection, &mut *buffer, RecvFlags::empty()) {
             Ok((0, _)) => return,
@@ -71,15 +78,32 @@ pub fn serve_connection(
         };
         ServerCounters::add(&counters.bytes_received, received as u64);
         let input = &buffer[..received];
-        let sent = match config.proto.reply(input) {
-            Reply::Input => send_all(&connection, input),
+        let (output, close) = match config.proto.reply(&mut session, input) {
+            Reply::Input => (input, false),
+            Reply::Http(reply) => {
+                let responses = config.proto.responses().expect("HTTP has responses");
+                let bytes = match responses.contiguous(reply) {
+                    Some(bytes) => bytes,
+                    None => {
+                        assembled.clear();
+                        responses.write(reply, &mut assembled);
+                        &assembled[..]
+                    }
+                };
+                (bytes, reply.closing.is_some())
+            }
         };
-        match sent {
-            Ok(()) => ServerCounters::add(&counters.bytes_sent, received as u64),
+        match send_all(&connection, output) {
+            Ok(()) => ServerCounters::add(&counters.bytes_sent, output.len() as u64),
             Err(_) => {
                 ServerCounters::add(&counters.connections_failed, 1);
                 return;
             }
+        }
+        if close {
+            // The FIN goes out behind the response; the fd closes when `connection` drops.
+            let _ = rustix::net::shutdown(&connection, rustix::net::Shutdown::Write);
+            return;
         }
     }
 }

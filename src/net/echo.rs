@@ -21,7 +21,7 @@ use anyhow::Context;
 use comfy_table::{presets, Cell, CellAlignment, Table};
 use serde_json::{Map, Value};
 
-use super::load::{echo_row, run as run_load, LoadPlan, Mode, WindowEdge};
+use super::load::{load_row, run as run_load, LoadPlan, Mode, WindowEdge};
 use super::{select_engines, EngineDef};
 use crate::cli::duration_arg;
 use crate::measure::{CoreTimes, Measured, ProcessMeter};
@@ -109,6 +109,13 @@ pub fn run(args: &EchoArgs) -> anyhow::Result<ExitCode> {
             .map(|n| n as usize)
     })?;
     let _idle = args.idle.hold()?;
+    let rig = Rig {
+        server_cpu: args.server_cpu,
+        client_cpu: args.client_cpu,
+        sched: args.sched,
+        idle: args.idle,
+        serve: vec!["echo".into()],
+    };
     let cells = engines.len() * connection_counts.len() * payloads.len() * args.runs as usize;
     let progress = Progress::new(cells as u64, args.quiet);
     let mut rows = Vec::with_capacity(cells);
@@ -135,8 +142,9 @@ pub fn run(args: &EchoArgs) -> anyhow::Result<ExitCode> {
                         cpu: Some(args.client_cpu),
                         sched: args.sched,
                         mode: Mode::PingPong,
+                        http: None,
                     };
-                    let row = match run_cell(engine, plan, run, args) {
+                    let row = match run_cell(engine, plan, run, &rig) {
                         Ok(row) => row,
                         Err(error) => {
                             // Keep what finished: it is written below, then the error.
@@ -186,7 +194,10 @@ pub fn run(args: &EchoArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// The named engines that can run here; the others are reported and left out.
-fn runnable_engines(names: &[String], quiet: bool) -> anyhow::Result<Vec<&'static EngineDef>> {
+pub(super) fn runnable_engines(
+    names: &[String],
+    quiet: bool,
+) -> anyhow::Result<Vec<&'static EngineDef>> {
     let mut runnable = Vec::new();
     for engine in select_engines(names)? {
         match engine.availability() {
@@ -202,7 +213,7 @@ fn runnable_engines(names: &[String], quiet: bool) -> anyhow::Result<Vec<&'stati
     Ok(runnable)
 }
 
-fn parse_list<T>(
+pub(super) fn parse_list<T>(
     texts: &[String],
     flag: &str,
     parse: impl Fn(&str) -> Option<T>,
@@ -218,13 +229,23 @@ fn parse_list<T>(
         .collect()
 }
 
+/// Where a study runs its servers and client, shared by the echo and HTTP studies.
+pub(super) struct Rig {
+    pub server_cpu: usize,
+    pub client_cpu: usize,
+    pub sched: Sched,
+    pub idle: Idle,
+    /// What follows `ringside serve`: the protocol and its flags (`echo`, `http --body-size 16k`).
+    pub serve: Vec<String>,
+}
+
 /// One (engine, connections, payload, run): a fresh server, one load run, the server measured
 /// over the load's window, the server stopped.
-fn run_cell(
+pub(super) fn run_cell(
     engine: &EngineDef,
     mut plan: LoadPlan,
     run: u32,
-    args: &EchoArgs,
+    args: &Rig,
 ) -> anyhow::Result<Row> {
     let mut server = ServerProcess::start(engine, args)?;
     plan.target = server.address;
@@ -257,7 +278,7 @@ fn run_cell(
     params.insert("idle".into(), Value::from(args.idle.name()));
     params.insert("server_cpu".into(), Value::from(args.server_cpu));
     params.insert("client_cpu".into(), Value::from(args.client_cpu));
-    let mut row = echo_row(engine.name, params, run, &plan, &report, Some(&measured));
+    let mut row = load_row(engine.name, params, run, &plan, &report, Some(&measured));
     let [server_core, client_core] = cores_during;
     row.server_core_softirq_s = server_core.map(|t| t.softirq_s);
     row.server_core_steal_s = server_core.map(|t| t.steal_s);
@@ -266,24 +287,19 @@ fn run_cell(
     Ok(row)
 }
 
-/// A `ringside serve echo` child process.
+/// A `ringside serve` child process.
 struct ServerProcess {
     child: Child,
     address: SocketAddr,
 }
 
 impl ServerProcess {
-    fn start(engine: &EngineDef, args: &EchoArgs) -> anyhow::Result<ServerProcess> {
+    fn start(engine: &EngineDef, args: &Rig) -> anyhow::Result<ServerProcess> {
         let exe = std::env::current_exe().context("cannot find the ringside binary")?;
         let mut child = Command::new(exe)
-            .args([
-                "serve",
-                "echo",
-                "--quiet",
-                "--listen",
-                "127.0.0.1:0",
-                "--engine",
-            ])
+            .arg("serve")
+            .args(&args.serve)
+            .args(["--quiet", "--listen", "127.0.0.1:0", "--engine"])
             .arg(engine.name)
             .arg("--cpu")
             .arg(args.server_cpu.to_string())
@@ -347,7 +363,7 @@ impl Drop for ServerProcess {
     }
 }
 
-fn per_message(row: &Row, amount: f64) -> f64 {
+pub(super) fn per_message(row: &Row, amount: f64) -> f64 {
     if row.ops > 0 {
         amount / row.ops as f64
     } else {
@@ -498,7 +514,7 @@ fn cell_text(runs: &[&Row], metric: fn(&[&Row]) -> String) -> String {
     text
 }
 
-fn param(row: &Row, key: &str) -> Option<u64> {
+pub(super) fn param(row: &Row, key: &str) -> Option<u64> {
     row.params.get(key).and_then(Value::as_u64)
 }
 

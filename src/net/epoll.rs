@@ -7,7 +7,9 @@
 //! connection starves the others). Draining: a `send` was short or hit EAGAIN, the unsent rest
 //! waits in the connection's pending output, interest switches to EPOLLOUT only, and the
 //! connection reads nothing until its output is gone. So a client that never reads costs the
-//! server at most one receive buffer, and bytes can never be reordered.
+//! server at most one receive buffer, and bytes can never be reordered. With HTTP the output is
+//! the responses the connection's `ServerSession` owes rather than the input, and a closing
+//! response switches the connection to close once its output is gone (FIN behind it).
 
 use std::os::fd::OwnedFd;
 
@@ -16,6 +18,7 @@ use rustix::io::Errno;
 use rustix::net::{RecvFlags, SendFlags, SocketFlags};
 use slab::Slab;
 
+use super::http::ServerSession;
 use super::proto::Reply;
 use super::{ServerConfig, ServerCounters, STOP_POLL_INTERVAL};
 use crate::progress::stopped;
@@ -33,6 +36,9 @@ struct Connection {
     /// Bytes received but not yet sent back; empty while reading.
     pending: Vec<u8>,
     pending_sent: usize,
+    session: ServerSession,
+    /// The protocol ended the connection: close once the pending output is gone.
+    close_after_drain: bool,
 }
 
 pub fn serve(
@@ -50,6 +56,8 @@ pub fn serve(
     )?;
     let mut connections: Slab<Connection> = Slab::with_capacity(config.max_connections.min(4096));
     let mut scratch = vec![0u8; RECV_BUFFER_BYTES];
+    // Replies that are not one slice of the prebuilt responses are assembled here.
+    let mut assembled = Vec::new();
     let empty = Event {
         flags: EventFlags::empty(),
         data: EventData::new_u64(0),
@@ -77,7 +85,8 @@ pub fn serve(
             let outcome = if !connection.pending.is_empty() {
                 drain(connection, &epoll_fd, slot, counters)
             } else {
-                receive(connection, &epoll_fd, slot, config, counters, &mut scratch)
+                let buffers = (&mut scratch[..], &mut assembled);
+                receive(connection, &epoll_fd, slot, config, counters, buffers)
             };
             if let Err(failed) = outcome {
                 let connection = connections.remove(slot);
@@ -121,6 +130,8 @@ fn accept_ready(
             fd,
             pending: Vec::new(),
             pending_sent: 0,
+            session: ServerSession::default(),
+            close_after_drain: false,
         });
     }
 }
@@ -133,7 +144,7 @@ fn receive(
     slot: usize,
     config: ServerConfig,
     counters: &ServerCounters,
-    scratch: &mut [u8],
+    (scratch, assembled): (&mut [u8], &mut Vec<u8>),
 ) -> Result<(), bool> {
     debug_assert!(connection.pending.is_empty());
     let received = match rustix::net::recv(&connection.fd, &mut *scratch, RecvFlags::empty()) {
@@ -144,8 +155,23 @@ fn receive(
     };
     ServerCounters::add(&counters.bytes_received, received as u64);
     let input = &scratch[..received];
-    let output = match config.proto.reply(input) {
+    let output = match config.proto.reply(&mut connection.session, input) {
         Reply::Input => input,
+        Reply::Http(reply) => {
+            if reply.is_empty() {
+                return Ok(()); // Half a request; the rest comes with a later read.
+            }
+            connection.close_after_drain = reply.closing.is_some();
+            let responses = config.proto.responses().expect("HTTP has responses");
+            match responses.contiguous(reply) {
+                Some(bytes) => bytes,
+                None => {
+                    assembled.clear();
+                    responses.write(reply, assembled);
+                    &assembled[..]
+                }
+            }
+        }
     };
     let sent = match rustix::net::send(&connection.fd, output, SendFlags::NOSIGNAL) {
         Ok(sent) => sent,
@@ -159,8 +185,19 @@ fn receive(
         connection.pending_sent = 0;
         let data = EventData::new_u64(slot as u64);
         epoll::modify(epoll_fd, &connection.fd, data, EventFlags::OUT).map_err(|_| true)?;
+        return Ok(());
     }
-    Ok(())
+    close_if_done(connection)
+}
+
+/// Ends a connection whose protocol said so once its output is all sent: the FIN goes out
+/// behind the last response, and the caller drops the fd.
+fn close_if_done(connection: &Connection) -> Result<(), bool> {
+    if !connection.close_after_drain {
+        return Ok(());
+    }
+    let _ = rustix::net::shutdown(&connection.fd, rustix::net::Shutdown::Write);
+    Err(false)
 }
 
 /// Sends pending output; once it is all gone, the connection reads again.
@@ -183,6 +220,7 @@ fn drain(
     if connection.pending_sent == connection.pending.len() {
         connection.pending.clear();
         connection.pending_sent = 0;
+        close_if_done(connection)?;
         let data = EventData::new_u64(slot as u64);
         epoll::modify(epoll_fd, &connection.fd, data, EventFlags::IN).map_err(|_| true)?;
     }

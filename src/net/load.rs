@@ -20,12 +20,16 @@ use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
 use hdrhistogram::Histogram;
 use rustix::event::epoll::{self, CreateFlags, Event, EventData, EventFlags};
 use rustix::io::Errno;
 use rustix::net::{RecvFlags, SendFlags};
 use serde_json::{Map, Value};
 
+use super::http::{Framed, ResponseFramer};
 use super::proto::{fill_echo_message, fill_echo_stream, first_mismatch};
 use crate::cli::{duration_arg, size_arg};
 use crate::measure::{Measured, ProcessMeter, SyscallCounter, Usage};
@@ -38,12 +42,38 @@ pub struct LoadArgs {
     /// The echo server to drive, HOST:PORT (ringside's own or any other).
     #[arg(long)]
     pub target: SocketAddr,
-    /// Concurrent connections, each with one message in flight.
-    #[arg(long, short = 'c', default_value_t = 50, value_parser = connections_arg)]
-    pub connections: usize,
     /// Bytes per message (k/m suffixes allowed).
     #[arg(long, default_value = "64", value_parser = payload_arg)]
     pub payload: usize,
+    /// ping-pong: one message in flight per connection, latency recorded. stream: every
+    /// connection streams without waiting (odd-sized writes and reads, up to 256 KiB ahead of
+    /// its echo), every byte checked: the test most peer servers failed.
+    #[arg(long, value_enum, default_value_t = Mode::PingPong)]
+    pub mode: Mode,
+    #[command(flatten)]
+    pub run: LoadRunArgs,
+}
+
+/// `load http`: a URL instead of an address, and an optional arrival rate.
+#[derive(clap::Args, Debug, Clone)]
+pub struct HttpLoadArgs {
+    /// The HTTP server to drive, http://HOST:PORT/PATH (ringside's own or any other).
+    #[arg(long)]
+    pub target: String,
+    /// Open loop at this many requests/s over all connections, latency counted from each
+    /// request's due time (as wrk2); without it, a closed loop (as wrk).
+    #[arg(long, value_parser = rate_arg)]
+    pub rate: Option<f64>,
+    #[command(flatten)]
+    pub run: LoadRunArgs,
+}
+
+/// The flags `load echo` and `load http` share, with the same meaning.
+#[derive(clap::Args, Debug, Clone)]
+pub struct LoadRunArgs {
+    /// Concurrent connections, each with one message or request in flight.
+    #[arg(long, short = 'c', default_value_t = 50, value_parser = connections_arg)]
+    pub connections: usize,
     /// Measured time.
     #[arg(long, short = 'd', default_value = "10s", value_parser = duration_arg)]
     pub duration: Duration,
@@ -53,7 +83,8 @@ pub struct LoadArgs {
     /// Client threads; connections are spread over them.
     #[arg(long, short = 't', default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub threads: u32,
-    /// A message not echoed in full within this time counts as a timeout; its connection closes.
+    /// A message not answered in full within this time counts as a timeout; its connection
+    /// closes.
     #[arg(long, default_value = "2s", value_parser = duration_arg)]
     pub timeout: Duration,
     /// Pin the client threads to this CPU.
@@ -65,17 +96,42 @@ pub struct LoadArgs {
     /// Scheduling class of the client threads (fifo = SCHED_FIFO 50, as `chrt -f 50`).
     #[arg(long, value_enum, default_value_t = Sched::Other)]
     pub sched: Sched,
-    /// ping-pong: one message in flight per connection, latency recorded. stream: every
-    /// connection streams without waiting (odd-sized writes and reads, up to 256 KiB ahead of
-    /// its echo), every byte checked: the test most peer servers failed.
-    #[arg(long, value_enum, default_value_t = Mode::PingPong)]
-    pub mode: Mode,
     /// Output format on stdout (or in --output).
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
     /// Write results to this file instead of stdout.
     #[arg(long, short = 'o')]
     pub output: Option<std::path::PathBuf>,
+}
+
+fn rate_arg(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(rate) if rate > 0.0 && rate <= 10_000_000.0 => Ok(rate),
+        _ => Err(format!(
+            "'{text}' is not a rate between 0 and 10M requests/s"
+        )),
+    }
+}
+
+/// Splits `http://HOST:PORT/PATH` into the address to connect to, the Host header and the path.
+pub fn parse_target(url: &str) -> Result<(SocketAddr, String, String), String> {
+    let rest = url
+        .strip_prefix("http://")
+        .ok_or_else(|| format!("'{url}' is not an http:// URL (https is not supported)"))?;
+    let (authority, path) = match rest.find('/') {
+        Some(slash) => (&rest[..slash], &rest[slash..]),
+        None => (rest, "/"),
+    };
+    let with_port = if authority.contains(':') {
+        authority.to_string()
+    } else {
+        format!("{authority}:80")
+    };
+    let address = std::net::ToSocketAddrs::to_socket_addrs(&with_port)
+        .ok()
+        .and_then(|mut addresses| addresses.next())
+        .ok_or_else(|| format!("cannot resolve '{authority}' in '{url}'"))?;
+    Ok((address, authority.to_string(), path.to_string()))
 }
 
 /// How each connection uses the server.
@@ -86,6 +142,9 @@ pub enum Mode {
     /// Send an endless pattern in `--payload`-byte writes while reading the echo in odd-sized
     /// reads; the sender stays at most `STREAM_WINDOW_BYTES` ahead of the echo.
     Stream,
+    /// HTTP requests and framed responses (`load http`; not an echo mode).
+    #[value(skip)]
+    Http,
 }
 
 impl Mode {
@@ -93,6 +152,7 @@ impl Mode {
         match self {
             Mode::PingPong => "ping-pong",
             Mode::Stream => "stream",
+            Mode::Http => "http",
         }
     }
 }
@@ -129,7 +189,22 @@ pub struct LoadPlan {
     pub timeout: Duration,
     pub cpu: Option<usize>,
     pub sched: Sched,
+    /// How echo connections use the server (ignored by HTTP runs).
     pub mode: Mode,
+    /// Some for an HTTP run: connections send requests and frame responses instead of echoes.
+    pub http: Option<HttpLoad>,
+}
+
+/// What an HTTP run sends, and at what pace.
+#[derive(Clone, Debug)]
+pub struct HttpLoad {
+    /// The request every connection sends, one in flight at a time.
+    pub request: Vec<u8>,
+    /// Open loop: requests per second over all connections, each request due at a fixed time
+    /// whatever happened to the ones before it; latency runs from that due time (wrk2's
+    /// coordinated-omission correction). None: closed loop, the next request goes out when
+    /// the previous response is in.
+    pub rate_per_sec: Option<f64>,
 }
 
 /// The edges of the measured window, reported to the caller as they pass so it can measure a
@@ -145,8 +220,10 @@ pub enum WindowEdge {
 pub struct LoadErrors {
     /// Connections the server refused or did not accept in time.
     pub connect: u64,
-    /// Connections the server reset or closed while a message was in flight.
+    /// Connections the server reset or closed while a message was in flight (read side).
     pub reset: u64,
+    /// Sends that failed (the server had reset the connection).
+    pub write: u64,
     /// Messages not echoed in full within `--timeout`.
     pub timeout: u64,
     /// Echoes that differed from what was sent (or came with extra bytes).
@@ -155,12 +232,13 @@ pub struct LoadErrors {
 
 impl LoadErrors {
     pub fn total(&self) -> u64 {
-        self.connect + self.reset + self.timeout + self.mismatch
+        self.connect + self.reset + self.write + self.timeout + self.mismatch
     }
 
     fn add(&mut self, other: &LoadErrors) {
         self.connect += other.connect;
         self.reset += other.reset;
+        self.write += other.write;
         self.timeout += other.timeout;
         self.mismatch += other.mismatch;
     }
@@ -174,7 +252,16 @@ pub struct LoadReport {
     pub messages: u64,
     /// Bytes echoed back and checked.
     pub bytes: u64,
+    /// From each message's send (closed loop) or due time (open loop) to its answer.
     pub latency_ns: Histogram<u64>,
+    /// From each request's actual send to its response: what a tool without the
+    /// coordinated-omission correction reports (equal to `latency_ns` in a closed loop).
+    pub latency_uncorrected_ns: Histogram<u64>,
+    /// HTTP responses by status code (index = code).
+    pub status_counts: Vec<u64>,
+    /// Open loop: requests that fell due while their connection still awaited the previous
+    /// response, so went out late.
+    pub late: u64,
     pub errors: LoadErrors,
     /// CPU and switches of the client threads over the window, summed.
     pub client_usage: Usage,
@@ -197,6 +284,8 @@ const STREAM_READ_BYTES: usize = 1499;
 const STREAM_WINDOW_BYTES: u64 = 256 * 1024;
 /// Latencies above this (100 s) are clamped; the histogram is sized once, up front.
 const LATENCY_NS_MAX: u64 = 100_000_000_000;
+/// HTTP status codes are three digits.
+const STATUS_CODES: usize = 1000;
 
 const PHASE_CONNECTING: u8 = 0;
 const PHASE_WARMUP: u8 = 1;
@@ -264,6 +353,9 @@ pub fn run(plan: &LoadPlan, on_window: &mut dyn FnMut(WindowEdge)) -> anyhow::Re
             messages: 0,
             bytes: 0,
             latency_ns: new_histogram(),
+            latency_uncorrected_ns: new_histogram(),
+            status_counts: vec![0; STATUS_CODES],
+            late: 0,
             errors: LoadErrors::default(),
             client_usage: Usage::default(),
             client_syscalls: None,
@@ -277,6 +369,14 @@ pub fn run(plan: &LoadPlan, on_window: &mut dyn FnMut(WindowEdge)) -> anyhow::Re
                 .latency_ns
                 .add(&part.latency_ns)
                 .expect("same bounds");
+            report
+                .latency_uncorrected_ns
+                .add(&part.latency_uncorrected_ns)
+                .expect("same bounds");
+            for (total, count) in report.status_counts.iter_mut().zip(&part.status_counts) {
+                *total += count;
+            }
+            report.late += part.late;
             report.errors.add(&part.errors);
             let usage = part.usage;
             report.client_usage.cpu_user_s += usage.cpu_user_s;
@@ -338,6 +438,11 @@ struct Connection {
     stream_received: u64,
     /// When the message was sent (ping-pong) or the echo last moved (stream).
     started: Instant,
+    /// When the request was due (HTTP open loop); equals `started` in a closed loop.
+    due: Instant,
+    /// Open loop: waiting for the next request's due time, nothing in flight.
+    idle: bool,
+    framer: ResponseFramer,
     /// EPOLLOUT is registered: the last send was short.
     writing: bool,
     open: bool,
@@ -350,6 +455,8 @@ enum Received {
     Message(Duration),
     /// Stream: this many more bytes of echo are back and checked.
     Bytes(usize),
+    /// HTTP: a whole response is framed.
+    Response(Framed),
 }
 
 /// What one client thread measured.
@@ -357,6 +464,9 @@ struct ThreadReport {
     messages: u64,
     bytes: u64,
     latency_ns: Histogram<u64>,
+    latency_uncorrected_ns: Histogram<u64>,
+    status_counts: Vec<u64>,
+    late: u64,
     errors: LoadErrors,
     /// This thread's CPU and switches over the measured window.
     usage: Usage,
@@ -377,6 +487,9 @@ fn client_thread(
         messages: 0,
         bytes: 0,
         latency_ns: new_histogram(),
+        latency_uncorrected_ns: new_histogram(),
+        status_counts: vec![0; STATUS_CODES],
+        late: 0,
         errors: LoadErrors {
             connect: connect_errors,
             ..LoadErrors::default()
@@ -389,8 +502,12 @@ fn client_thread(
     if connections.is_empty() {
         return Ok(report);
     }
+    let mut schedule = Schedule::new(plan, connections.len());
     for (index, connection) in connections.iter_mut().enumerate() {
-        start_message(connection, plan.mode, &epoll_fd, index, &mut report.errors);
+        match schedule.as_mut() {
+            Some(schedule) => schedule.first(connection, index),
+            None => start_message(connection, plan.mode, &epoll_fd, index, &mut report.errors),
+        }
     }
     let empty = Event {
         flags: EventFlags::empty(),
@@ -399,7 +516,6 @@ fn client_thread(
     let mut events = vec![empty; EVENTS_PER_WAIT];
     let mut scratch = vec![0u8; RECV_BUFFER_BYTES];
     let mut expected = vec![0u8; RECV_BUFFER_BYTES];
-    let wait_timeout = rustix::event::Timespec::try_from(WAIT_TIMEOUT)?;
     let mut usage_start = None;
     let mut timeouts_checked = Instant::now();
     loop {
@@ -411,6 +527,19 @@ fn client_thread(
         if measuring && usage_start.is_none() {
             usage_start = Some(Usage::of_thread());
         }
+        let mut wait = WAIT_TIMEOUT;
+        if let Some(schedule) = schedule.as_mut() {
+            let now = Instant::now();
+            while let Some(index) = schedule.pop_due(now) {
+                let connection = &mut connections[index];
+                if connection.open {
+                    connection.idle = false;
+                    start_message(connection, plan.mode, &epoll_fd, index, &mut report.errors);
+                }
+            }
+            wait = wait.min(schedule.until_next(Instant::now()));
+        }
+        let wait_timeout = rustix::event::Timespec::try_from(wait)?;
         let ready = match epoll::wait(&epoll_fd, &mut events[..], Some(&wait_timeout)) {
             Ok(ready) => ready,
             Err(Errno::INTR) => continue,
@@ -430,13 +559,17 @@ fn client_thread(
                 continue;
             }
             let buffers = (&mut scratch[..], &mut expected[..]);
-            match receive(
-                connection,
-                plan.mode,
-                &epoll_fd,
-                buffers,
-                &mut report.errors,
-            ) {
+            let received = match plan.mode {
+                Mode::Http => receive_http(connection, &epoll_fd, &mut scratch, &mut report.errors),
+                _ => receive(
+                    connection,
+                    plan.mode,
+                    &epoll_fd,
+                    buffers,
+                    &mut report.errors,
+                ),
+            };
+            match received {
                 Received::Nothing => {}
                 Received::Message(latency) => {
                     if measuring {
@@ -458,6 +591,31 @@ fn client_thread(
                         continue_send(connection, plan.mode, &epoll_fd, index, &mut report.errors);
                     }
                 }
+                Received::Response(framed) => {
+                    let now = Instant::now();
+                    if measuring {
+                        // A closed loop sends each request the moment it is due.
+                        let due = match schedule {
+                            Some(_) => connection.due,
+                            None => connection.started,
+                        };
+                        report.record_response(framed, due, connection.started, now);
+                    }
+                    if framed.close {
+                        // The server said it closes: this connection is done.
+                        report.errors.reset += 1;
+                        close(connection, &epoll_fd);
+                        continue;
+                    }
+                    let late = match schedule.as_mut() {
+                        Some(schedule) => schedule.next(connection, index, now),
+                        None => false,
+                    };
+                    report.late += u64::from(late && measuring);
+                    if !connection.idle {
+                        start_message(connection, plan.mode, &epoll_fd, index, &mut report.errors);
+                    }
+                }
             }
         }
         if timeouts_checked.elapsed() >= WAIT_TIMEOUT {
@@ -474,6 +632,86 @@ fn client_thread(
         report.usage = Usage::of_thread().since(&start);
     }
     Ok(report)
+}
+
+impl ThreadReport {
+    fn record_response(&mut self, framed: Framed, due: Instant, sent: Instant, now: Instant) {
+        self.messages += 1;
+        self.bytes += framed.body_bytes;
+        self.status_counts[usize::from(framed.status).min(STATUS_CODES - 1)] += 1;
+        let corrected = now.duration_since(due);
+        let uncorrected = now.duration_since(sent);
+        self.latency_ns
+            .saturating_record(corrected.as_nanos() as u64);
+        self.latency_uncorrected_ns
+            .saturating_record(uncorrected.as_nanos() as u64);
+    }
+}
+
+/// The open loop's timetable for one client thread: every connection sends its requests at a
+/// fixed interval (connections / rate), staggered so that together they arrive evenly. A
+/// request that falls due while its connection still awaits the previous response goes out as
+/// soon as that response is in, and its latency still counts from when it was due.
+struct Schedule {
+    interval: Duration,
+    start: Instant,
+    /// Idle connections by due time, soonest first (at most one entry per connection).
+    waiting: BinaryHeap<Reverse<(Instant, usize)>>,
+    /// The connections' global ids, to stagger them across threads.
+    total: usize,
+}
+
+impl Schedule {
+    fn new(plan: &LoadPlan, connections: usize) -> Option<Schedule> {
+        let rate = plan.http.as_ref()?.rate_per_sec?;
+        assert!(rate > 0.0);
+        Some(Schedule {
+            interval: Duration::from_secs_f64(plan.connections as f64 / rate),
+            start: Instant::now(),
+            waiting: BinaryHeap::with_capacity(connections),
+            total: plan.connections,
+        })
+    }
+
+    /// Sets the connection's first due time.
+    fn first(&mut self, connection: &mut Connection, index: usize) {
+        let offset = self
+            .interval
+            .mul_f64(connection.id as f64 / self.total as f64);
+        connection.due = self.start + offset;
+        connection.idle = true;
+        self.waiting.push(Reverse((connection.due, index)));
+    }
+
+    /// After a response: the next request's due time. Returns whether it is already past
+    /// (the request is late; the caller sends it now), else parks the connection until then.
+    fn next(&mut self, connection: &mut Connection, index: usize, now: Instant) -> bool {
+        connection.due += self.interval;
+        if connection.due <= now {
+            return true;
+        }
+        connection.idle = true;
+        self.waiting.push(Reverse((connection.due, index)));
+        false
+    }
+
+    /// A connection whose request is due by `now`, if any.
+    fn pop_due(&mut self, now: Instant) -> Option<usize> {
+        let &Reverse((when, index)) = self.waiting.peek()?;
+        if when > now {
+            return None;
+        }
+        self.waiting.pop();
+        Some(index)
+    }
+
+    fn until_next(&self, now: Instant) -> Duration {
+        self.waiting
+            .peek()
+            .map_or(WAIT_TIMEOUT, |Reverse((when, _))| {
+                when.saturating_duration_since(now)
+            })
+    }
 }
 
 type Prepared = (OwnedFd, Vec<Connection>, u64);
@@ -504,12 +742,18 @@ fn prepare_thread(plan: &LoadPlan, ids: std::ops::Range<usize>) -> anyhow::Resul
             stream,
             id: id as u64,
             sequence: 0,
-            message: vec![0u8; plan.payload_bytes].into_boxed_slice(),
+            message: match &plan.http {
+                Some(http) => http.request.clone().into_boxed_slice(),
+                None => vec![0u8; plan.payload_bytes].into_boxed_slice(),
+            },
             sent: 0,
             received: 0,
             stream_sent: 0,
             stream_received: 0,
             started: Instant::now(),
+            due: Instant::now(),
+            idle: false,
+            framer: ResponseFramer::default(),
             writing: false,
             open: true,
         });
@@ -536,6 +780,8 @@ fn start_message(
             let offset = connection.stream_sent;
             fill_echo_stream(&mut connection.message, connection.id, offset);
         }
+        // The request never changes.
+        Mode::Http => connection.started = Instant::now(),
     }
     connection.sent = 0;
     continue_send(connection, mode, epoll_fd, index, errors);
@@ -560,7 +806,7 @@ fn continue_send(
     loop {
         let rest = &connection.message[connection.sent..];
         if rest.is_empty() {
-            if mode == Mode::PingPong || !may_send_more(connection) {
+            if mode != Mode::Stream || !may_send_more(connection) {
                 break;
             }
             connection.stream_sent += connection.message.len() as u64;
@@ -574,7 +820,7 @@ fn continue_send(
             Err(Errno::INTR) => continue,
             Err(Errno::AGAIN) => break,
             Err(_) => {
-                errors.reset += 1;
+                errors.write += 1;
                 close(connection, epoll_fd);
                 return;
             }
@@ -605,8 +851,9 @@ fn receive(
     (scratch, expected): (&mut [u8], &mut [u8]),
     errors: &mut LoadErrors,
 ) -> Received {
+    debug_assert!(mode != Mode::Http, "HTTP answers go to receive_http");
     let limit = match mode {
-        Mode::PingPong => scratch.len(),
+        Mode::PingPong | Mode::Http => scratch.len(),
         Mode::Stream => STREAM_READ_BYTES,
     };
     let buffer = &mut scratch[..limit];
@@ -627,7 +874,7 @@ fn receive(
     };
     let got = &scratch[..received];
     let verdict = match mode {
-        Mode::PingPong => {
+        Mode::PingPong | Mode::Http => {
             let end = connection.received + received;
             match connection.message.get(connection.received..end) {
                 Some(want) => first_mismatch(want, got),
@@ -664,6 +911,51 @@ fn receive(
     Received::Message(connection.started.elapsed())
 }
 
+/// One `recv` on an HTTP connection, fed to its response framer. A response must end exactly
+/// where the bytes of this read end: one request is in flight, so anything after its response
+/// is bytes the server should not have sent.
+fn receive_http(
+    connection: &mut Connection,
+    epoll_fd: &OwnedFd,
+    scratch: &mut [u8],
+    errors: &mut LoadErrors,
+) -> Received {
+    let received = match rustix::net::recv(&connection.stream, &mut *scratch, RecvFlags::empty()) {
+        Ok((0, _)) => {
+            errors.reset += 1;
+            close(connection, epoll_fd);
+            return Received::Nothing;
+        }
+        Ok((received, _)) => received,
+        Err(Errno::AGAIN | Errno::INTR) => return Received::Nothing,
+        Err(_) => {
+            errors.reset += 1;
+            close(connection, epoll_fd);
+            return Received::Nothing;
+        }
+    };
+    let mut bytes = &scratch[..received];
+    let mut framed = None;
+    while !bytes.is_empty() {
+        match connection.framer.feed(bytes) {
+            Ok((used, done)) if framed.is_none() && !connection.idle => {
+                bytes = &bytes[used..];
+                framed = done;
+            }
+            // Bad framing, or bytes beyond the one response owed.
+            _ => {
+                errors.mismatch += 1;
+                close(connection, epoll_fd);
+                return Received::Nothing;
+            }
+        }
+    }
+    match framed {
+        Some(framed) => Received::Response(framed),
+        None => Received::Nothing,
+    }
+}
+
 /// Closes connections whose message has waited longer than `timeout`.
 fn expire(
     connections: &mut [Connection],
@@ -671,7 +963,7 @@ fn expire(
     timeout: Duration,
     errors: &mut LoadErrors,
 ) {
-    for connection in connections.iter_mut().filter(|c| c.open) {
+    for connection in connections.iter_mut().filter(|c| c.open && !c.idle) {
         if connection.started.elapsed() > timeout {
             errors.timeout += 1;
             close(connection, epoll_fd);
@@ -689,7 +981,7 @@ fn close(connection: &mut Connection, epoll_fd: &OwnedFd) {
 
 /// The result row of one load run. `server` is the server's own measurement over the window
 /// when there was one (the study, or `--server-pid`).
-pub fn echo_row(
+pub fn load_row(
     engine: &str,
     mut params: Map<String, Value>,
     run: u32,
@@ -698,13 +990,20 @@ pub fn echo_row(
     server: Option<&Measured>,
 ) -> Row {
     params.insert("connections".into(), Value::from(plan.connections));
-    params.insert("payload_bytes".into(), Value::from(plan.payload_bytes));
+    if plan.mode != Mode::Http {
+        params.insert("payload_bytes".into(), Value::from(plan.payload_bytes));
+    }
     params.insert("client_threads".into(), Value::from(plan.threads));
     params.insert("sched".into(), Value::from(plan.sched.name()));
     params.insert("mode".into(), Value::from(plan.mode.name()));
     let bytes = report.bytes;
+    let workload = if plan.mode == Mode::Http {
+        "http"
+    } else {
+        "echo"
+    };
     let mut row = Row {
-        workload: "echo".into(),
+        workload: workload.into(),
         engine: engine.into(),
         params,
         run,
@@ -737,29 +1036,35 @@ pub fn echo_row(
         row.latency_ns_p999 = Some(latency.value_at_quantile(0.999));
         row.latency_ns_max = Some(latency.max());
     }
+    if plan.mode == Mode::Http {
+        add_http_fields(&mut row, plan, report);
+    }
     let errors = report.errors;
     if errors.total() > 0 {
         for (kind, count) in [
             ("connect", errors.connect),
             ("reset", errors.reset),
+            ("write", errors.write),
             ("timeout", errors.timeout),
             ("mismatch", errors.mismatch),
         ] {
             row.error_counts.insert(kind.into(), Value::from(count));
         }
         row.notes.push(format!(
-            "{} errors: {} connect, {} reset, {} timed out after the --timeout, {} echoes \
-             differed from what was sent",
+            "{} errors: {} connect, {} reset or closed while reading, {} failed sends, {} timed \
+             out after the --timeout, {} answers that differed from what was sent or could not \
+             be framed",
             errors.total(),
             errors.connect,
             errors.reset,
+            errors.write,
             errors.timeout,
             errors.mismatch
         ));
     }
     if errors.mismatch > 0 {
         row.notes.push(format!(
-            "NOT VERIFIED: {} echoes came back with different bytes",
+            "NOT VERIFIED: {} answers came back with different bytes or broken framing",
             errors.mismatch
         ));
     }
@@ -791,30 +1096,163 @@ pub fn echo_row(
     row
 }
 
-impl LoadArgs {
-    pub fn plan(&self) -> LoadPlan {
+/// What the generic table leaves out of an HTTP row, laid out as wrk prints it: the latency
+/// distribution (corrected and uncorrected side by side in an open loop), statuses, errors.
+fn http_summary(row: &Row) -> String {
+    let ms = |ns: Option<u64>| ns.map_or("-".to_string(), |ns| format!("{:.3}", ns as f64 / 1e6));
+    let mut text = format!("requests/s {:.0}", row.ops_per_sec);
+    if let (Some(target), Some(late)) = (row.ops_per_sec_target, row.ops_late) {
+        text.push_str(&format!(" (target {target:.0}, {late} sent late)"));
+    }
+    text.push_str("\nlatency ms      p50      p90      p99    p99.9      max\n");
+    let mut lines = vec![(
+        if row.ops_per_sec_target.is_some() {
+            "corrected"
+        } else {
+            ""
+        },
+        [
+            row.latency_ns_p50,
+            row.latency_ns_p90,
+            row.latency_ns_p99,
+            row.latency_ns_p999,
+        ],
+        row.latency_ns_max,
+    )];
+    if row.ops_per_sec_target.is_some() {
+        lines.push((
+            "uncorrected",
+            [
+                row.latency_uncorrected_ns_p50,
+                row.latency_uncorrected_ns_p90,
+                row.latency_uncorrected_ns_p99,
+                row.latency_uncorrected_ns_p999,
+            ],
+            row.latency_uncorrected_ns_max,
+        ));
+    }
+    for (label, quantiles, max) in lines {
+        text.push_str(&format!("{label:<11}"));
+        for value in quantiles.into_iter().chain([max]) {
+            text.push_str(&format!(" {:>8}", ms(value)));
+        }
+        text.push('\n');
+    }
+    let statuses: Vec<String> = row
+        .status_counts
+        .iter()
+        .map(|(status, count)| format!("{status}: {count}"))
+        .collect();
+    text.push_str(&format!("statuses {}\n", statuses.join(", ")));
+    let count = |kind: &str| {
+        row.error_counts
+            .get(kind)
+            .and_then(Value::as_u64)
+            .unwrap_or(0)
+    };
+    text.push_str(&format!(
+        "socket errors: connect {}, read {}, write {}, timeout {}; unframeable responses {}\n",
+        count("connect"),
+        count("reset"),
+        count("write"),
+        count("timeout"),
+        count("mismatch")
+    ));
+    text
+}
+
+/// The HTTP run's own fields: status counts, and in an open loop the target rate, the late
+/// requests and the uncorrected latency beside the corrected one.
+fn add_http_fields(row: &mut Row, plan: &LoadPlan, report: &LoadReport) {
+    let mut not_ok = 0;
+    for (status, &count) in report.status_counts.iter().enumerate() {
+        if count > 0 {
+            row.status_counts
+                .insert(status.to_string(), Value::from(count));
+            not_ok += count * u64::from(!(200..300).contains(&status));
+        }
+    }
+    if not_ok > 0 {
+        row.verified = false;
+        row.notes.push(format!(
+            "NOT VERIFIED: {not_ok} responses had a status other than 2xx"
+        ));
+    }
+    let Some(rate) = plan.http.as_ref().and_then(|http| http.rate_per_sec) else {
+        return;
+    };
+    row.params.insert("rate_per_sec".into(), Value::from(rate));
+    row.ops_per_sec_target = Some(rate);
+    row.ops_late = Some(report.late);
+    if report.messages > 0 {
+        let latency = &report.latency_uncorrected_ns;
+        row.latency_uncorrected_ns_p50 = Some(latency.value_at_quantile(0.50));
+        row.latency_uncorrected_ns_p90 = Some(latency.value_at_quantile(0.90));
+        row.latency_uncorrected_ns_p99 = Some(latency.value_at_quantile(0.99));
+        row.latency_uncorrected_ns_p999 = Some(latency.value_at_quantile(0.999));
+        row.latency_uncorrected_ns_max = Some(latency.max());
+    }
+    if row.ops_per_sec < 0.95 * rate {
+        row.notes.push(format!(
+            "open loop fell behind: {:.0} requests/s achieved of {rate:.0} targeted ({} late); \
+             latency counts from each request's due time",
+            row.ops_per_sec, report.late
+        ));
+    }
+}
+
+impl LoadRunArgs {
+    fn plan(&self, target: SocketAddr, payload_bytes: usize, mode: Mode) -> LoadPlan {
         LoadPlan {
-            target: self.target,
+            target,
             connections: self.connections,
-            payload_bytes: self.payload,
+            payload_bytes,
             duration: self.duration,
             warmup: self.warmup,
             threads: self.threads as usize,
             timeout: self.timeout,
             cpu: self.cpu,
             sched: self.sched,
-            mode: self.mode,
+            mode,
+            http: None,
         }
     }
 }
 
+impl LoadArgs {
+    pub fn plan(&self) -> LoadPlan {
+        self.run.plan(self.target, self.payload, self.mode)
+    }
+}
+
+impl HttpLoadArgs {
+    pub fn plan(&self) -> anyhow::Result<LoadPlan> {
+        let (address, host, path) = parse_target(&self.target).map_err(anyhow::Error::msg)?;
+        let request = crate::net::http::request_bytes(&host, &path);
+        let mut plan = self.run.plan(address, request.len(), Mode::Http);
+        plan.http = Some(HttpLoad {
+            request,
+            rate_per_sec: self.rate,
+        });
+        Ok(plan)
+    }
+}
+
 pub fn run_echo(args: &LoadArgs) -> anyhow::Result<ExitCode> {
+    run_command(&args.plan(), &args.run)
+}
+
+pub fn run_http(args: &HttpLoadArgs) -> anyhow::Result<ExitCode> {
+    run_command(&args.plan()?, &args.run)
+}
+
+/// One load run against an external server, measured by `--server-pid` when given.
+fn run_command(plan: &LoadPlan, args: &LoadRunArgs) -> anyhow::Result<ExitCode> {
     crate::progress::stop_flag();
-    let plan = args.plan();
     let mut server_meter = args.server_pid.map(ProcessMeter::new);
     let mut meter_error: Option<io::Error> = None;
     let mut server: Option<Measured> = None;
-    let report = run(&plan, &mut |edge| {
+    let report = run(plan, &mut |edge| {
         let Some(meter) = server_meter.as_mut() else {
             return;
         };
@@ -829,18 +1267,24 @@ pub fn run_echo(args: &LoadArgs) -> anyhow::Result<ExitCode> {
     if let (Some(error), Some(pid)) = (meter_error, args.server_pid) {
         return Err(error).with_context(|| format!("cannot measure server process {pid}"));
     }
-    let row = echo_row("external", Map::new(), 1, &plan, &report, server.as_ref());
+    let row = load_row("external", Map::new(), 1, plan, &report, server.as_ref());
     let verified = row.verified;
+    let summary =
+        (plan.mode == Mode::Http && args.format == Format::Table && args.output.is_none())
+            .then(|| http_summary(&row));
     let env = crate::probe::environment(std::path::Path::new("."));
     crate::output::emit(
         &Document::new(env, vec![row]),
         args.format,
         args.output.as_deref(),
     )?;
+    if let Some(summary) = summary {
+        print!("{summary}");
+    }
     Ok(if verified {
         ExitCode::SUCCESS
     } else {
-        eprintln!("ringside: the echoes were not verified (see the notes)");
+        eprintln!("ringside: the answers were not verified (see the notes)");
         ExitCode::from(3)
     })
 }
@@ -861,6 +1305,7 @@ mod tests {
             cpu: None,
             sched: Sched::Other,
             mode: Mode::PingPong,
+            http: None,
         }
     }
 
@@ -874,6 +1319,9 @@ mod tests {
             messages,
             bytes: messages * 64,
             latency_ns,
+            latency_uncorrected_ns: new_histogram(),
+            status_counts: vec![0; STATUS_CODES],
+            late: 0,
             errors,
             client_usage: Usage::default(),
             client_syscalls: Some(10),
@@ -883,7 +1331,7 @@ mod tests {
 
     #[test]
     fn a_clean_run_is_verified_with_percentiles_from_the_histogram() {
-        let row = echo_row(
+        let row = load_row(
             "epoll",
             Map::new(),
             1,
@@ -907,7 +1355,7 @@ mod tests {
             mismatch: 1,
             ..LoadErrors::default()
         };
-        let row = echo_row("epoll", Map::new(), 1, &plan(), &report(1000, errors), None);
+        let row = load_row("epoll", Map::new(), 1, &plan(), &report(1000, errors), None);
         assert!(!row.verified);
         assert_eq!(row.errors, 3);
         assert_eq!(row.error_counts["mismatch"], 1);
@@ -916,6 +1364,44 @@ mod tests {
             .notes
             .iter()
             .any(|note| note.starts_with("NOT VERIFIED")));
+    }
+
+    #[test]
+    fn http_rows_carry_statuses_and_open_loop_figures() {
+        let mut plan = plan();
+        plan.mode = Mode::Http;
+        plan.http = Some(HttpLoad {
+            request: b"GET / HTTP/1.1\r\n\r\n".to_vec(),
+            rate_per_sec: Some(400.0),
+        });
+        let mut report = report(1000, LoadErrors::default());
+        report.status_counts[200] = 999;
+        report.status_counts[503] = 1;
+        report.late = 7;
+        report.latency_uncorrected_ns.record(42_000).unwrap();
+        let row = load_row("epoll", Map::new(), 1, &plan, &report, None);
+        assert_eq!(row.workload, "http");
+        assert_eq!(row.status_counts["503"], 1);
+        assert!(!row.verified, "a 503 is not a verified answer");
+        assert_eq!(
+            (row.ops_per_sec_target, row.ops_late),
+            (Some(400.0), Some(7))
+        );
+        assert!(row.latency_uncorrected_ns_p99.is_some());
+        assert!(row.params.get("payload_bytes").is_none());
+    }
+
+    #[test]
+    fn targets_are_http_urls() {
+        let (address, host, path) = parse_target("http://127.0.0.1:8080/a?b").unwrap();
+        assert_eq!(
+            (address.port(), host.as_str(), path.as_str()),
+            (8080, "127.0.0.1:8080", "/a?b")
+        );
+        assert_eq!(parse_target("http://127.0.0.1:1").unwrap().2, "/");
+        assert!(parse_target("https://127.0.0.1/")
+            .unwrap_err()
+            .contains("http://"));
     }
 
     #[test]

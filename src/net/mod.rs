@@ -5,13 +5,16 @@
 //! `uring.rs`) owns the API calls and the event loop; the protocol (`proto.rs`) owns the bytes,
 //! so the HTTP server of a later issue reuses every loop and differs only in its `Proto`; the load
 //! generator (`load.rs`) is the fixed control that never changes with the server; the study
-//! (`echo.rs`) runs servers as child processes and measures them from outside. `ENGINES` below is
-//! the one table that lists the server engines.
+//! (`echo.rs`) runs servers as child processes and measures them from outside. HTTP is the second
+//! protocol on the same loops (`http.rs`), with its own study (`http_study.rs`) on the echo
+//! study's runner. `ENGINES` below is the one table that lists the server engines.
 
 pub mod blocking;
 pub mod buf_ring;
 pub mod echo;
 pub mod epoll;
+pub mod http;
+pub mod http_study;
 pub mod load;
 pub mod proto;
 pub mod serve;

@@ -1,16 +1,21 @@
 //! The protocol seam: what a server sends back for the bytes it received, and how a client
 //! knows the bytes it got back are the ones it sent.
 //!
-//! Servers are written once per I/O API and take a `Proto`, so the HTTP server of a later issue
-//! is a new variant here (parse with httparse, append a response to the connection's output,
-//! say how many input bytes it consumed), not a new set of event loops. `Proto` is an enum, not
-//! a trait object, because it sits on every message's path.
+//! Servers are written once per I/O API and take a `Proto`, so the HTTP server is a variant
+//! here (its parsing and responses live in `http.rs`), not a new set of event loops. `Proto` is
+//! an enum, not a trait object, because it sits on every message's path.
+
+use super::http::{self, Responses, ServerSession};
 
 /// The protocol a server speaks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug)]
 pub enum Proto {
     /// Every byte received is sent back, in order.
     Echo,
+    /// HTTP/1.1 with a fixed response. The responses are built once per server process and
+    /// live as long as it does (hence `'static`: every engine, and every thread of `threads`,
+    /// sends from the same bytes without a reference count on the hot path).
+    Http(&'static Responses),
 }
 
 /// What a server loop does with bytes it has just received.
@@ -19,22 +24,41 @@ pub enum Reply {
     /// Send exactly the received bytes back. The loop may send straight from its receive
     /// buffer (io_uring sends from the provided buffer itself; no copy).
     Input,
+    /// The input is consumed (the session keeps what it still needs); send these responses,
+    /// which live in `Responses`, then close if one of them is a closing one.
+    Http(http::Reply),
 }
 
 impl Proto {
+    /// The HTTP protocol serving `body_bytes`-byte bodies (the default body when None).
+    pub fn http(body_bytes: Option<usize>) -> Proto {
+        // One leak per server process: the responses must outlive every connection.
+        Proto::Http(Box::leak(Box::new(Responses::new(body_bytes))))
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Proto::Echo => "echo",
+            Proto::Http(_) => "http",
         }
     }
 
-    /// The reply to `input`, the bytes one receive returned (never empty: an empty receive is
-    /// the peer closing, which the loop handles).
+    /// The reply to `input`, the bytes one receive returned on the connection whose state is
+    /// `session` (never empty: an empty receive is the peer closing, which the loop handles).
     #[inline]
-    pub fn reply(self, input: &[u8]) -> Reply {
+    pub fn reply(self, session: &mut ServerSession, input: &[u8]) -> Reply {
         debug_assert!(!input.is_empty());
         match self {
             Proto::Echo => Reply::Input,
+            Proto::Http(_) => Reply::Http(session.on_input(input)),
+        }
+    }
+
+    /// The HTTP responses, for the engines that send from them.
+    pub fn responses(self) -> Option<&'static Responses> {
+        match self {
+            Proto::Echo => None,
+            Proto::Http(responses) => Some(responses),
         }
     }
 }
@@ -95,7 +119,8 @@ mod tests {
 
     #[test]
     fn echo_replies_with_the_input() {
-        assert_eq!(Proto::Echo.reply(b"x"), Reply::Input);
+        let mut session = ServerSession::default();
+        assert_eq!(Proto::Echo.reply(&mut session, b"x"), Reply::Input);
     }
 
     #[test]

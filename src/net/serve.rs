@@ -1,5 +1,6 @@
-//! `ringside serve echo`: one server engine as a process of its own, so that a study (or any
-//! other client, e.g. rust_echo_bench or tcpkali) can drive it and measure it from outside.
+//! `ringside serve echo` and `ringside serve http`: one server engine as a process of its own,
+//! so that a study (or any other client, e.g. rust_echo_bench, tcpkali or wrk) can drive it and
+//! measure it from outside.
 //!
 //! The first line on stdout is `listening on ADDRESS`, flushed at once, so a parent that asked
 //! for port 0 learns the port. Ctrl-C or SIGTERM stops the loop; the server then prints its own
@@ -66,8 +67,30 @@ pub struct ServerStats {
     pub ctx_switches_involuntary: u64,
 }
 
+/// `serve http`: the echo server's flags plus the response body.
+#[derive(clap::Args, Debug, Clone)]
+pub struct HttpServeArgs {
+    #[command(flatten)]
+    pub serve: ServeArgs,
+    /// Serve bodies of this many bytes (k/m suffixes) instead of the 13-byte "Hello, World!",
+    /// so that larger sends are measured.
+    #[arg(long, value_parser = body_size_arg)]
+    pub body_size: Option<usize>,
+}
+
+fn body_size_arg(text: &str) -> Result<usize, String> {
+    match crate::cli::size_arg(text)? {
+        bytes if bytes > 1 << 24 => Err("bodies above 16 MiB are not supported".into()),
+        bytes => Ok(bytes as usize),
+    }
+}
+
 pub fn run_echo(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     serve(args, Proto::Echo)
+}
+
+pub fn run_http(args: &HttpServeArgs) -> anyhow::Result<ExitCode> {
+    serve(&args.serve, Proto::http(args.body_size))
 }
 
 fn serve(args: &ServeArgs, proto: Proto) -> anyhow::Result<ExitCode> {

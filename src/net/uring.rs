@@ -1,4 +1,5 @@
-//! The io_uring echo servers: one event loop, three engines that differ only in `UringOptions`.
+//! The io_uring servers (echo or HTTP, per `Proto`): one event loop, three engines that differ
+//! only in `UringOptions`.
 //!
 //! - `uring` (seed 000's net_io_uring): one accept SQE, and per connection one recv SQE into the
 //!   connection's own buffer, then one send SQE of what arrived, resubmitting the rest after a
@@ -18,6 +19,10 @@
 //! recv cancelled until it drains, so one slow reader cannot hold the whole buffer pool; an fd
 //! is closed only when the kernel holds no operation of it. `user_data` is a `Token` (op kind,
 //! connection slot, generation), so a completion that outlives its connection is recognised.
+//!
+//! With HTTP, received bytes are parsed at once (the pool buffer goes straight back) and the
+//! chunks queued are slices of the prebuilt responses, so a response is sent without a copy;
+//! after a closing response the connection reads no more and closes once it is sent.
 
 use std::collections::VecDeque;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -26,6 +31,7 @@ use io_uring::{cqueue, opcode, squeue, types, SubmissionQueue};
 use slab::Slab;
 
 use super::buf_ring::BufRing;
+use super::http::{Responses, ServerSession, SliceOf};
 use super::proto::Reply;
 use super::{ServerConfig, ServerCounters, UringOptions, STOP_POLL_INTERVAL};
 use crate::progress::stopped;
@@ -112,11 +118,21 @@ impl Token {
     }
 }
 
-/// Bytes received and not yet all sent back: a pool buffer, or the connection's own buffer.
+/// Where the bytes of a chunk live.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Source {
+    /// A pool buffer that received them (multishot engines, echo).
+    Pool(u16),
+    /// The connection's own receive buffer (plain engine, echo).
+    Own,
+    /// A slice of the prebuilt HTTP responses, which outlive every connection.
+    Response(SliceOf),
+}
+
+/// Bytes queued to send and not yet all sent.
 #[derive(Clone, Copy, Debug)]
 struct Chunk {
-    /// Pool buffer id; unused by the plain engine.
-    buffer_id: u16,
+    source: Source,
     len: u32,
     sent: u32,
 }
@@ -132,6 +148,9 @@ struct Connection {
     /// Waiting for a pool buffer after a recv ended with ENOBUFS.
     starved: bool,
     closing: bool,
+    /// The protocol ended the connection: close once the queued output is sent.
+    close_after_send: bool,
+    session: ServerSession,
     /// The plain engine's receive buffer (empty for the multishot engines).
     own_buffer: Box<[u8]>,
     pending: VecDeque<Chunk>,
@@ -142,6 +161,8 @@ struct Server<'a> {
     config: ServerConfig,
     counters: &'a ServerCounters,
     listener: types::Fd,
+    /// The HTTP responses chunks point into (None for echo).
+    responses: Option<&'static Responses>,
     connections: Slab<Connection>,
     pool: Option<&'a mut BufRing>,
     /// Pool buffers held by connections (received, not yet sent).
@@ -176,6 +197,7 @@ pub fn serve(
         config,
         counters,
         listener: types::Fd(listener.as_raw_fd()),
+        responses: config.proto.responses(),
         connections: Slab::new(),
         pool: pool.as_mut(),
         pool_held: 0,
@@ -292,6 +314,8 @@ impl Server<'_> {
             cancel_sent: false,
             starved: false,
             closing: false,
+            close_after_send: false,
+            session: ServerSession::default(),
             own_buffer,
             pending: VecDeque::new(),
         });
@@ -348,31 +372,27 @@ impl Server<'_> {
         }
         if result > 0 {
             let len = result as u32;
-            let buffer_id = match cqueue::buffer_select(flags) {
+            let source = match cqueue::buffer_select(flags) {
                 Some(id) => {
                     self.pool_held += 1;
                     debug_assert!(self.pool_held <= usize::from(self.config.provided_buffers));
-                    id
+                    Source::Pool(id)
                 }
-                None => 0,
+                None => Source::Own,
             };
             debug_assert_eq!(multishot, cqueue::buffer_select(flags).is_some());
             ServerCounters::add(&self.counters.bytes_received, u64::from(len));
-            let connection = &mut self.connections[slot];
-            connection.pending.push_back(Chunk {
-                buffer_id,
-                len,
-                sent: 0,
-            });
-            if connection.closing {
+            if self.connections[slot].closing {
+                self.connections[slot].pending.push_back(Chunk {
+                    source,
+                    len,
+                    sent: 0,
+                });
                 self.release_pending(slot);
             } else {
-                let newest = self.connections[slot].pending.len() - 1;
-                let input = self.chunk_bytes(slot, newest);
-                match self.config.proto.reply(input) {
-                    Reply::Input => {}
-                }
-                if !self.connections[slot].send_in_flight {
+                self.reply(sq, slot, source, len);
+                let connection = &self.connections[slot];
+                if !connection.send_in_flight && !connection.pending.is_empty() {
                     self.send_head(sq, slot);
                 }
                 self.limit_backlog(sq, slot);
@@ -415,8 +435,8 @@ impl Server<'_> {
         debug_assert!(head.sent <= head.len);
         if head.sent == head.len {
             let done = connection.pending.pop_front().expect("the head");
-            if self.options.multishot {
-                self.recycle(sq, done.buffer_id);
+            if let Source::Pool(buffer_id) = done.source {
+                self.recycle(sq, buffer_id);
             }
         }
         let connection = &self.connections[slot];
@@ -425,16 +445,63 @@ impl Server<'_> {
         } else if !connection.pending.is_empty() {
             // A short send: the rest of the head, or the next chunk, goes out next.
             self.send_head(sq, slot);
+        } else if connection.close_after_send {
+            // The last response is out: FIN behind it, then close once the kernel lets go.
+            let _ = rustix::net::shutdown(&connection.fd, rustix::net::Shutdown::Write);
+            self.start_closing(sq, slot);
         }
         self.rearm_or_close(sq, slot);
+    }
+
+    /// Queues what the protocol answers to `len` bytes just received into `source`.
+    fn reply(&mut self, sq: &mut SubmissionQueue<'_>, slot: usize, source: Source, len: u32) {
+        let connection = &mut self.connections[slot];
+        let input = match source {
+            Source::Pool(id) => {
+                let pool = self.pool.as_deref().expect("multishot has a pool");
+                pool.bytes(id, len as usize)
+            }
+            Source::Own => &connection.own_buffer[..len as usize],
+            Source::Response(_) => unreachable!("responses are never received"),
+        };
+        let reply = self.config.proto.reply(&mut connection.session, input);
+        let http = match reply {
+            Reply::Input => {
+                connection.pending.push_back(Chunk {
+                    source,
+                    len,
+                    sent: 0,
+                });
+                return;
+            }
+            Reply::Http(http) => http,
+        };
+        let responses = self.responses.expect("HTTP has responses");
+        connection.close_after_send |= http.closing.is_some();
+        responses.for_each_slice(http, |of| {
+            connection.pending.push_back(Chunk {
+                source: Source::Response(of),
+                len: responses.slice(of).len() as u32,
+                sent: 0,
+            });
+        });
+        // The request bytes are parsed (the session copied any unfinished head): the buffer
+        // goes back to the pool at once.
+        if let Source::Pool(buffer_id) = source {
+            self.recycle(sq, buffer_id);
+        }
     }
 
     fn chunk_bytes(&self, slot: usize, index: usize) -> &[u8] {
         let connection = &self.connections[slot];
         let chunk = connection.pending[index];
-        match self.pool.as_deref() {
-            Some(pool) => pool.bytes(chunk.buffer_id, chunk.len as usize),
-            None => &connection.own_buffer[..chunk.len as usize],
+        match chunk.source {
+            Source::Pool(id) => {
+                let pool = self.pool.as_deref().expect("multishot has a pool");
+                pool.bytes(id, chunk.len as usize)
+            }
+            Source::Own => &connection.own_buffer[..chunk.len as usize],
+            Source::Response(of) => self.responses.expect("HTTP has responses").slice(of),
         }
     }
 
@@ -495,9 +562,9 @@ impl Server<'_> {
         debug_assert!(connection.closing);
         let keep = usize::from(connection.send_in_flight);
         let released: Vec<Chunk> = connection.pending.drain(keep..).collect();
-        if self.options.multishot {
-            for chunk in released {
-                self.recycle_quietly(chunk.buffer_id);
+        for chunk in released {
+            if let Source::Pool(buffer_id) = chunk.source {
+                self.recycle_quietly(buffer_id);
             }
         }
     }
@@ -540,7 +607,7 @@ impl Server<'_> {
             // One buffer per connection: read again only once it is all sent back.
             connection.pending.is_empty()
         };
-        if !connection.recv_armed && may_read {
+        if !connection.recv_armed && may_read && !connection.close_after_send {
             self.arm_recv(sq, slot);
         }
     }

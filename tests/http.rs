@@ -1,0 +1,545 @@
+//! The HTTP server engines and the HTTP load generator, run as the real binary on 127.0.0.1
+//! only, every wait bounded.
+//!
+//! Goal: every engine answers HTTP/1.1 correctly whatever the client does (keep-alive, several
+//! requests in one packet, a request split byte by byte, `Connection: close`, oversized heads,
+//! garbage, clients that vanish mid-request) without dying or leaking fds; the load generator
+//! reports verified rows against ringside's servers, and in its open loop the corrected latency
+//! shows a stall that the uncorrected one hides. Methodology: each test starts its own
+//! `ringside serve http --listen 127.0.0.1:0` child and reads the port from its first line;
+//! responses are framed with the load generator's own framer (`ResponseFramer`, whose
+//! split-anywhere property test lives beside it); `for_each_engine!` expands each body once
+//! per engine.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use ringside::net::http::{Framed, ResponseFramer};
+
+const BIN: &str = env!("CARGO_BIN_EXE_ringside");
+/// No single socket operation in these tests may block longer than this.
+const IO_TIMEOUT: Duration = Duration::from_secs(10);
+const GET: &[u8] = b"GET / HTTP/1.1\r\nHost: test\r\n\r\n";
+
+/// A `ringside serve http` child, killed when dropped.
+struct Server {
+    child: Child,
+    address: SocketAddr,
+}
+
+impl Server {
+    /// Starts `engine` with `extra` flags, or returns None (and says why) when it cannot run.
+    fn start(engine: &str, extra: &[&str]) -> Option<Server> {
+        let def = ringside::net::find_engine(engine).unwrap();
+        if let Err(reason) = def.availability() {
+            eprintln!("skipped {engine}: {reason}");
+            return None;
+        }
+        let mut child = Command::new(BIN)
+            .args(["serve", "http", "--quiet", "--listen", "127.0.0.1:0"])
+            .args(["--engine", engine])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("start the server");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let address = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+            .parse()
+            .unwrap();
+        Some(Server { child, address })
+    }
+
+    fn connect(&self) -> TcpStream {
+        let stream = TcpStream::connect_timeout(&self.address, IO_TIMEOUT).unwrap();
+        stream.set_read_timeout(Some(IO_TIMEOUT)).unwrap();
+        stream.set_write_timeout(Some(IO_TIMEOUT)).unwrap();
+        stream.set_nodelay(true).unwrap();
+        stream
+    }
+
+    fn open_fds(&self) -> usize {
+        std::fs::read_dir(format!("/proc/{}/fd", self.child.id()))
+            .unwrap()
+            .count()
+    }
+
+    /// What each open fd of the server is (for the message of a failed fd check).
+    fn fd_targets(&self) -> Vec<String> {
+        let dir = format!("/proc/{}/fd", self.child.id());
+        let mut targets: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .filter_map(|entry| std::fs::read_link(entry.ok()?.path()).ok())
+            .map(|target| target.display().to_string())
+            .collect();
+        targets.sort();
+        targets
+    }
+
+    /// Asserts the server still runs, then stops it with SIGTERM and checks it exits cleanly.
+    fn stop(mut self) {
+        assert!(self.child.try_wait().unwrap().is_none(), "the server died");
+        // SAFETY: kill(2) on our own child's pid.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        let deadline = Instant::now() + IO_TIMEOUT;
+        while Instant::now() < deadline {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                assert!(status.success(), "server exit {status}");
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        panic!("the server did not stop within {IO_TIMEOUT:?} of SIGTERM");
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// Reads until `count` whole responses are in; no byte may follow them.
+fn read_responses(stream: &mut TcpStream, count: usize) -> Vec<Framed> {
+    let mut framer = ResponseFramer::default();
+    let mut framed = Vec::new();
+    let mut buffer = vec![0u8; 64 * 1024];
+    while framed.len() < count {
+        let received = match stream.read(&mut buffer) {
+            // io_uring task work left by `availability()`'s probe ring interrupts this thread.
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
+            other => other.unwrap(),
+        };
+        assert!(
+            received > 0,
+            "the server closed after {} responses",
+            framed.len()
+        );
+        let mut bytes = &buffer[..received];
+        while !bytes.is_empty() {
+            let (used, done) = framer.feed(bytes).expect("a well-framed response");
+            bytes = &bytes[used..];
+            framed.extend(done);
+        }
+    }
+    assert_eq!(framed.len(), count, "more responses than requests");
+    framed
+}
+
+/// Asserts the server closes the connection: the next read ends the stream.
+fn assert_closed(stream: &mut TcpStream) {
+    let mut byte = [0u8; 1];
+    let mut read = stream.read(&mut byte);
+    while matches!(&read, Err(error) if error.kind() == std::io::ErrorKind::Interrupted) {
+        read = stream.read(&mut byte);
+    }
+    match read {
+        Ok(0) => {}
+        Err(error) if error.kind() == std::io::ErrorKind::ConnectionReset => {}
+        other => panic!("expected the server to close, got {other:?}"),
+    }
+}
+
+fn keep_alive_answers_every_request(engine: &str) {
+    let Some(server) = Server::start(engine, &[]) else {
+        return;
+    };
+    let mut stream = server.connect();
+    for _ in 0..50 {
+        stream.write_all(GET).unwrap();
+        let framed = read_responses(&mut stream, 1);
+        assert_eq!(framed[0].status, 200);
+        assert_eq!(framed[0].body_bytes, 13, "Hello, World!");
+        assert!(!framed[0].close);
+    }
+    server.stop();
+}
+
+fn pipelined_requests_in_one_packet_get_answers_in_order(engine: &str) {
+    let Some(server) = Server::start(engine, &[]) else {
+        return;
+    };
+    let mut stream = server.connect();
+    // 40 requests (more than one batch of prebuilt answers) and a Connection: close last.
+    let mut packet = GET.repeat(40);
+    packet.extend_from_slice(b"GET /last HTTP/1.1\r\nConnection: close\r\n\r\n");
+    stream.write_all(&packet).unwrap();
+    let framed = read_responses(&mut stream, 41);
+    assert!(framed.iter().all(|f| f.status == 200));
+    assert!(framed[..40].iter().all(|f| !f.close));
+    assert!(framed[40].close, "the last answer says it closes");
+    assert_closed(&mut stream);
+    // 3000 requests written before any answer is read: ~90 KB in, ~290 KB out, so the server's
+    // sends back up and its bounded queues (epoll's pending output, the uring engines'
+    // cancelled and re-armed recv) must pause and resume without losing or reordering one.
+    let mut stream = server.connect();
+    let writer = {
+        let mut stream = stream.try_clone().unwrap();
+        std::thread::spawn(move || stream.write_all(&GET.repeat(3000)).unwrap())
+    };
+    let framed = read_responses(&mut stream, 3000);
+    writer.join().unwrap();
+    assert!(framed.iter().all(|f| f.status == 200 && !f.close));
+    server.stop();
+}
+
+fn a_request_split_byte_by_byte_is_answered_once(engine: &str) {
+    let Some(server) = Server::start(engine, &[]) else {
+        return;
+    };
+    let mut stream = server.connect();
+    for &byte in GET {
+        stream.write_all(&[byte]).unwrap();
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(read_responses(&mut stream, 1)[0].status, 200);
+    // And the connection still serves the next request.
+    stream.write_all(GET).unwrap();
+    assert_eq!(read_responses(&mut stream, 1)[0].status, 200);
+    server.stop();
+}
+
+fn connection_close_is_honoured(engine: &str) {
+    let Some(server) = Server::start(engine, &[]) else {
+        return;
+    };
+    let mut stream = server.connect();
+    stream
+        .write_all(b"GET / HTTP/1.1\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let framed = read_responses(&mut stream, 1);
+    assert_eq!((framed[0].status, framed[0].close), (200, true));
+    assert_closed(&mut stream);
+    server.stop();
+}
+
+fn oversized_heads_get_431_and_garbage_400(engine: &str) {
+    let Some(server) = Server::start(engine, &[]) else {
+        return;
+    };
+    let mut huge = b"GET / HTTP/1.1\r\nX-Big: ".to_vec();
+    huge.resize(9000, b'a');
+    huge.extend_from_slice(b"\r\n\r\n");
+    let mut stream = server.connect();
+    stream.write_all(&huge).unwrap();
+    let framed = read_responses(&mut stream, 1);
+    assert_eq!((framed[0].status, framed[0].close), (431, true));
+    assert_closed(&mut stream);
+
+    let mut stream = server.connect();
+    stream
+        .write_all(b"\x16\x03\x01 not http at all\r\n\r\n")
+        .unwrap();
+    let framed = read_responses(&mut stream, 1);
+    assert_eq!((framed[0].status, framed[0].close), (400, true));
+    assert_closed(&mut stream);
+    server.stop();
+}
+
+fn vanishing_clients_leave_no_fds_and_others_are_served(engine: &str) {
+    let Some(server) = Server::start(engine, &[]) else {
+        return;
+    };
+    // One served connection first, so that lazily created fds (ring, epoll) exist already.
+    let mut warm = server.connect();
+    warm.write_all(GET).unwrap();
+    read_responses(&mut warm, 1);
+    drop(warm);
+    std::thread::sleep(Duration::from_millis(100));
+    let before = server.open_fds();
+    for round in 0..200 {
+        let mut stream = server.connect();
+        // Half a request, then gone: half the time with a reset (SO_LINGER 0).
+        stream.write_all(&GET[..GET.len() / 2]).unwrap();
+        if round % 2 == 0 {
+            linger_zero(&stream);
+        }
+        drop(stream);
+    }
+    let mut good = server.connect();
+    for _ in 0..5 {
+        good.write_all(GET).unwrap();
+        assert_eq!(read_responses(&mut good, 1)[0].status, 200);
+    }
+    drop(good);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut after = server.open_fds();
+    while after > before && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+        after = server.open_fds();
+    }
+    assert!(
+        after <= before,
+        "fds before {before}, after 200 vanished clients {after}: {:?}",
+        server.fd_targets()
+    );
+    server.stop();
+}
+
+fn body_size_serves_larger_bodies(engine: &str) {
+    let Some(server) = Server::start(engine, &["--body-size", "16k"]) else {
+        return;
+    };
+    let mut stream = server.connect();
+    stream.write_all(&GET.repeat(3)).unwrap();
+    let framed = read_responses(&mut stream, 3);
+    assert!(framed
+        .iter()
+        .all(|f| f.status == 200 && f.body_bytes == 16 * 1024));
+    server.stop();
+}
+
+fn linger_zero(stream: &TcpStream) {
+    use std::os::fd::AsRawFd;
+    let linger = libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
+    // SAFETY: setsockopt with a valid linger struct on a socket we own.
+    let result = unsafe {
+        libc::setsockopt(
+            stream.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            (&linger as *const libc::linger).cast(),
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        )
+    };
+    assert_eq!(result, 0);
+}
+
+macro_rules! for_each_engine {
+    ($($module:ident => $engine:literal),* $(,)?) => {$(
+        mod $module {
+            #[test]
+            fn keep_alive_answers_every_request() {
+                super::keep_alive_answers_every_request($engine);
+            }
+            #[test]
+            fn pipelined_requests_in_one_packet_get_answers_in_order() {
+                super::pipelined_requests_in_one_packet_get_answers_in_order($engine);
+            }
+            #[test]
+            fn a_request_split_byte_by_byte_is_answered_once() {
+                super::a_request_split_byte_by_byte_is_answered_once($engine);
+            }
+            #[test]
+            fn connection_close_is_honoured() {
+                super::connection_close_is_honoured($engine);
+            }
+            #[test]
+            fn oversized_heads_get_431_and_garbage_400() {
+                super::oversized_heads_get_431_and_garbage_400($engine);
+            }
+            #[test]
+            fn vanishing_clients_leave_no_fds_and_others_are_served() {
+                super::vanishing_clients_leave_no_fds_and_others_are_served($engine);
+            }
+            #[test]
+            fn body_size_serves_larger_bodies() {
+                super::body_size_serves_larger_bodies($engine);
+            }
+        }
+    )*};
+}
+
+for_each_engine! {
+    blocking => "blocking",
+    threads => "threads",
+    epoll => "epoll",
+    uring => "uring",
+    uring_multishot => "uring-multishot",
+    uring_defer => "uring-defer",
+}
+
+/// Runs `ringside load http` with `args` and returns its one JSON row.
+fn load_row(args: &[&str]) -> serde_json::Value {
+    let output = Command::new(BIN)
+        .args(["load", "http", "--format", "json"])
+        .args(args)
+        .env("RINGSIDE_NO_PERF", "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "load http failed: {}\n{stdout}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let document: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    document["results"][0].clone()
+}
+
+#[test]
+fn load_against_ringside_reports_verified_rows() {
+    let Some(server) = Server::start("epoll", &[]) else {
+        return;
+    };
+    let target = format!("http://{}/", server.address);
+    let row = load_row(&[
+        "--target", &target, "-c", "8", "-d", "500ms", "--warmup", "100ms",
+    ]);
+    assert_eq!(row["workload"], "http");
+    assert_eq!(row["verified"], true, "{row}");
+    assert_eq!(row["errors"], 0);
+    let ok = row["status_counts"]["200"].as_u64().unwrap();
+    assert_eq!(ok, row["ops"].as_u64().unwrap());
+    assert!(row["latency_ns_p999"].as_u64().unwrap() > 0);
+    assert!(
+        row.get("latency_uncorrected_ns_p99").is_none(),
+        "closed loop: one latency"
+    );
+    server.stop();
+}
+
+/// An HTTP server that answers every request at once, except one request partway through,
+/// which it holds for `STALL`.
+fn stalling_server(stall_at_request: u64) -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        let mut served = 0u64;
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            stream.set_nodelay(true).unwrap();
+            let mut pending = Vec::new();
+            let mut buffer = [0u8; 4096];
+            while let Ok(received) = stream.read(&mut buffer) {
+                if received == 0 {
+                    break;
+                }
+                pending.extend_from_slice(&buffer[..received]);
+                while let Some(end) = pending.windows(4).position(|w| w == b"\r\n\r\n") {
+                    pending.drain(..end + 4);
+                    served += 1;
+                    if served == stall_at_request {
+                        std::thread::sleep(STALL);
+                    }
+                    let response = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+                    if stream.write_all(response).is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+    });
+    address
+}
+
+const STALL: Duration = Duration::from_millis(200);
+
+/// Goal: the open loop is coordinated-omission-correct. Methodology: one connection at
+/// 1000 requests/s for 3 s against a server that stalls 200 ms once, 1 s into the window. The
+/// one request in flight waits 200 ms (1 of ~3000: below the uncorrected p99.9); the ~200
+/// requests that fell due during the stall count from their due time (~7%: the corrected p99.9
+/// is the stall).
+#[test]
+fn open_loop_corrected_latency_shows_a_stall_the_uncorrected_hides() {
+    let address = stalling_server(1200);
+    let target = format!("http://{address}/");
+    let row = load_row(&[
+        "--target", &target, "-c", "1", "--rate", "1000", "-d", "3s", "--warmup", "200ms",
+    ]);
+    let ms = |key: &str| {
+        row[key]
+            .as_u64()
+            .unwrap_or_else(|| panic!("{key} in {row}"))
+            / 1_000_000
+    };
+    assert_eq!(row["verified"], true, "{row}");
+    assert!(
+        ms("latency_ns_p999") >= 150,
+        "corrected p99.9 {} ms: {row}",
+        ms("latency_ns_p999")
+    );
+    assert!(
+        ms("latency_uncorrected_ns_p999") < 100,
+        "uncorrected p99.9 {} ms: {row}",
+        ms("latency_uncorrected_ns_p999")
+    );
+    assert!(
+        ms("latency_uncorrected_ns_max") >= 150,
+        "the stalled request itself: {row}"
+    );
+    assert!(row["ops_late"].as_u64().unwrap() >= 100, "{row}");
+    assert_eq!(row["ops_per_sec_target"], 1000.0);
+}
+
+#[test]
+fn a_server_that_answers_garbage_is_not_verified() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            std::thread::spawn(move || {
+                let mut buffer = [0u8; 4096];
+                while matches!(stream.read(&mut buffer), Ok(n) if n > 0) {
+                    // Seed 001's servers: one fixed answer per read, here without a length.
+                    if stream.write_all(b"HTTP/1.1 200 OK\r\n\r\nHello").is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    let output = Command::new(BIN)
+        .args(["load", "http", "--format", "json", "-c", "2", "-d", "300ms"])
+        .args(["--warmup", "0s", "--target", &format!("http://{address}/")])
+        .env("RINGSIDE_NO_PERF", "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(!output.status.success(), "{stdout}");
+    assert!(stdout.contains("\"verified\": false"), "{stdout}");
+}
+
+#[test]
+fn study_prints_seed_001s_table() {
+    let output = Command::new(BIN)
+        .args([
+            "http",
+            "-e",
+            "epoll,uring",
+            "-c",
+            "4",
+            "-r",
+            "1",
+            "-d",
+            "300ms",
+        ])
+        .args(["--warmup", "100ms", "--quiet"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    for needle in [
+        "% More Requests",
+        "Baseline",
+        "p(99.9)",
+        "server CPU µs/req",
+        "| uring ",
+    ] {
+        assert!(stdout.contains(needle), "{needle} missing from\n{stdout}");
+    }
+    let rows = stdout.lines().filter(|line| line.starts_with('|'));
+    assert!(rows.clone().count() >= 4, "{stdout}");
+    assert!(
+        rows.clone().all(|line| !line.contains("NOT VERIFIED")),
+        "{stdout}"
+    );
+}
