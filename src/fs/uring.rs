@@ -302,6 +302,9 @@ impl FileEngine for Uring {
         let mut mismatches = 0;
         let mut next_page = 0usize;
         let mut in_flight = 0usize;
+        // Completions still to come: a chain's write and fsync may be reaped well before its
+        // read, so this, not the chain count, bounds what a wait may ask for.
+        let mut completions_due = 0usize;
         meter.start();
         loop {
             for (slot, page) in slots.iter_mut().enumerate() {
@@ -315,15 +318,17 @@ impl FileEngine for Uring {
                 push(&mut ring, &entries, self.features.sqpoll, &mut tally)?;
                 next_page += 1;
                 in_flight += 1;
+                completions_due += CHAIN_LENGTH;
             }
             if in_flight == 0 {
                 break;
             }
-            // Sleep until about half the chains finished (three completions each), as the write
-            // loop does, so wakeups stay rare and the device always has fsyncs to merge.
-            let want = (in_flight * CHAIN_LENGTH / 2).max(1);
+            // Sleep until about half the completions due arrived, so wakeups stay rare and the
+            // device always has fsyncs to merge.
+            let want = (completions_due / 2).max(1);
             wait(&mut ring, want, self.features.sqpoll, &mut tally)?;
             while let Some(cqe) = next_completion(&mut ring) {
+                completions_due -= 1;
                 let (step, slot) = ChainStep::decode(cqe.user_data());
                 let page = slots[slot].expect("a completion belongs to a busy slot");
                 match chain_completion(&cqe, step, job, page)? {
@@ -335,6 +340,7 @@ impl FileEngine for Uring {
                                 [..job.page_size];
                             let entries = chain(&target, job, page, slot, buffer);
                             push(&mut ring, &entries, self.features.sqpoll, &mut tally)?;
+                            completions_due += CHAIN_LENGTH;
                         }
                     }
                     ChainState::Done => {
