@@ -40,6 +40,9 @@ pub enum Command {
     /// File workloads: sequential write (seed 003) and write/fsync/read page cycle (seed 000).
     #[command(subcommand)]
     Fs(FsCommand),
+    /// Re-render report.md and report.html from a results document (a results.json or its
+    /// directory), with charts, the io_uring feature ladder and the measured verdicts.
+    Report(crate::report::ReportArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -103,5 +106,6 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Engines(args) => crate::probe::run_engines(&args),
         Command::Fs(FsCommand::Write(args)) => crate::fs::write::run(&args),
         Command::Fs(FsCommand::Cycle(args)) => crate::fs::cycle::run(&args),
+        Command::Report(args) => crate::report::run(&args),
     }
 }

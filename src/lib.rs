@@ -12,6 +12,7 @@ pub mod output;
 pub mod pin;
 pub mod probe;
 pub mod progress;
+pub mod report;
 pub mod ring;
 pub mod row;
 pub mod study;
