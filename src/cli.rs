@@ -43,6 +43,10 @@ pub enum Command {
     /// Re-render report.md and report.html from a results document (a results.json or its
     /// directory), with charts, the io_uring feature ladder and the measured verdicts.
     Report(crate::report::ReportArgs),
+    /// Compare two results documents: per engine and metric the ratio B/A, each side's run
+    /// range, and "within noise" where the ranges overlap. Exit 2 with --fail-if-slower PCT
+    /// when a throughput dropped by more than PCT outside noise.
+    Compare(crate::report::compare::CompareArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -107,5 +111,6 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Fs(FsCommand::Write(args)) => crate::fs::write::run(&args),
         Command::Fs(FsCommand::Cycle(args)) => crate::fs::cycle::run(&args),
         Command::Report(args) => crate::report::run(&args),
+        Command::Compare(args) => crate::report::compare::run(&args),
     }
 }

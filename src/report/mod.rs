@@ -4,6 +4,7 @@
 //! today can be re-rendered by a later ringside that reads its schema.
 
 pub mod chart;
+pub mod compare;
 pub mod environment;
 pub mod html;
 pub mod ladder;
