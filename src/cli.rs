@@ -47,6 +47,10 @@ pub enum Command {
     /// range, and "within noise" where the ranges overlap. Exit 2 with --fail-if-slower PCT
     /// when a throughput dropped by more than PCT outside noise.
     Compare(crate::report::compare::CompareArgs),
+    /// The whole study in one command: every workload, the engines that matter, fio controls
+    /// where installed, and results.json, results.csv, report.md and report.html in one
+    /// directory. About five minutes; --quick about one.
+    Run(crate::run::RunArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -112,5 +116,6 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Fs(FsCommand::Cycle(args)) => crate::fs::cycle::run(&args),
         Command::Report(args) => crate::report::run(&args),
         Command::Compare(args) => crate::report::compare::run(&args),
+        Command::Run(args) => crate::run::run(&args),
     }
 }

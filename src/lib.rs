@@ -15,5 +15,6 @@ pub mod progress;
 pub mod report;
 pub mod ring;
 pub mod row;
+pub mod run;
 pub mod study;
 pub mod units;
