@@ -80,6 +80,16 @@ impl Bars {
         }
     }
 
+    /// One tick per power of ten on a log axis (half-decades read as noise); plotters' choice
+    /// on a linear one.
+    fn tick_count(&self, low: f64, high: f64) -> usize {
+        if self.log {
+            (high - low).floor() as usize + 1
+        } else {
+            10
+        }
+    }
+
     fn tick_text(&self, position: f64) -> String {
         if self.log {
             per_op(10f64.powf(position))
@@ -108,7 +118,7 @@ fn draw_bars(spec: &Bars) -> anyhow::Result<String> {
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(label_chars as u32 * 7 + 16)
-            .build_cartesian_2d(low..high, (0..count).into_segmented())?;
+            .build_cartesian_2d(low..high, (0..count - 1).into_segmented())?;
         // Segments count from the bottom; the first engine goes on top, as in the table.
         let labels: Vec<&str> = spec
             .bars
@@ -128,6 +138,7 @@ fn draw_bars(spec: &Bars) -> anyhow::Result<String> {
                     .to_string(),
                 _ => String::new(),
             })
+            .x_labels(spec.tick_count(low, high))
             .x_label_formatter(&|position| spec.tick_text(*position))
             .x_desc(spec.axis.as_str())
             .label_style((FONT, 12))
@@ -190,10 +201,13 @@ fn color_of(index: usize, control: bool) -> RGBColor {
     }
 }
 
-/// "median of 3 runs; closed loop": what every chart's axis states besides its unit.
-fn basis(study: &Study) -> String {
+/// "median of 3 runs; whiskers: ...; closed loop": what every chart states besides its unit.
+fn basis(study: &Study, whiskers: bool) -> String {
     let runs = runs_text(study.runs());
-    let mut text = format!("median of {runs}; whiskers: slowest to fastest run");
+    let mut text = format!("median of {runs}");
+    if whiskers {
+        text.push_str("; whiskers: slowest to fastest run");
+    }
     if let Some(mode) = study.mode() {
         text.push_str(&format!("; {mode} loop"));
     }
@@ -222,7 +236,7 @@ pub fn throughput_chart(study: &Study) -> anyhow::Result<String> {
         .collect();
     draw_bars(&Bars {
         title: format!("{}: throughput per engine ({unit})", study.workload),
-        axis: format!("{unit} ({})", basis(study)),
+        axis: format!("{unit} ({})", basis(study, true)),
         bars,
         log: false,
         reference: None,
@@ -294,7 +308,7 @@ pub fn syscalls_chart(study: &Study) -> anyhow::Result<Option<String>> {
         .collect();
     let chart = draw_bars(&Bars {
         title: format!("{}: syscalls per {noun} (log scale)", study.workload),
-        axis: format!("syscalls per {noun}, log scale ({})", basis(study)),
+        axis: format!("syscalls per {noun}, log scale ({})", basis(study, true)),
         bars,
         log: true,
         reference: None,
@@ -352,7 +366,7 @@ pub fn latency_chart(study: &Study) -> anyhow::Result<Option<String>> {
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(60)
-            .build_cartesian_2d((0..count).into_segmented(), low..high)?;
+            .build_cartesian_2d((0..count - 1).into_segmented(), low..high)?;
         chart
             .configure_mesh()
             .x_labels(count as usize)
@@ -364,7 +378,9 @@ pub fn latency_chart(study: &Study) -> anyhow::Result<Option<String>> {
                 _ => String::new(),
             })
             .y_label_formatter(&|position| per_op(10f64.powf(*position)))
-            .y_desc(format!("µs, log scale ({})", basis(study)))
+            .y_labels((high - low) as usize + 1)
+            .y_desc("µs (log scale)")
+            .x_desc(format!("percentile ({})", basis(study, false)))
             .label_style((FONT, 12))
             .draw()?;
         for (index, engine, control, us) in lines {
