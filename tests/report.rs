@@ -247,3 +247,31 @@ fn run_quick_writes_all_four_files_and_its_report_re_renders_the_same() {
         "only the four result files stay behind: {scratch:?}"
     );
 }
+
+#[test]
+fn ctrl_c_stops_run_after_the_current_step_and_still_reports() {
+    let out = tempfile::tempdir().unwrap();
+    let mut child = Command::cargo_bin("ringside")
+        .unwrap()
+        .args(["run", "--quick", "--out", out.path().to_str().unwrap()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // The first step (fs write) takes seconds; the signal lands while it runs.
+    std::thread::sleep(Duration::from_millis(700));
+    // SAFETY: kill(2) on the pid of a child this test spawned and has not reaped.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let markdown = std::fs::read_to_string(out.path().join("report.md")).unwrap();
+    assert!(
+        markdown.contains("## fs-write"),
+        "the finished step is reported: {markdown}"
+    );
+    assert!(
+        markdown.contains("fs cycle: not run, the study was interrupted"),
+        "{markdown}"
+    );
+    assert!(out.path().join("results.csv").exists() && out.path().join("report.html").exists());
+}

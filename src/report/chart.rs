@@ -267,7 +267,7 @@ pub fn ladder_chart(study: &Study) -> anyhow::Result<Option<String>> {
         .collect();
     let chart = draw_bars(&Bars {
         title: format!(
-            "{}: what each engine bought over the one above it",
+            "{}: io_uring feature ladder, what each engine bought over the one above",
             study.workload
         ),
         axis: format!(
