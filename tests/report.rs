@@ -275,3 +275,58 @@ fn ctrl_c_stops_run_after_the_current_step_and_still_reports() {
     );
     assert!(out.path().join("results.csv").exists() && out.path().join("report.html").exists());
 }
+
+/// Goal: the page draws in a real browser. Method: headless Chromium loads report.html, dumps
+/// the DOM it built and takes a screenshot; the charts must be in the DOM, the screenshot must
+/// be a real PNG, and the console must report no error. Skipped where Chromium is missing.
+#[test]
+fn the_html_report_draws_in_headless_chromium() {
+    let chromium = Path::new("/usr/bin/chromium");
+    if !chromium.exists() {
+        eprintln!("skipped: /usr/bin/chromium is missing (CI installs Debian's chromium)");
+        return;
+    }
+    let dir = results_dir("run-quick.json");
+    assert!(ringside(&["report", dir.path().to_str().unwrap()])
+        .status
+        .success());
+    let page = format!("file://{}", dir.path().join("report.html").display());
+    let shot = dir.path().join("report.png");
+    let browser = |extra: &[String]| {
+        Command::new(chromium)
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--enable-logging=stderr",
+            ])
+            .args(extra)
+            .arg(&page)
+            .output()
+            .unwrap()
+    };
+    let dom = browser(&["--dump-dom".to_string()]);
+    assert!(
+        dom.status.success(),
+        "{}",
+        String::from_utf8_lossy(&dom.stderr)
+    );
+    assert!(String::from_utf8_lossy(&dom.stdout).matches("<svg").count() >= 6);
+    let screenshot = [
+        format!("--screenshot={}", shot.display()),
+        "--window-size=1200,4000".into(),
+    ];
+    let output = browser(&screenshot);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let console_errors: Vec<&str> = stderr
+        .lines()
+        .filter(|line| line.contains("CONSOLE") && line.to_lowercase().contains("error"))
+        .collect();
+    assert!(console_errors.is_empty(), "{console_errors:?}");
+    let png = std::fs::read(&shot).unwrap();
+    assert!(
+        png.starts_with(b"\x89PNG") && png.len() > 20_000,
+        "{} byte screenshot",
+        png.len()
+    );
+}
