@@ -235,7 +235,7 @@ pub fn throughput_chart(study: &Study) -> anyhow::Result<String> {
         })
         .collect();
     draw_bars(&Bars {
-        title: format!("{}: throughput per engine ({unit})", study.workload),
+        title: format!("{}: throughput per engine ({unit})", study.title),
         axis: format!("{unit} ({})", basis(study, true)),
         bars,
         log: false,
@@ -268,7 +268,7 @@ pub fn ladder_chart(study: &Study) -> anyhow::Result<Option<String>> {
     let chart = draw_bars(&Bars {
         title: format!(
             "{}: io_uring feature ladder, what each engine bought over the one above",
-            study.workload
+            study.title
         ),
         axis: format!(
             "× the previous engine's {} (median of {}; whiskers: extreme runs)",
@@ -307,7 +307,7 @@ pub fn syscalls_chart(study: &Study) -> anyhow::Result<Option<String>> {
         })
         .collect();
     let chart = draw_bars(&Bars {
-        title: format!("{}: syscalls per {noun} (log scale)", study.workload),
+        title: format!("{}: syscalls per {noun} (log scale)", study.title),
         axis: format!("syscalls per {noun}, log scale ({})", basis(study, true)),
         bars,
         log: true,
@@ -359,7 +359,7 @@ pub fn latency_chart(study: &Study) -> anyhow::Result<Option<String>> {
             .caption(
                 format!(
                     "{}: latency percentiles per engine (µs, log scale)",
-                    study.workload
+                    study.title
                 ),
                 (FONT, 16),
             )

@@ -39,7 +39,7 @@ pub fn render_html(document: &Document, studies: &[Study]) -> anyhow::Result<Str
 }
 
 fn study_section(study: &Study) -> anyhow::Result<String> {
-    let mut text = format!("<section>\n<h2>{}</h2>\n", escape(&study.workload));
+    let mut text = format!("<section>\n<h2>{}</h2>\n", escape(&study.title));
     if !study.params.is_empty() {
         text.push_str(&format!(
             "<p><code>{}</code></p>\n",

@@ -45,7 +45,7 @@ fn study_section(study: &Study) -> String {
     for line in cells.lines {
         table.add_row(line);
     }
-    let mut text = format!("## {}\n\n", study.workload);
+    let mut text = format!("## {}\n\n", study.title);
     if !study.params.is_empty() {
         text.push_str(&format!("`{}`\n\n", study.params_text()));
     }

@@ -173,6 +173,9 @@ pub fn is_control(row: &Row) -> bool {
 #[derive(Clone, Debug)]
 pub struct Study {
     pub workload: String,
+    /// The workload, plus the parameters that tell this study apart from the other studies of
+    /// the same workload: "fs-write (block_size=1M)".
+    pub title: String,
     pub params: Map<String, Value>,
     pub headline: Headline,
     pub engines: Vec<EngineSummary>,
@@ -261,10 +264,33 @@ pub fn studies(rows: &[Row]) -> Vec<Study> {
             None => keyed.push((key, vec![row])),
         }
     }
-    keyed
+    let mut studies: Vec<Study> = keyed
         .into_iter()
         .map(|((workload, params), members)| study(workload, params, &members))
-        .collect()
+        .collect();
+    let titles: Vec<String> = studies.iter().map(|one| title(one, &studies)).collect();
+    for (study, title) in studies.iter_mut().zip(titles) {
+        study.title = title;
+    }
+    studies
+}
+
+fn title(study: &Study, all: &[Study]) -> String {
+    let siblings: Vec<&Study> = all
+        .iter()
+        .filter(|o| o.workload == study.workload)
+        .collect();
+    let differing: Map<String, Value> = study
+        .params
+        .iter()
+        .filter(|(key, value)| siblings.iter().any(|o| o.params.get(*key) != Some(value)))
+        .map(|(key, value)| (key.clone(), value.clone()))
+        .collect();
+    if differing.is_empty() {
+        study.workload.clone()
+    } else {
+        format!("{} ({})", study.workload, params_text(&differing))
+    }
 }
 
 fn study(workload: String, params: Map<String, Value>, rows: &[&Row]) -> Study {
@@ -287,6 +313,7 @@ fn study(workload: String, params: Map<String, Value>, rows: &[&Row]) -> Study {
             .iter()
             .map(|(name, runs)| EngineSummary::of(name, runs, headline))
             .collect(),
+        title: workload.clone(),
         workload,
         params,
         headline,
@@ -344,6 +371,7 @@ pub mod tests {
         ];
         let studies = studies(&rows);
         assert_eq!(studies.len(), 2);
+        assert_eq!(studies[1].title, "fs-write (size=1G)");
         let names: Vec<&str> = studies[0]
             .engines
             .iter()
