@@ -36,7 +36,8 @@ pub struct CompareArgs {
 /// One metric of one engine in both documents.
 #[derive(Clone, Debug)]
 pub struct Change {
-    pub workload: String,
+    /// The study's title: its workload and, when it has siblings, the parameters that differ.
+    pub study: String,
     pub engine: String,
     pub params: String,
     /// The metric with its unit, e.g. "MB/s" or "syscalls/write".
@@ -96,7 +97,7 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     for change in &slower {
         eprintln!(
             "ringside: {} {} is {:.0}% slower outside noise, more than --fail-if-slower {percent}%",
-            change.workload,
+            change.study,
             change.engine,
             (1.0 - change.ratio()) * 100.0
         );
@@ -195,7 +196,7 @@ fn metric_changes(study: &Study, base: &EngineSummary, new: &EngineSummary) -> V
     pairs
         .into_iter()
         .map(|(metric, a, b, is_throughput)| Change {
-            workload: study.workload.clone(),
+            study: study.title.clone(),
             engine: base.engine.clone(),
             params: study.params_text(),
             metric,
@@ -210,7 +211,7 @@ fn render(changes: &[Change]) -> String {
     let mut table = Table::new();
     table.load_style(presets::UTF8_FULL_CONDENSED);
     table.set_header([
-        "workload",
+        "study",
         "engine",
         "metric",
         "A median (min–max)",
@@ -221,7 +222,7 @@ fn render(changes: &[Change]) -> String {
     let spread = |s: &Spread| format!("{} ({}–{})", per_op(s.median), per_op(s.min), per_op(s.max));
     for change in changes {
         table.add_row([
-            change.workload.clone(),
+            change.study.clone(),
             change.engine.clone(),
             change.metric.clone(),
             spread(&change.base),
@@ -230,9 +231,14 @@ fn render(changes: &[Change]) -> String {
             change.verdict().to_string(),
         ]);
     }
-    let mut params: Vec<&str> = changes.iter().map(|c| c.params.as_str()).collect();
-    params.dedup();
-    format!("{}\n{table}", params.join("\n"))
+    let mut studies: Vec<String> = Vec::new();
+    for change in changes {
+        let line = format!("{}: {}", change.study, change.params);
+        if !studies.contains(&line) {
+            studies.push(line);
+        }
+    }
+    format!("{}\n{table}", studies.join("\n"))
 }
 
 #[cfg(test)]
