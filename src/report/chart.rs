@@ -64,15 +64,9 @@ impl Bars {
             .flat_map(|bar| [bar.base, bar.value, bar.low, bar.high]);
         let values: Vec<f64> = values.chain(self.reference).collect();
         if self.log {
-            let positive = values.iter().copied().filter(|v| *v > 0.0);
-            let low = positive
-                .clone()
-                .fold(f64::INFINITY, f64::min)
-                .log10()
-                .floor();
-            let high = positive.fold(f64::NEG_INFINITY, f64::max).log10().ceil();
-            let low = if low.is_finite() { low } else { -1.0 };
-            (low, high.max(low + 1.0) + 0.3)
+            // Headroom past the last decade keeps the value labels inside the chart.
+            let (low, high) = decades(values.into_iter());
+            (low, high + 0.3)
         } else {
             let low = values.iter().copied().fold(0.0, f64::min);
             let high = values.iter().copied().fold(0.0, f64::max);
@@ -316,53 +310,36 @@ pub fn syscalls_chart(study: &Study) -> anyhow::Result<Option<String>> {
     Ok(Some(chart))
 }
 
+/// One engine's latency line: its table index (for its colour), name, control flag and the
+/// median microseconds of each of `PERCENTILES`.
+type LatencyLine<'a> = (usize, &'a str, bool, &'a [f64]);
+
 /// Latency percentiles per engine, one line each, on a log scale; None without latency.
 pub fn latency_chart(study: &Study) -> anyhow::Result<Option<String>> {
-    if !study.has_latency() {
-        return Ok(None);
-    }
-    let lines: Vec<(usize, &str, bool, &Vec<f64>)> = study
+    let lines: Vec<LatencyLine> = study
         .engines
         .iter()
         .enumerate()
-        .filter_map(|(index, e)| {
-            e.latency_us
-                .as_ref()
-                .map(|us| (index, e.engine.as_str(), e.control, us))
+        .filter_map(|(index, engine)| {
+            let us = engine.latency_us.as_deref()?;
+            Some((index, engine.engine.as_str(), engine.control, us))
         })
         .collect();
-    let all = lines.iter().flat_map(|(_, _, _, us)| us.iter().copied());
-    let positive: Vec<f64> = all.filter(|us| *us > 0.0).collect();
-    let low = positive
-        .iter()
-        .copied()
-        .fold(f64::INFINITY, f64::min)
-        .log10()
-        .floor();
-    let high = positive
-        .iter()
-        .copied()
-        .fold(f64::NEG_INFINITY, f64::max)
-        .log10()
-        .ceil();
-    let (low, high) = if low.is_finite() {
-        (low, high.max(low + 1.0))
-    } else {
-        (0.0, 1.0)
-    };
+    if lines.is_empty() {
+        return Ok(None);
+    }
+    let (low, high) = decades(lines.iter().flat_map(|line| line.3.iter().copied()));
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH_PX, 380)).into_drawing_area();
         root.fill(&WHITE)?;
         let count = PERCENTILES.len() as u32;
+        let title = format!(
+            "{}: latency percentiles per engine (µs, log scale)",
+            study.title
+        );
         let mut chart = ChartBuilder::on(&root)
-            .caption(
-                format!(
-                    "{}: latency percentiles per engine (µs, log scale)",
-                    study.title
-                ),
-                (FONT, 16),
-            )
+            .caption(title, (FONT, 16))
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(60)
@@ -383,22 +360,8 @@ pub fn latency_chart(study: &Study) -> anyhow::Result<Option<String>> {
             .x_desc(format!("percentile ({})", basis(study, false)))
             .label_style((FONT, 12))
             .draw()?;
-        for (index, engine, control, us) in lines {
-            let color = color_of(index, control);
-            let points: Vec<(SegmentValue<u32>, f64)> = us
-                .iter()
-                .enumerate()
-                .map(|(slot, value)| (SegmentValue::CenterOf(slot as u32), value.max(1e-3).log10()))
-                .collect();
-            chart
-                .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))?
-                .label(engine)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color));
-            chart.draw_series(
-                points
-                    .into_iter()
-                    .map(|point| Circle::new(point, 3, color.filled())),
-            )?;
+        for line in lines {
+            draw_latency_line(&mut chart, line)?;
         }
         chart
             .configure_series_labels()
@@ -410,4 +373,54 @@ pub fn latency_chart(study: &Study) -> anyhow::Result<Option<String>> {
         root.present()?;
     }
     Ok(Some(svg))
+}
+
+type LatencyChart<'a> = ChartContext<
+    'a,
+    SVGBackend<'a>,
+    Cartesian2d<
+        plotters::coord::ranged1d::SegmentedCoord<plotters::coord::types::RangedCoordu32>,
+        plotters::coord::types::RangedCoordf64,
+    >,
+>;
+
+fn draw_latency_line(chart: &mut LatencyChart, line: LatencyLine) -> anyhow::Result<()> {
+    let (index, engine, control, us) = line;
+    let color = color_of(index, control);
+    let points: Vec<(SegmentValue<u32>, f64)> = us
+        .iter()
+        .enumerate()
+        .map(|(slot, value)| (SegmentValue::CenterOf(slot as u32), value.max(1e-3).log10()))
+        .collect();
+    chart
+        .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))?
+        .label(engine)
+        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color));
+    let dots = points
+        .into_iter()
+        .map(|point| Circle::new(point, 3, color.filled()));
+    chart.draw_series(dots)?;
+    Ok(())
+}
+
+/// The whole powers of ten (as log10) that enclose the positive `values`, at least one apart.
+fn decades(values: impl Iterator<Item = f64>) -> (f64, f64) {
+    let positive: Vec<f64> = values.filter(|value| *value > 0.0).collect();
+    let low = positive
+        .iter()
+        .copied()
+        .fold(f64::INFINITY, f64::min)
+        .log10()
+        .floor();
+    let high = positive
+        .iter()
+        .copied()
+        .fold(f64::NEG_INFINITY, f64::max)
+        .log10()
+        .ceil();
+    if low.is_finite() {
+        (low, high.max(low + 1.0))
+    } else {
+        (0.0, 1.0)
+    }
 }

@@ -10,7 +10,8 @@ pub mod steps;
 pub mod timestamp;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode, Stdio};
+use std::process::{Child, Command, ExitCode, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 
@@ -134,14 +135,15 @@ fn run_step(
     if step.takes_dir {
         command.arg("--dir").arg(scratch);
     }
-    let status = command.status();
+    let limit = step_limit(step, mode);
+    let status = command.spawn().and_then(|child| wait_bounded(child, limit));
     let rows = load_document(&file)
         .map(|document| document.results)
         .unwrap_or_default();
     let _ = std::fs::remove_file(&file);
     match status {
-        Ok(status) if status.success() => {}
-        Ok(status) if status.code() == Some(i32::from(EXIT_INTERRUPTED)) => {
+        Ok(Some(status)) if status.success() => {}
+        Ok(Some(status)) if status.code() == Some(i32::from(EXIT_INTERRUPTED)) => {
             collected.note(format!(
                 "{}: interrupted; only its finished runs are shown",
                 step.name
@@ -150,7 +152,11 @@ fn run_step(
         outcome => {
             collected.failed_steps += 1;
             let reason = match outcome {
-                Ok(status) => format!("it exited with {status}"),
+                Ok(Some(status)) => format!("it exited with {status}"),
+                Ok(None) => format!(
+                    "it was stopped after {} s without finishing",
+                    limit.as_secs()
+                ),
                 Err(error) => format!("it could not start ({error})"),
             };
             collected.note(format!(
@@ -166,6 +172,28 @@ fn run_step(
     // Controls follow the step's rows so the tables list ringside's engines first.
     collected.rows.extend(rows);
     collected.rows.extend(controls);
+}
+
+/// How long a step may take before it is stopped: ten times its estimate, at least two
+/// minutes. An engine stuck waiting for a completion must not hang the whole study.
+fn step_limit(step: &Step, mode: Mode) -> Duration {
+    Duration::from_secs((step.seconds(mode) * 10).max(120))
+}
+
+/// Waits for a step's process; kills it and returns None once `limit` has passed.
+fn wait_bounded(mut child: Child, limit: Duration) -> std::io::Result<Option<ExitStatus>> {
+    let started = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(Some(status));
+        }
+        if started.elapsed() > limit {
+            child.kill()?;
+            child.wait()?;
+            return Ok(None);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
 
 /// True when this binary has `command` (`ringside <command> --help` succeeds).
