@@ -52,6 +52,17 @@ pub enum Command {
     /// Drive a network server (ringside's or any other) and verify every byte it returns.
     #[command(subcommand)]
     Load(LoadCommand),
+    /// Re-render report.md and report.html from a results document (a results.json or its
+    /// directory), with charts, the io_uring feature ladder and the measured verdicts.
+    Report(crate::report::ReportArgs),
+    /// Compare two results documents: per engine and metric the ratio B/A, each side's run
+    /// range, and "within noise" where the ranges overlap. Exit 2 with --fail-if-slower PCT
+    /// when a throughput dropped by more than PCT outside noise.
+    Compare(crate::report::compare::CompareArgs),
+    /// The whole study in one command: every workload, the engines that matter, fio controls
+    /// where installed, and results.json, results.csv, report.md and report.html in one
+    /// directory. About five minutes; --quick about one.
+    Run(crate::run::RunArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -140,5 +151,8 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Serve(ServeCommand::Http(args)) => crate::net::serve::run_http(&args),
         Command::Load(LoadCommand::Echo(args)) => crate::net::load::run_echo(&args),
         Command::Load(LoadCommand::Http(args)) => crate::net::load::run_http(&args),
+        Command::Report(args) => crate::report::run(&args),
+        Command::Compare(args) => crate::report::compare::run(&args),
+        Command::Run(args) => crate::run::run(&args),
     }
 }

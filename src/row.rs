@@ -184,6 +184,9 @@ pub struct Document {
     pub command: String,
     pub env: Value,
     pub results: Vec<Row>,
+    /// Sentences about the document as a whole (a study step skipped, a control tool missing).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 impl Document {
@@ -195,6 +198,7 @@ impl Document {
             command: command.join(" "),
             env,
             results,
+            notes: Vec::new(),
         }
     }
 }

@@ -1,0 +1,141 @@
+//! `report.html`: one self-contained page (no network, no scripts, charts as inline SVG) that
+//! reads top to bottom like the Markdown report, with each study's charts beside its table and
+//! the probe's environment at the end, so the file can be mailed or attached to an issue as is.
+
+use crate::report::chart::{ladder_chart, latency_chart, syscalls_chart, throughput_chart};
+use crate::report::environment::{facts, machine_line, warnings};
+use crate::report::summary::Study;
+use crate::report::table::cells;
+use crate::report::verdict::verdict;
+use crate::row::Document;
+
+const STYLE: &str = "body{font-family:sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;\
+color:#222}table{border-collapse:collapse;margin:1rem 0}td,th{border:1px solid #ccc;\
+padding:.25rem .6rem;text-align:right}td:first-child,th:first-child{text-align:left}\
+th{background:#f3f3f3}.verdict{font-weight:bold}.warn{color:#8a4b00}figure{margin:1rem 0}\
+code{background:#f3f3f3;padding:0 .2rem}pre{background:#f7f7f7;padding:.5rem;overflow:auto}";
+
+pub fn render_html(document: &Document, studies: &[Study]) -> anyhow::Result<String> {
+    let mut page = format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <title>ringside report</title><style>{STYLE}</style></head><body>\n\
+         <h1>ringside report</h1>\n<p>{}.</p>\n<p>Produced by ringside {} with <code>{}</code>.</p>\n",
+        escape(&machine_line(&document.env)),
+        escape(&document.ringside_version),
+        escape(&document.command)
+    );
+    for note in &document.notes {
+        page.push_str(&format!("<p class=\"warn\">{}</p>\n", escape(note)));
+    }
+    if studies.is_empty() {
+        page.push_str("<p>No results: no study finished.</p>\n");
+    }
+    for study in studies {
+        page.push_str(&study_section(study)?);
+    }
+    page.push_str(&environment_section(&document.env));
+    page.push_str("</body></html>\n");
+    Ok(page)
+}
+
+fn study_section(study: &Study) -> anyhow::Result<String> {
+    let mut text = format!("<section>\n<h2>{}</h2>\n", escape(&study.title));
+    if !study.params.is_empty() {
+        text.push_str(&format!(
+            "<p><code>{}</code></p>\n",
+            escape(&study.params_text())
+        ));
+    }
+    text.push_str(&format!(
+        "<p class=\"verdict\">{}</p>\n",
+        escape(&verdict(study))
+    ));
+    text.push_str(&table(study));
+    let charts = [
+        Some(throughput_chart(study)?),
+        ladder_chart(study)?,
+        syscalls_chart(study)?,
+        latency_chart(study)?,
+    ];
+    for svg in charts.into_iter().flatten() {
+        text.push_str(&format!("<figure>{svg}</figure>\n"));
+    }
+    if !study.notes.is_empty() {
+        text.push_str("<ul>\n");
+        for note in &study.notes {
+            text.push_str(&format!("<li>note: {}</li>\n", escape(note)));
+        }
+        text.push_str("</ul>\n");
+    }
+    text.push_str("</section>\n");
+    Ok(text)
+}
+
+fn table(study: &Study) -> String {
+    let cells = cells(study);
+    let row = |tag: &str, line: &[String]| {
+        let inner: String = line
+            .iter()
+            .map(|cell| format!("<{tag}>{}</{tag}>", escape(cell)))
+            .collect();
+        format!("<tr>{inner}</tr>\n")
+    };
+    let mut text = format!("<table>\n{}", row("th", &cells.header));
+    for line in &cells.lines {
+        text.push_str(&row("td", line));
+    }
+    text.push_str("</table>\n");
+    text
+}
+
+fn environment_section(env: &serde_json::Value) -> String {
+    let mut text = String::from("<section>\n<h2>Environment</h2>\n<table>\n");
+    for (label, value) in facts(env) {
+        text.push_str(&format!(
+            "<tr><td>{}</td><td>{}</td></tr>\n",
+            escape(label),
+            escape(&value)
+        ));
+    }
+    text.push_str("</table>\n");
+    let warnings = warnings(env);
+    if !warnings.is_empty() {
+        text.push_str("<p>Warnings from the probe:</p>\n<ul>\n");
+        for warning in warnings {
+            text.push_str(&format!("<li class=\"warn\">{}</li>\n", escape(&warning)));
+        }
+        text.push_str("</ul>\n");
+    }
+    let full = serde_json::to_string_pretty(env).unwrap_or_default();
+    text.push_str(&format!(
+        "<details><summary>The probe's full environment block</summary><pre>{}</pre></details>\n\
+         </section>\n",
+        escape(&full)
+    ));
+    text
+}
+
+/// Escapes text for HTML element content and attribute values.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for character in text.chars() {
+        match character {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markup_in_names_is_escaped() {
+        assert_eq!(escape("a<b & \"c\">"), "a&lt;b &amp; &quot;c&quot;&gt;");
+    }
+}

@@ -1,0 +1,60 @@
+//! `report.md`: the tables of the source documents filled with this machine's numbers, one per
+//! study, each followed by its measured verdict; the machine and its warnings on top, so a
+//! reader knows what the numbers are numbers of before reading them.
+
+use comfy_table::{presets, Table};
+
+use crate::report::environment::{machine_line, warnings};
+use crate::report::summary::Study;
+use crate::report::table::cells;
+use crate::report::verdict::verdict;
+use crate::row::Document;
+
+pub fn render_markdown(document: &Document, studies: &[Study]) -> String {
+    let mut text = String::from("# ringside report\n\n");
+    text.push_str(&format!("{}.\n\n", machine_line(&document.env)));
+    text.push_str(&format!(
+        "Produced by ringside {} with `{}`.\n\n",
+        document.ringside_version, document.command
+    ));
+    let warnings = warnings(&document.env);
+    if !warnings.is_empty() {
+        text.push_str("Warnings from the probe:\n\n");
+        for warning in warnings {
+            text.push_str(&format!("- {warning}\n"));
+        }
+        text.push('\n');
+    }
+    for note in &document.notes {
+        text.push_str(&format!("> {note}\n\n"));
+    }
+    if studies.is_empty() {
+        text.push_str("No results: no study finished.\n");
+    }
+    for study in studies {
+        text.push_str(&study_section(study));
+    }
+    text
+}
+
+fn study_section(study: &Study) -> String {
+    let cells = cells(study);
+    let mut table = Table::new();
+    table.load_style(presets::ASCII_MARKDOWN);
+    table.set_header(cells.header);
+    for line in cells.lines {
+        table.add_row(line);
+    }
+    let mut text = format!("## {}\n\n", study.title);
+    if !study.params.is_empty() {
+        text.push_str(&format!("`{}`\n\n", study.params_text()));
+    }
+    text.push_str(&format!("{table}\n\n{}\n\n", verdict(study)));
+    for note in &study.notes {
+        text.push_str(&format!("- note: {note}\n"));
+    }
+    if !study.notes.is_empty() {
+        text.push('\n');
+    }
+    text
+}

@@ -1,0 +1,60 @@
+//! `ringside report DIR_OR_JSON`: the report re-rendered from a results document alone, as
+//! `report.md` (tables and verdicts) and `report.html` (the same plus charts, one
+//! self-contained file). Results are data and the report is a view of them, so a document saved
+//! today can be re-rendered by a later ringside that reads its schema.
+
+pub mod chart;
+pub mod compare;
+pub mod environment;
+pub mod html;
+pub mod ladder;
+pub mod load;
+pub mod markdown;
+pub mod numbers;
+pub mod summary;
+pub mod table;
+pub mod verdict;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+
+use crate::row::Document;
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct ReportArgs {
+    /// A results directory (holding results.json) or a results JSON file.
+    pub input: PathBuf,
+    /// Where to write report.md and report.html (default: beside the JSON).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
+    let document = load::load_document(&args.input)?;
+    let file = load::document_path(&args.input);
+    let beside = file
+        .parent()
+        .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+    let out = args.out.clone().unwrap_or(beside);
+    let written = write_reports(&document, &out)?;
+    for path in written {
+        println!("{}", path.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes `report.md` and `report.html` for `document` into `dir`; returns their paths.
+pub fn write_reports(document: &Document, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("cannot create the report directory {}", dir.display()))?;
+    let studies = summary::studies(&document.results);
+    let markdown = dir.join("report.md");
+    let html = dir.join("report.html");
+    std::fs::write(&markdown, markdown::render_markdown(document, &studies))
+        .with_context(|| format!("cannot write {}", markdown.display()))?;
+    std::fs::write(&html, html::render_html(document, &studies)?)
+        .with_context(|| format!("cannot write {}", html.display()))?;
+    Ok(vec![markdown, html])
+}

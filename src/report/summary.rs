@@ -1,0 +1,390 @@
+//! Rows become studies: one study per workload and shared parameter set, one summary per engine
+//! in the order the engines ran. Nothing here knows a workload by name except to pick its
+//! headline metric and the noun of one operation, so echo and http rows summarise like file
+//! rows do.
+
+use serde_json::{Map, Value};
+
+use crate::output::median;
+use crate::row::Row;
+
+/// The parameter that marks a control job (fio, wrk) run beside ringside's own engines. It is
+/// not part of the study's key, so controls land in the table they are a control for.
+pub const CONTROL_PARAM: &str = "control";
+
+/// The median of a metric across runs, with the smallest and largest run: the report's noise.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Spread {
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+impl Spread {
+    pub fn of(values: &[f64]) -> Spread {
+        Spread {
+            median: median(values),
+            min: values.iter().copied().fold(f64::INFINITY, f64::min),
+            max: values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        }
+    }
+
+    /// True when the run ranges overlap: then no ordering of the two is supported by the data.
+    pub fn overlaps(&self, other: &Spread) -> bool {
+        self.min <= other.max && other.min <= self.max
+    }
+
+    pub fn scaled(&self, factor: f64) -> Spread {
+        Spread {
+            median: self.median * factor,
+            min: self.min * factor,
+            max: self.max * factor,
+        }
+    }
+}
+
+/// What a study is ranked by: bytes for the file-write study, operations everywhere else.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Headline {
+    BytesPerSec,
+    OpsPerSec,
+}
+
+impl Headline {
+    pub fn for_workload(workload: &str) -> Headline {
+        if workload == "fs-write" {
+            Headline::BytesPerSec
+        } else {
+            Headline::OpsPerSec
+        }
+    }
+
+    pub fn value(self, row: &Row) -> f64 {
+        match self {
+            Headline::BytesPerSec => row.bytes_per_sec,
+            Headline::OpsPerSec => row.ops_per_sec,
+        }
+    }
+
+    /// The factor from the row's per-second value to the unit the report prints.
+    pub fn scale(self) -> f64 {
+        match self {
+            Headline::BytesPerSec => 1e-6,
+            Headline::OpsPerSec => 1.0,
+        }
+    }
+}
+
+/// What one operation of a workload is called in sentences ("syscalls per write").
+pub fn op_noun(workload: &str) -> &'static str {
+    match workload {
+        "fs-write" => "write",
+        "fs-cycle" => "page",
+        "echo" => "message",
+        "http" => "request",
+        _ => "op",
+    }
+}
+
+/// "1 run", "3 runs": the count every median states.
+pub fn runs_text(runs: usize) -> String {
+    if runs == 1 {
+        "1 run".to_string()
+    } else {
+        format!("{runs} runs")
+    }
+}
+
+/// Reads one latency percentile (nanoseconds) from a row.
+pub type LatencyField = fn(&Row) -> Option<u64>;
+
+/// Percentiles the latency columns and chart show, with the row field each comes from.
+pub const PERCENTILES: [(&str, LatencyField); 5] = [
+    ("p50", |row| row.latency_ns_p50),
+    ("p90", |row| row.latency_ns_p90),
+    ("p99", |row| row.latency_ns_p99),
+    ("p99.9", |row| row.latency_ns_p999),
+    ("max", |row| row.latency_ns_max),
+];
+
+/// One engine's runs in one study.
+#[derive(Clone, Debug)]
+pub struct EngineSummary {
+    pub engine: String,
+    pub runs: usize,
+    pub control: bool,
+    /// The headline metric in the headline's unit (MB/s or ops/s).
+    pub throughput: Spread,
+    /// None when nobody counted the syscalls (a control tool's own run).
+    pub syscalls_per_op: Option<Spread>,
+    pub cpu_us_per_op: Spread,
+    /// Median across runs of each of `PERCENTILES`, in microseconds, when rows carry latency.
+    pub latency_us: Option<Vec<f64>>,
+    pub p99_us: Option<Spread>,
+    pub verified: bool,
+    pub syscalls_self_counted: bool,
+}
+
+impl EngineSummary {
+    fn of(engine: &str, rows: &[&Row], headline: Headline) -> EngineSummary {
+        let pick = |field: &dyn Fn(&Row) -> f64| {
+            Spread::of(&rows.iter().map(|r| field(r)).collect::<Vec<_>>())
+        };
+        let per_op = |amount: f64, row: &Row| {
+            if row.ops > 0 {
+                amount / row.ops as f64
+            } else {
+                0.0
+            }
+        };
+        let counted = rows.iter().all(|row| is_counted(&row.syscalls_source));
+        let has_latency = rows.iter().all(|row| row.latency_ns_p99.is_some());
+        let latency_us = has_latency.then(|| {
+            PERCENTILES
+                .iter()
+                .map(|(_, field)| pick(&|row| field(row).unwrap_or(0) as f64 / 1e3).median)
+                .collect()
+        });
+        EngineSummary {
+            engine: engine.to_string(),
+            runs: rows.len(),
+            control: rows.iter().any(|row| is_control(row)),
+            throughput: pick(&|row| headline.value(row)).scaled(headline.scale()),
+            syscalls_per_op: counted.then(|| pick(&|row| per_op(row.syscalls as f64, row))),
+            cpu_us_per_op: pick(&|row| per_op((row.cpu_user_s + row.cpu_sys_s) * 1e6, row)),
+            latency_us,
+            p99_us: has_latency.then(|| pick(&|row| row.latency_ns_p99.unwrap_or(0) as f64 / 1e3)),
+            verified: rows.iter().all(|row| row.verified && row.errors == 0),
+            syscalls_self_counted: rows.iter().any(|row| row.syscalls_source == "self"),
+        }
+    }
+}
+
+/// Sources that mean somebody counted: the kernel's counter or the engine's own tally.
+fn is_counted(source: &str) -> bool {
+    matches!(source, "kernel" | "self")
+}
+
+pub fn is_control(row: &Row) -> bool {
+    row.params.get(CONTROL_PARAM) == Some(&Value::Bool(true))
+}
+
+/// One table of the report: a workload at one parameter set, every engine that ran it.
+#[derive(Clone, Debug)]
+pub struct Study {
+    pub workload: String,
+    /// The workload, plus the parameters that tell this study apart from the other studies of
+    /// the same workload: "fs-write (block_size=1M)".
+    pub title: String,
+    pub params: Map<String, Value>,
+    pub headline: Headline,
+    pub engines: Vec<EngineSummary>,
+    /// Sentences qualifying some run of the study, each once.
+    pub notes: Vec<String>,
+}
+
+impl Study {
+    /// The engines ringside measured itself, in table order (the controls left out).
+    pub fn measured(&self) -> Vec<&EngineSummary> {
+        self.engines
+            .iter()
+            .filter(|engine| !engine.control)
+            .collect()
+    }
+
+    pub fn controls(&self) -> Vec<&EngineSummary> {
+        self.engines
+            .iter()
+            .filter(|engine| engine.control)
+            .collect()
+    }
+
+    pub fn params_text(&self) -> String {
+        params_text(&self.params)
+    }
+
+    /// The headline's unit: MB/s for bytes, the workload's operations per second otherwise
+    /// ("pages/s", "messages/s").
+    pub fn unit(&self) -> String {
+        match self.headline {
+            Headline::BytesPerSec => "MB/s".to_string(),
+            Headline::OpsPerSec => format!("{}s/s", op_noun(&self.workload)),
+        }
+    }
+
+    pub fn has_latency(&self) -> bool {
+        self.engines
+            .iter()
+            .any(|engine| engine.latency_us.is_some())
+    }
+
+    /// Most runs any engine had: what the charts' "median of N runs" states.
+    pub fn runs(&self) -> usize {
+        self.engines
+            .iter()
+            .map(|engine| engine.runs)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The load model when the rows say it (`params.mode`: closed or open loop).
+    pub fn mode(&self) -> Option<&str> {
+        self.params.get("mode").and_then(Value::as_str)
+    }
+}
+
+pub fn params_text(params: &Map<String, Value>) -> String {
+    let pairs: Vec<String> = params
+        .iter()
+        .map(|(key, value)| match value {
+            Value::String(text) => format!("{key}={text}"),
+            other => format!("{key}={other}"),
+        })
+        .collect();
+    pairs.join(" ")
+}
+
+/// What makes a study: its workload and its parameters without the control marker.
+pub type StudyKey = (String, Map<String, Value>);
+
+/// The study a row belongs to.
+pub fn study_key(row: &Row) -> StudyKey {
+    let mut params = row.params.clone();
+    params.remove(CONTROL_PARAM);
+    (row.workload.clone(), params)
+}
+
+/// Groups rows into studies, studies and engines each in the order they first appeared.
+pub fn studies(rows: &[Row]) -> Vec<Study> {
+    let mut keyed: Vec<(StudyKey, Vec<&Row>)> = Vec::new();
+    for row in rows {
+        let key = study_key(row);
+        match keyed.iter_mut().find(|(known, _)| *known == key) {
+            Some((_, members)) => members.push(row),
+            None => keyed.push((key, vec![row])),
+        }
+    }
+    let mut studies: Vec<Study> = keyed
+        .into_iter()
+        .map(|((workload, params), members)| study(workload, params, &members))
+        .collect();
+    let titles: Vec<String> = studies.iter().map(|one| title(one, &studies)).collect();
+    for (study, title) in studies.iter_mut().zip(titles) {
+        study.title = title;
+    }
+    studies
+}
+
+fn title(study: &Study, all: &[Study]) -> String {
+    let siblings: Vec<&Study> = all
+        .iter()
+        .filter(|o| o.workload == study.workload)
+        .collect();
+    let differing: Map<String, Value> = study
+        .params
+        .iter()
+        .filter(|(key, value)| siblings.iter().any(|o| o.params.get(*key) != Some(value)))
+        .map(|(key, value)| (key.clone(), value.clone()))
+        .collect();
+    if differing.is_empty() {
+        study.workload.clone()
+    } else {
+        format!("{} ({})", study.workload, params_text(&differing))
+    }
+}
+
+fn study(workload: String, params: Map<String, Value>, rows: &[&Row]) -> Study {
+    let headline = Headline::for_workload(&workload);
+    let mut engines: Vec<(&str, Vec<&Row>)> = Vec::new();
+    for row in rows {
+        match engines.iter_mut().find(|(name, _)| *name == row.engine) {
+            Some((_, runs)) => runs.push(row),
+            None => engines.push((&row.engine, vec![row])),
+        }
+    }
+    let mut notes: Vec<String> = Vec::new();
+    for note in rows.iter().flat_map(|row| row.notes.iter()) {
+        if !notes.contains(note) {
+            notes.push(note.clone());
+        }
+    }
+    Study {
+        engines: engines
+            .iter()
+            .map(|(name, runs)| EngineSummary::of(name, runs, headline))
+            .collect(),
+        title: workload.clone(),
+        workload,
+        params,
+        headline,
+        notes,
+    }
+}
+
+#[cfg(test)]
+pub mod tests {
+    use super::*;
+
+    /// A verified fs-write row: `mb_per_sec` MB/s, 1000 writes, `syscalls` counted by the kernel.
+    pub fn row(engine: &str, run: u32, mb_per_sec: f64, syscalls: u64) -> Row {
+        let mut params = Map::new();
+        params.insert("size".into(), Value::from("64M"));
+        Row {
+            workload: "fs-write".into(),
+            engine: engine.into(),
+            params,
+            run,
+            ops: 1000,
+            bytes_per_sec: mb_per_sec * 1e6,
+            ops_per_sec: mb_per_sec * 1e6 / 4096.0,
+            syscalls,
+            syscalls_source: "kernel".into(),
+            cpu_sys_s: 0.001,
+            verified: true,
+            ..Row::default()
+        }
+    }
+
+    #[test]
+    fn spreads_overlap_only_when_ranges_meet() {
+        let a = Spread::of(&[1.0, 2.0, 3.0]);
+        assert_eq!((a.median, a.min, a.max), (2.0, 1.0, 3.0));
+        assert!(a.overlaps(&Spread::of(&[3.0, 4.0])));
+        assert!(!a.overlaps(&Spread::of(&[3.5, 4.0])));
+    }
+
+    #[test]
+    fn controls_join_the_study_they_control_and_engines_keep_their_order() {
+        let mut control = row("fio psync", 1, 900.0, 0);
+        control
+            .params
+            .insert(CONTROL_PARAM.into(), Value::Bool(true));
+        control.syscalls_source = "none".into();
+        let mut other = row("blocking", 1, 1.0, 1);
+        other.params.insert("size".into(), Value::from("1G"));
+        let rows = vec![
+            row("blocking", 1, 1000.0, 1000),
+            row("uring-ring", 1, 1200.0, 10),
+            row("blocking", 2, 1100.0, 1000),
+            control,
+            other,
+        ];
+        let studies = studies(&rows);
+        assert_eq!(studies.len(), 2);
+        assert_eq!(studies[1].title, "fs-write (size=1G)");
+        let names: Vec<&str> = studies[0]
+            .engines
+            .iter()
+            .map(|e| e.engine.as_str())
+            .collect();
+        assert_eq!(names, ["blocking", "uring-ring", "fio psync"]);
+        let blocking = &studies[0].engines[0];
+        assert_eq!(blocking.runs, 2);
+        assert_eq!(blocking.throughput.median, 1050.0);
+        assert_eq!(blocking.syscalls_per_op.unwrap().median, 1.0);
+        assert!((blocking.cpu_us_per_op.median - 1.0).abs() < 1e-9);
+        assert!(studies[0].engines[2].control);
+        assert!(studies[0].engines[2].syscalls_per_op.is_none());
+        assert_eq!(studies[0].measured().len(), 2);
+    }
+}

@@ -1,0 +1,81 @@
+//! The cells of a study's table, shared by the Markdown and the HTML report so both show the
+//! same numbers: engines as rows (controls marked), the headline's median and min–max, the
+//! ladder's step over the row above, syscalls and CPU per operation, and latency when measured.
+
+use crate::report::ladder::{ladder, rung_of};
+use crate::report::numbers::{per_op, range, ratio, throughput};
+use crate::report::summary::{op_noun, EngineSummary, Study};
+
+/// A header and one line of cells per engine.
+pub struct Cells {
+    pub header: Vec<String>,
+    pub lines: Vec<Vec<String>>,
+}
+
+pub fn cells(study: &Study) -> Cells {
+    let unit = study.unit();
+    let noun = op_noun(&study.workload);
+    let mut header = vec![
+        "engine".to_string(),
+        "runs".to_string(),
+        format!("{unit} median"),
+        format!("{unit} min–max"),
+        "× previous".to_string(),
+        format!("syscalls/{noun}"),
+        format!("CPU µs/{noun}"),
+    ];
+    if study.has_latency() {
+        header.extend(["p50 µs".to_string(), "p99 µs".to_string()]);
+    }
+    header.push("verified".to_string());
+    let rungs = ladder(study);
+    let lines = study
+        .engines
+        .iter()
+        .map(|engine| {
+            let step = rung_of(&rungs, &engine.engine).map_or("—".to_string(), |rung| {
+                let noise = if rung.within_noise() { " (noise)" } else { "" };
+                format!("{}{noise}", ratio(rung.ratio))
+            });
+            line(study, engine, step)
+        })
+        .collect();
+    Cells { header, lines }
+}
+
+fn line(study: &Study, engine: &EngineSummary, step: String) -> Vec<String> {
+    let name = if engine.control {
+        format!("{} (control)", engine.engine)
+    } else {
+        engine.engine.clone()
+    };
+    let syscalls = match &engine.syscalls_per_op {
+        Some(spread) if engine.syscalls_self_counted => format!("{} (self)", per_op(spread.median)),
+        Some(spread) => per_op(spread.median),
+        None => "—".to_string(),
+    };
+    let mut cells = vec![
+        name,
+        engine.runs.to_string(),
+        throughput(study.headline, engine.throughput.median),
+        range(study.headline, &engine.throughput),
+        step,
+        syscalls,
+        per_op(engine.cpu_us_per_op.median),
+    ];
+    if study.has_latency() {
+        for index in [0, 2] {
+            let value = engine.latency_us.as_ref().map(|us| per_op(us[index]));
+            cells.push(value.unwrap_or_else(|| "—".to_string()));
+        }
+    }
+    cells.push(
+        match (engine.control, engine.verified) {
+            (true, _) => "n/a",
+            (false, true) => "yes",
+            (false, false) => "NO",
+        }
+        .to_string(),
+    );
+    cells
+}

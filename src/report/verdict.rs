@@ -1,0 +1,181 @@
+//! The sentence under each table: what the measurements say, computed from them. The first
+//! engine of a study is its baseline (the table order puts blocking or epoll first); the verdict
+//! names the fastest engine, how much more it moved than the baseline, whether the run ranges
+//! overlap (then the difference is within noise), and what it paid in syscalls and CPU.
+
+use crate::report::numbers::{per_op, ratio, throughput};
+use crate::report::summary::{op_noun, runs_text, EngineSummary, Study};
+
+/// The measured verdict of one study, as one sentence (two when controls ran beside it).
+pub fn verdict(study: &Study) -> String {
+    let measured = study.measured();
+    let main = match measured.as_slice() {
+        [] => "Only control jobs ran in this study, so ringside has no verdict here.".to_string(),
+        [only] => format!(
+            "Only {} ran: {} {} (median of {}).",
+            only.engine,
+            throughput(study.headline, only.throughput.median),
+            study.unit(),
+            runs_text(only.runs)
+        ),
+        [baseline, rest @ ..] => {
+            let best = fastest(rest);
+            if best.throughput.median > baseline.throughput.median {
+                comparison(study, &best.engine, best, baseline)
+            } else {
+                let lead = format!("No engine beat {}: it", baseline.engine);
+                comparison(study, &lead, baseline, best)
+            }
+        }
+    };
+    match control_sentence(study) {
+        Some(controls) => format!("{main} {controls}"),
+        None => main,
+    }
+}
+
+fn fastest<'a>(engines: &[&'a EngineSummary]) -> &'a EngineSummary {
+    engines
+        .iter()
+        .copied()
+        .max_by(|a, b| a.throughput.median.total_cmp(&b.throughput.median))
+        .expect("at least one engine")
+}
+
+/// "`subject` reached R× the unit of `other` (a vs b unit, median of N runs) with ...".
+fn comparison(study: &Study, subject: &str, one: &EngineSummary, other: &EngineSummary) -> String {
+    let unit = study.unit();
+    let noun = op_noun(&study.workload);
+    let noise = if one.throughput.overlaps(&other.throughput) {
+        "; within noise: the run ranges overlap"
+    } else {
+        ""
+    };
+    let mut text = format!(
+        "{subject} reached {} the {unit} of {} ({} vs {} {unit}, median of {}{noise})",
+        ratio(one.throughput.median / other.throughput.median),
+        other.engine,
+        throughput(study.headline, one.throughput.median),
+        throughput(study.headline, other.throughput.median),
+        runs_text(one.runs.max(other.runs)),
+    );
+    if let (Some(a), Some(b)) = (&one.syscalls_per_op, &other.syscalls_per_op) {
+        let syscalls = format!(
+            " with {} syscalls per {noun} vs {}",
+            per_op(a.median),
+            per_op(b.median)
+        );
+        text.push_str(&syscalls);
+    }
+    text.push_str(&format!(
+        ", {} vs {} µs of CPU per {noun}",
+        per_op(one.cpu_us_per_op.median),
+        per_op(other.cpu_us_per_op.median)
+    ));
+    if let (Some(a), Some(b)) = (&one.p99_us, &other.p99_us) {
+        text.push_str(&format!(
+            ", p99 {} vs {} µs",
+            per_op(a.median),
+            per_op(b.median)
+        ));
+    }
+    text.push('.');
+    text
+}
+
+/// "Controls: fio psync 1124 MB/s, ...; uring-ring reached 0.93× the best control."
+fn control_sentence(study: &Study) -> Option<String> {
+    let controls = study.controls();
+    let best_control = controls
+        .iter()
+        .max_by(|a, b| a.throughput.median.total_cmp(&b.throughput.median))?;
+    let unit = study.unit();
+    let listed: Vec<String> = controls
+        .iter()
+        .map(|c| {
+            format!(
+                "{} {} {unit}",
+                c.engine,
+                throughput(study.headline, c.throughput.median)
+            )
+        })
+        .collect();
+    let mut text = format!("Controls: {}", listed.join(", "));
+    let measured = study.measured();
+    if !measured.is_empty() {
+        let best = fastest(&measured);
+        text.push_str(&format!(
+            "; the fastest ringside engine, {}, reached {} the best control",
+            best.engine,
+            ratio(best.throughput.median / best_control.throughput.median)
+        ));
+    }
+    text.push('.');
+    Some(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::summary::studies;
+    use crate::report::summary::tests::row;
+    use serde_json::Value;
+
+    #[test]
+    fn the_winner_is_named_with_its_ratio_syscalls_and_cpu() {
+        let rows = vec![
+            row("blocking", 1, 1000.0, 1000),
+            row("uring-sqpoll", 1, 1210.0, 10),
+            row("blocking", 2, 1000.0, 1000),
+            row("uring-sqpoll", 2, 1210.0, 10),
+        ];
+        let text = verdict(&studies(&rows)[0]);
+        assert_eq!(
+            text,
+            "uring-sqpoll reached 1.21× the MB/s of blocking (1210 vs 1000 MB/s, median of 2 \
+             runs) with 0.010 syscalls per write vs 1.0, 1.0 vs 1.0 µs of CPU per write."
+        );
+    }
+
+    #[test]
+    fn overlapping_runs_are_called_noise() {
+        let rows = vec![
+            row("blocking", 1, 900.0, 1000),
+            row("uring-ring", 1, 1000.0, 10),
+            row("blocking", 2, 1100.0, 1000),
+            row("uring-ring", 2, 1050.0, 10),
+        ];
+        let text = verdict(&studies(&rows)[0]);
+        assert!(
+            text.starts_with("uring-ring reached 1.02× the MB/s of blocking"),
+            "{text}"
+        );
+        assert!(text.contains("within noise"), "{text}");
+    }
+
+    #[test]
+    fn a_baseline_that_wins_is_said_to_win() {
+        let rows = vec![
+            row("blocking", 1, 1000.0, 1000),
+            row("uring-single", 1, 100.0, 1000),
+        ];
+        let text = verdict(&studies(&rows)[0]);
+        assert!(
+            text.starts_with("No engine beat blocking: it reached 10.00× the MB/s of uring-single"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn controls_get_their_own_sentence_and_a_lone_engine_is_reported_alone() {
+        let mut control = row("fio psync", 1, 500.0, 0);
+        control.params.insert("control".into(), Value::Bool(true));
+        control.syscalls_source = "none".into();
+        let text = verdict(&studies(&[row("blocking", 1, 1000.0, 1000), control])[0]);
+        assert_eq!(
+            text,
+            "Only blocking ran: 1000 MB/s (median of 1 run). Controls: fio psync 500 MB/s; the \
+             fastest ringside engine, blocking, reached 2.00× the best control."
+        );
+    }
+}

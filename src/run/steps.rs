@@ -1,0 +1,160 @@
+//! The study `ringside run` performs, as a table: one line per step, each naming the
+//! subcommand it runs, its arguments in every mode and what it controls against. Adding a
+//! workload is one line here; a step whose subcommand this binary lacks is skipped with a note.
+
+/// How long the whole study may take.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// About a minute: for CI and a first look.
+    Quick,
+    /// About five minutes on a 2-core machine.
+    Default,
+    /// The source documents' own sizes and durations.
+    Full,
+}
+
+impl Mode {
+    fn index(self) -> usize {
+        match self {
+            Mode::Quick => 0,
+            Mode::Default => 1,
+            Mode::Full => 2,
+        }
+    }
+}
+
+/// A tool run beside a step as a reference point, when it is installed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Control {
+    /// fio's psync and io_uring engines writing the same file size in the same block size.
+    FioWrite,
+}
+
+/// One step of the study.
+pub struct Step {
+    pub name: &'static str,
+    /// The subcommand, e.g. `["fs", "write"]`.
+    pub command: &'static [&'static str],
+    /// Arguments per mode (quick, default, full); None leaves the step out of that mode.
+    pub args: [Option<&'static [&'static str]>; 3],
+    /// Whether the subcommand takes `--dir` for its scratch files.
+    pub takes_dir: bool,
+    /// Rough seconds per mode, for the ETA on stderr.
+    pub seconds: [u64; 3],
+    pub control: Option<Control>,
+}
+
+impl Step {
+    pub fn args(&self, mode: Mode) -> Option<&'static [&'static str]> {
+        self.args[mode.index()]
+    }
+
+    pub fn seconds(&self, mode: Mode) -> u64 {
+        self.seconds[mode.index()]
+    }
+}
+
+pub const STEPS: &[Step] = &[
+    Step {
+        name: "fs write 4k",
+        command: &["fs", "write"],
+        args: [
+            Some(&["--size", "64m", "--runs", "2"]),
+            Some(&["--size", "1g", "--runs", "3"]),
+            Some(&["--size", "1g", "--runs", "5"]),
+        ],
+        takes_dir: true,
+        seconds: [15, 60, 120],
+        control: Some(Control::FioWrite),
+    },
+    Step {
+        name: "fs write 1m",
+        command: &["fs", "write"],
+        args: [
+            None,
+            Some(&["--size", "1g", "--block-size", "1m", "--runs", "3"]),
+            Some(&["--size", "1g", "--block-size", "1m", "--runs", "5"]),
+        ],
+        takes_dir: true,
+        seconds: [0, 30, 60],
+        control: Some(Control::FioWrite),
+    },
+    Step {
+        name: "fs cycle",
+        command: &["fs", "cycle"],
+        args: [
+            Some(&["--size", "16m", "--runs", "1"]),
+            Some(&["--size", "32m", "--runs", "3"]),
+            Some(&["--size", "256m", "--runs", "5"]),
+        ],
+        takes_dir: true,
+        seconds: [20, 100, 400],
+        control: None,
+    },
+    Step {
+        name: "echo",
+        command: &["echo"],
+        args: [
+            Some(&["--duration", "2s", "--runs", "1"]),
+            Some(&["--duration", "5s", "--runs", "3"]),
+            Some(&[
+                "--duration",
+                "20s",
+                "--runs",
+                "5",
+                "--connections",
+                "1,2,50,128,256",
+            ]),
+        ],
+        takes_dir: false,
+        seconds: [10, 60, 600],
+        control: None,
+    },
+    Step {
+        name: "http",
+        command: &["http"],
+        args: [
+            Some(&["--duration", "2s", "--runs", "1"]),
+            Some(&["--duration", "5s", "--runs", "3"]),
+            Some(&[
+                "--duration",
+                "20s",
+                "--runs",
+                "5",
+                "--connections",
+                "50,256",
+            ]),
+        ],
+        takes_dir: false,
+        seconds: [10, 60, 400],
+        control: None,
+    },
+];
+
+/// The steps of `mode`, in table order.
+pub fn plan(mode: Mode) -> Vec<&'static Step> {
+    STEPS
+        .iter()
+        .filter(|step| step.args(mode).is_some())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quick_is_a_subset_with_small_files_and_every_mode_has_every_workload() {
+        let quick: Vec<&str> = plan(Mode::Quick).iter().map(|step| step.name).collect();
+        assert_eq!(quick, ["fs write 4k", "fs cycle", "echo", "http"]);
+        assert_eq!(plan(Mode::Full).len(), STEPS.len());
+        let seconds: u64 = plan(Mode::Default)
+            .iter()
+            .map(|s| s.seconds(Mode::Default))
+            .sum();
+        assert!(
+            seconds <= 330,
+            "the default study should take about five minutes"
+        );
+    }
+}
