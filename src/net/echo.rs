@@ -169,21 +169,14 @@ pub fn run(args: &EchoArgs) -> anyhow::Result<ExitCode> {
         }
     }
     progress.finish();
-    let document = Document::new(crate::probe::environment(std::path::Path::new(".")), rows);
-    if let Some(path) = &args.json {
-        crate::output::emit(&document, Format::Json, Some(path))?;
-    }
-    match args.format {
-        Format::Table => {
-            let text = render_study(&document.results, &connection_counts);
-            match &args.output {
-                Some(path) => std::fs::write(path, text)
-                    .with_context(|| format!("cannot write results to {}", path.display()))?,
-                None => print!("{text}"),
-            }
-        }
-        format => crate::output::emit(&document, format, args.output.as_deref())?,
-    }
+    let table = |rows: &[Row]| render_study(rows, &connection_counts);
+    emit_study(
+        rows,
+        args.json.as_deref(),
+        args.format,
+        args.output.as_deref(),
+        table,
+    )?;
     if let Some(error) = failure {
         return Err(error);
     }
@@ -361,6 +354,33 @@ impl Drop for ServerProcess {
             let _ = self.child.wait();
         }
     }
+}
+
+/// Writes a network study's rows: the JSON document to `--json` when asked, and the study's own
+/// table (or CSV/JSON) to `--output` or stdout.
+pub(super) fn emit_study(
+    rows: Vec<Row>,
+    json: Option<&std::path::Path>,
+    format: Format,
+    output: Option<&std::path::Path>,
+    table: impl FnOnce(&[Row]) -> String,
+) -> anyhow::Result<()> {
+    let document = Document::new(crate::probe::environment(std::path::Path::new(".")), rows);
+    if let Some(path) = json {
+        crate::output::emit(&document, Format::Json, Some(path))?;
+    }
+    match format {
+        Format::Table => {
+            let text = table(&document.results);
+            match output {
+                Some(path) => std::fs::write(path, text)
+                    .with_context(|| format!("cannot write results to {}", path.display()))?,
+                None => print!("{text}"),
+            }
+        }
+        format => crate::output::emit(&document, format, output)?,
+    }
+    Ok(())
 }
 
 pub(super) fn per_message(row: &Row, amount: f64) -> f64 {

@@ -16,13 +16,13 @@ use std::time::Duration;
 use anyhow::Context;
 use comfy_table::{presets, Cell, CellAlignment, Table};
 
-use super::echo::{param, parse_list, per_message, run_cell, runnable_engines, Rig};
+use super::echo::{emit_study, param, parse_list, per_message, run_cell, runnable_engines, Rig};
 use super::http::request_bytes;
 use super::load::{HttpLoad, LoadPlan, Mode};
 use crate::cli::duration_arg;
 use crate::output::{median, Format};
 use crate::progress::Progress;
-use crate::row::{Document, Row};
+use crate::row::Row;
 use crate::tuning::{Idle, Sched};
 
 /// The study's flags: the echo study's, with HTTP's defaults (seed 001's engines and
@@ -149,21 +149,14 @@ pub fn run(args: &HttpArgs) -> anyhow::Result<ExitCode> {
         }
     }
     progress.finish();
-    let document = Document::new(crate::probe::environment(std::path::Path::new(".")), rows);
-    if let Some(path) = &args.json {
-        crate::output::emit(&document, Format::Json, Some(path))?;
-    }
-    match args.format {
-        Format::Table => {
-            let text = render_study(&document.results, &connection_counts);
-            match &args.output {
-                Some(path) => std::fs::write(path, text)
-                    .with_context(|| format!("cannot write results to {}", path.display()))?,
-                None => print!("{text}"),
-            }
-        }
-        format => crate::output::emit(&document, format, args.output.as_deref())?,
-    }
+    let table = |rows: &[Row]| render_study(rows, &connection_counts);
+    emit_study(
+        rows,
+        args.json.as_deref(),
+        args.format,
+        args.output.as_deref(),
+        table,
+    )?;
     if crate::progress::stopped() {
         anyhow::bail!("interrupted; the runs that finished are above");
     }
