@@ -13,7 +13,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::Context;
 use comfy_table::{presets, Cell, CellAlignment, Table};
 
 use super::echo::{emit_study, param, parse_list, per_message, run_cell, runnable_engines, Rig};
@@ -106,6 +105,7 @@ pub fn run(args: &HttpArgs) -> anyhow::Result<ExitCode> {
     let cells = engines.len() * connection_counts.len() * args.runs as usize;
     let progress = Progress::new(cells as u64, args.quiet);
     let mut rows = Vec::with_capacity(cells);
+    let mut failure = None;
     'study: for run in 1..=args.runs {
         for &connections in &connection_counts {
             for engine in &engines {
@@ -129,8 +129,16 @@ pub fn run(args: &HttpArgs) -> anyhow::Result<ExitCode> {
                         rate_per_sec: None,
                     }),
                 };
-                let mut row = run_cell(engine, plan, run, &rig)
-                    .with_context(|| format!("{} with {connections} connections", engine.name))?;
+                let mut row = match run_cell(engine, plan, run, &rig) {
+                    Ok(row) => row,
+                    Err(error) => {
+                        // Keep what finished: it is written below, then the error.
+                        let cell =
+                            format!("{} run {run} with {connections} connections", engine.name);
+                        failure = Some(error.context(cell));
+                        break 'study;
+                    }
+                };
                 if let Some(body_size) = &args.body_size {
                     row.params
                         .insert("body_size".into(), body_size.as_str().into());
@@ -157,6 +165,9 @@ pub fn run(args: &HttpArgs) -> anyhow::Result<ExitCode> {
         args.output.as_deref(),
         table,
     )?;
+    if let Some(error) = failure {
+        return Err(error);
+    }
     if crate::progress::stopped() {
         anyhow::bail!("interrupted; the runs that finished are above");
     }
