@@ -170,20 +170,8 @@ pub fn run(args: &EchoArgs) -> anyhow::Result<ExitCode> {
     }
     progress.finish();
     let table = |rows: &[Row]| render_study(rows, &connection_counts);
-    emit_study(
-        rows,
-        args.json.as_deref(),
-        args.format,
-        args.output.as_deref(),
-        table,
-    )?;
-    if let Some(error) = failure {
-        return Err(error);
-    }
-    if crate::progress::stopped() {
-        anyhow::bail!("interrupted; the runs that finished are above");
-    }
-    Ok(ExitCode::SUCCESS)
+    let output = (args.json.as_deref(), args.format, args.output.as_deref());
+    finish_study(rows, failure, output, table)
 }
 
 /// The named engines that can run here; the others are reported and left out.
@@ -356,15 +344,15 @@ impl Drop for ServerProcess {
     }
 }
 
-/// Writes a network study's rows: the JSON document to `--json` when asked, and the study's own
-/// table (or CSV/JSON) to `--output` or stdout.
-pub(super) fn emit_study(
+/// Ends a network study: writes its rows (those that finished, also after a failure or Ctrl-C)
+/// as the JSON document to `--json` when asked and as the study's own table (or CSV/JSON) to
+/// `--output` or stdout, then turns the failure or interruption into the result.
+pub(super) fn finish_study(
     rows: Vec<Row>,
-    json: Option<&std::path::Path>,
-    format: Format,
-    output: Option<&std::path::Path>,
+    failure: Option<anyhow::Error>,
+    (json, format, output): (Option<&std::path::Path>, Format, Option<&std::path::Path>),
     table: impl FnOnce(&[Row]) -> String,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<ExitCode> {
     let document = Document::new(crate::probe::environment(std::path::Path::new(".")), rows);
     if let Some(path) = json {
         crate::output::emit(&document, Format::Json, Some(path))?;
@@ -380,7 +368,13 @@ pub(super) fn emit_study(
         }
         format => crate::output::emit(&document, format, output)?,
     }
-    Ok(())
+    if let Some(error) = failure {
+        return Err(error);
+    }
+    if crate::progress::stopped() {
+        anyhow::bail!("interrupted; the runs that finished are above");
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 pub(super) fn per_message(row: &Row, amount: f64) -> f64 {

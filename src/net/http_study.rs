@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use comfy_table::{presets, Cell, CellAlignment, Table};
 
-use super::echo::{emit_study, param, parse_list, per_message, run_cell, runnable_engines, Rig};
+use super::echo::{finish_study, param, parse_list, per_message, run_cell, runnable_engines, Rig};
 use super::http::request_bytes;
 use super::load::{HttpLoad, LoadPlan, Mode};
 use crate::cli::duration_arg;
@@ -158,20 +158,8 @@ pub fn run(args: &HttpArgs) -> anyhow::Result<ExitCode> {
     }
     progress.finish();
     let table = |rows: &[Row]| render_study(rows, &connection_counts);
-    emit_study(
-        rows,
-        args.json.as_deref(),
-        args.format,
-        args.output.as_deref(),
-        table,
-    )?;
-    if let Some(error) = failure {
-        return Err(error);
-    }
-    if crate::progress::stopped() {
-        anyhow::bail!("interrupted; the runs that finished are above");
-    }
-    Ok(ExitCode::SUCCESS)
+    let output = (args.json.as_deref(), args.format, args.output.as_deref());
+    finish_study(rows, failure, output, table)
 }
 
 /// Seed 001's table per connection count; every figure is the median over the runs.
