@@ -10,6 +10,12 @@
 //!   (`buf_ring.rs`). Bytes are sent straight from the buffer that received them; a buffer goes
 //!   back to the ring once all its bytes are sent. The kernel may end a multishot (no
 //!   IORING_CQE_F_MORE: out of buffers, an error, a full CQ); the loop re-arms it.
+//!   Beside each multishot recv sits a one-shot poll for the peer hanging up (`Op::Hangup`):
+//!   on Linux 6.18, when many clients send half a request and reset at once, a multishot recv
+//!   sometimes stays armed with no completion ever (the ring's fdinfo shows the RECV still in
+//!   its poll list, the socket in TCP CLOSE), leaking the connection. When the hang-up poll fires,
+//!   the recv is cancelled and re-armed, and the fresh recv reads the rest, the EOF or the reset.
+//!   It costs one SQE and one CQE per connection, not per message.
 //! - `uring-defer`: the same loop on a SINGLE_ISSUER | DEFER_TASKRUN | COOP_TASKRUN ring with its
 //!   fd registered, so completion work runs in a batch when the loop waits, on this thread.
 //!
@@ -83,6 +89,7 @@ enum Op {
     Recv = 2,
     Send = 3,
     Cancel = 4,
+    Hangup = 5,
 }
 
 /// What `user_data` carries: the op kind in the top byte, the connection's generation in the
@@ -108,6 +115,7 @@ impl Token {
             2 => Op::Recv,
             3 => Op::Send,
             4 => Op::Cancel,
+            5 => Op::Hangup,
             _ => return None,
         };
         Some(Token {
@@ -143,6 +151,8 @@ struct Connection {
     /// Operations of this connection the kernel still holds; the fd closes only at zero.
     in_flight: u32,
     recv_armed: bool,
+    /// The multishot engines' poll for the peer hanging up is armed.
+    hangup_armed: bool,
     send_in_flight: bool,
     cancel_sent: bool,
     /// Waiting for a pool buffer after a recv ended with ENOBUFS.
@@ -279,6 +289,7 @@ impl Server<'_> {
             Op::Accept => self.accepted(sq, result, flags),
             Op::Recv => self.received(sq, token, result, flags),
             Op::Send => self.sent(sq, token, result),
+            Op::Hangup => self.hung_up(sq, token, result),
             // The cancelled recv reports itself with -ECANCELED.
             Op::Cancel => {}
         }
@@ -310,6 +321,7 @@ impl Server<'_> {
             generation,
             in_flight: 0,
             recv_armed: false,
+            hangup_armed: false,
             send_in_flight: false,
             cancel_sent: false,
             starved: false,
@@ -320,6 +332,9 @@ impl Server<'_> {
             pending: VecDeque::new(),
         });
         self.arm_recv(sq, slot);
+        if self.options.multishot {
+            self.arm_hangup(sq, slot);
+        }
     }
 
     fn token(&self, op: Op, slot: usize) -> u64 {
@@ -347,6 +362,37 @@ impl Server<'_> {
         connection.starved = false;
         connection.in_flight += 1;
         self.push(sq, entry.user_data(user_data));
+    }
+
+    /// Watches for the peer's FIN or reset, which a stuck multishot recv may miss (module doc).
+    fn arm_hangup(&mut self, sq: &mut SubmissionQueue<'_>, slot: usize) {
+        let user_data = self.token(Op::Hangup, slot);
+        let connection = &mut self.connections[slot];
+        let fd = types::Fd(connection.fd.as_raw_fd());
+        // POLLERR and POLLHUP are always reported; POLLRDHUP adds the peer's FIN.
+        let entry = opcode::PollAdd::new(fd, libc::POLLRDHUP as u32).build();
+        connection.hangup_armed = true;
+        connection.in_flight += 1;
+        self.push(sq, entry.user_data(user_data));
+    }
+
+    /// The peer hung up: a fresh recv replaces the armed one, so the rest of its bytes, its EOF
+    /// or its reset is read now rather than never.
+    fn hung_up(&mut self, sq: &mut SubmissionQueue<'_>, token: Token, result: i32) {
+        let Some(slot) = self.connection_of(token) else {
+            return;
+        };
+        let connection = &mut self.connections[slot];
+        connection.hangup_armed = false;
+        connection.in_flight -= 1;
+        if result != -libc::ECANCELED
+            && !connection.closing
+            && connection.recv_armed
+            && !connection.cancel_sent
+        {
+            self.cancel(sq, slot, Op::Recv);
+        }
+        self.rearm_or_close(sq, slot);
     }
 
     /// The connection in `slot` if it is still the one `token` was issued for.
@@ -529,14 +575,17 @@ impl Server<'_> {
         let connection = &self.connections[slot];
         let backed_up = connection.pending.len() >= CHUNKS_PER_CONNECTION_MAX;
         if backed_up && connection.recv_armed && !connection.cancel_sent {
-            self.cancel_recv(sq, slot);
+            self.cancel(sq, slot, Op::Recv);
         }
     }
 
-    fn cancel_recv(&mut self, sq: &mut SubmissionQueue<'_>, slot: usize) {
-        let target = self.token(Op::Recv, slot);
+    /// Cancels the connection's `op` (its recv or its hang-up poll).
+    fn cancel(&mut self, sq: &mut SubmissionQueue<'_>, slot: usize, op: Op) {
+        let target = self.token(op, slot);
         let user_data = self.token(Op::Cancel, slot);
-        self.connections[slot].cancel_sent = true;
+        if op == Op::Recv {
+            self.connections[slot].cancel_sent = true;
+        }
         let entry = opcode::AsyncCancel::new(target)
             .build()
             .user_data(user_data);
@@ -549,10 +598,15 @@ impl Server<'_> {
             return;
         }
         connection.closing = true;
-        let cancel = self.options.multishot && connection.recv_armed && !connection.cancel_sent;
+        let cancel_recv =
+            self.options.multishot && connection.recv_armed && !connection.cancel_sent;
+        let cancel_hangup = connection.hangup_armed;
         self.release_pending(slot);
-        if cancel {
-            self.cancel_recv(sq, slot);
+        if cancel_recv {
+            self.cancel(sq, slot, Op::Recv);
+        }
+        if cancel_hangup {
+            self.cancel(sq, slot, Op::Hangup);
         }
     }
 
@@ -619,7 +673,7 @@ mod tests {
 
     #[test]
     fn tokens_round_trip_at_the_edges() {
-        for op in [Op::Accept, Op::Recv, Op::Send, Op::Cancel] {
+        for op in [Op::Accept, Op::Recv, Op::Send, Op::Cancel, Op::Hangup] {
             for (generation, slot) in [(0, 0), (GENERATION_MASK, u32::MAX), (12345, 77)] {
                 let token = Token {
                     op,
