@@ -11,103 +11,17 @@
 //! split-anywhere property test lives beside it); `for_each_engine!` expands each body once
 //! per engine.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use ringside::net::http::{Framed, ResponseFramer};
 
-const BIN: &str = env!("CARGO_BIN_EXE_ringside");
-/// No single socket operation in these tests may block longer than this.
-const IO_TIMEOUT: Duration = Duration::from_secs(10);
+mod common;
+use common::{Server, BIN};
+
 const GET: &[u8] = b"GET / HTTP/1.1\r\nHost: test\r\n\r\n";
-
-/// A `ringside serve http` child, killed when dropped.
-struct Server {
-    child: Child,
-    address: SocketAddr,
-}
-
-impl Server {
-    /// Starts `engine` with `extra` flags, or returns None (and says why) when it cannot run.
-    fn start(engine: &str, extra: &[&str]) -> Option<Server> {
-        let def = ringside::net::find_engine(engine).unwrap();
-        if let Err(reason) = def.availability() {
-            eprintln!("skipped {engine}: {reason}");
-            return None;
-        }
-        let mut child = Command::new(BIN)
-            .args(["serve", "http", "--quiet", "--listen", "127.0.0.1:0"])
-            .args(["--engine", engine])
-            .args(extra)
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("start the server");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let address = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-            .parse()
-            .unwrap();
-        Some(Server { child, address })
-    }
-
-    fn connect(&self) -> TcpStream {
-        let stream = TcpStream::connect_timeout(&self.address, IO_TIMEOUT).unwrap();
-        stream.set_read_timeout(Some(IO_TIMEOUT)).unwrap();
-        stream.set_write_timeout(Some(IO_TIMEOUT)).unwrap();
-        stream.set_nodelay(true).unwrap();
-        stream
-    }
-
-    fn open_fds(&self) -> usize {
-        std::fs::read_dir(format!("/proc/{}/fd", self.child.id()))
-            .unwrap()
-            .count()
-    }
-
-    /// What each open fd of the server is (for the message of a failed fd check).
-    fn fd_targets(&self) -> Vec<String> {
-        let dir = format!("/proc/{}/fd", self.child.id());
-        let mut targets: Vec<String> = std::fs::read_dir(&dir)
-            .unwrap()
-            .filter_map(|entry| std::fs::read_link(entry.ok()?.path()).ok())
-            .map(|target| target.display().to_string())
-            .collect();
-        targets.sort();
-        targets
-    }
-
-    /// Asserts the server still runs, then stops it with SIGTERM and checks it exits cleanly.
-    fn stop(mut self) {
-        assert!(self.child.try_wait().unwrap().is_none(), "the server died");
-        // SAFETY: kill(2) on our own child's pid.
-        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
-        let deadline = Instant::now() + IO_TIMEOUT;
-        while Instant::now() < deadline {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                assert!(status.success(), "server exit {status}");
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        panic!("the server did not stop within {IO_TIMEOUT:?} of SIGTERM");
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        if matches!(self.child.try_wait(), Ok(None)) {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-}
 
 /// Reads until `count` whole responses are in; no byte may follow them.
 fn read_responses(stream: &mut TcpStream, count: usize) -> Vec<Framed> {
@@ -151,7 +65,7 @@ fn assert_closed(stream: &mut TcpStream) {
 }
 
 fn keep_alive_answers_every_request(engine: &str) {
-    let Some(server) = Server::start(engine, &[]) else {
+    let Some(server) = Server::start("http", engine, &[]) else {
         return;
     };
     let mut stream = server.connect();
@@ -166,7 +80,7 @@ fn keep_alive_answers_every_request(engine: &str) {
 }
 
 fn pipelined_requests_in_one_packet_get_answers_in_order(engine: &str) {
-    let Some(server) = Server::start(engine, &[]) else {
+    let Some(server) = Server::start("http", engine, &[]) else {
         return;
     };
     let mut stream = server.connect();
@@ -194,7 +108,7 @@ fn pipelined_requests_in_one_packet_get_answers_in_order(engine: &str) {
 }
 
 fn a_request_split_byte_by_byte_is_answered_once(engine: &str) {
-    let Some(server) = Server::start(engine, &[]) else {
+    let Some(server) = Server::start("http", engine, &[]) else {
         return;
     };
     let mut stream = server.connect();
@@ -210,7 +124,7 @@ fn a_request_split_byte_by_byte_is_answered_once(engine: &str) {
 }
 
 fn connection_close_is_honoured(engine: &str) {
-    let Some(server) = Server::start(engine, &[]) else {
+    let Some(server) = Server::start("http", engine, &[]) else {
         return;
     };
     let mut stream = server.connect();
@@ -224,7 +138,7 @@ fn connection_close_is_honoured(engine: &str) {
 }
 
 fn oversized_heads_get_431_and_garbage_400(engine: &str) {
-    let Some(server) = Server::start(engine, &[]) else {
+    let Some(server) = Server::start("http", engine, &[]) else {
         return;
     };
     let mut huge = b"GET / HTTP/1.1\r\nX-Big: ".to_vec();
@@ -247,7 +161,7 @@ fn oversized_heads_get_431_and_garbage_400(engine: &str) {
 }
 
 fn vanishing_clients_leave_no_fds_and_others_are_served(engine: &str) {
-    let Some(server) = Server::start(engine, &[]) else {
+    let Some(server) = Server::start("http", engine, &[]) else {
         return;
     };
     // One served connection first, so that lazily created fds (ring, epoll) exist already.
@@ -272,12 +186,7 @@ fn vanishing_clients_leave_no_fds_and_others_are_served(engine: &str) {
         assert_eq!(read_responses(&mut good, 1)[0].status, 200);
     }
     drop(good);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let mut after = server.open_fds();
-    while after > before && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-        after = server.open_fds();
-    }
+    let after = server.open_fds_settled(before);
     assert!(
         after <= before,
         "fds before {before}, after 200 vanished clients {after}: {:?}",
@@ -287,7 +196,7 @@ fn vanishing_clients_leave_no_fds_and_others_are_served(engine: &str) {
 }
 
 fn body_size_serves_larger_bodies(engine: &str) {
-    let Some(server) = Server::start(engine, &["--body-size", "16k"]) else {
+    let Some(server) = Server::start("http", engine, &["--body-size", "16k"]) else {
         return;
     };
     let mut stream = server.connect();
@@ -408,7 +317,7 @@ fn load_row(args: &[&str]) -> serde_json::Value {
 
 #[test]
 fn load_against_ringside_reports_verified_rows() {
-    let Some(server) = Server::start("epoll", &[]) else {
+    let Some(server) = Server::start("http", "epoll", &[]) else {
         return;
     };
     let target = format!("http://{}/", server.address);

@@ -9,110 +9,15 @@
 //! 127.0.0.1:0` child and reads the port from its first line; `for_each_engine!` expands each
 //! body once per engine, so a new engine gets the whole suite by adding one line.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use ringside::net::proto::fill_echo_message;
 
-const BIN: &str = env!("CARGO_BIN_EXE_ringside");
-/// No single socket operation in these tests may block longer than this.
-const IO_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// A `ringside serve echo` child, stopped with SIGTERM when dropped.
-struct Server {
-    child: Child,
-    address: SocketAddr,
-}
-
-impl Server {
-    /// Starts `engine`, or returns None (and says why) when it cannot run on this kernel.
-    fn start(engine: &str) -> Option<Server> {
-        Server::start_with(engine, &[])
-    }
-
-    /// Starts `engine` with `extra` flags after the usual ones.
-    fn start_with(engine: &str, extra: &[&str]) -> Option<Server> {
-        let def = ringside::net::find_engine(engine).unwrap();
-        if let Err(reason) = def.availability() {
-            eprintln!("skipped {engine}: {reason}");
-            return None;
-        }
-        let mut child = Command::new(BIN)
-            .args([
-                "serve",
-                "echo",
-                "--quiet",
-                "--listen",
-                "127.0.0.1:0",
-                "--engine",
-                engine,
-            ])
-            .args(extra)
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("start the server");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let address = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-            .parse()
-            .unwrap();
-        Some(Server { child, address })
-    }
-
-    fn connect(&self) -> TcpStream {
-        let stream = TcpStream::connect_timeout(&self.address, IO_TIMEOUT).unwrap();
-        stream.set_read_timeout(Some(IO_TIMEOUT)).unwrap();
-        stream.set_write_timeout(Some(IO_TIMEOUT)).unwrap();
-        stream
-    }
-
-    fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
-    fn open_fds(&self) -> usize {
-        std::fs::read_dir(format!("/proc/{}/fd", self.pid()))
-            .unwrap()
-            .count()
-    }
-
-    /// Asserts the server still runs, then stops it and checks it exits cleanly.
-    fn stop(mut self) {
-        assert!(self.child.try_wait().unwrap().is_none(), "the server died");
-        terminate(&mut self.child);
-        let status = self.child.wait().unwrap();
-        assert!(status.success(), "server exit {status}");
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        if matches!(self.child.try_wait(), Ok(None)) {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-}
-
-fn terminate(child: &mut Child) {
-    // SAFETY: kill(2) on our own child's pid.
-    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
-    let deadline = Instant::now() + IO_TIMEOUT;
-    while Instant::now() < deadline {
-        if child.try_wait().unwrap().is_some() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    panic!("the server did not stop within {IO_TIMEOUT:?} of SIGTERM");
-}
+mod common;
+use common::{Server, BIN, IO_TIMEOUT};
 
 /// Sends `count` messages of varying odd sizes one at a time and checks every echo.
 fn ping_pong(stream: &mut TcpStream, connection: u64, count: u64) {
@@ -131,7 +36,7 @@ fn ping_pong(stream: &mut TcpStream, connection: u64, count: u64) {
 }
 
 fn echoes_intact_for_concurrent_clients(engine: &str) {
-    let Some(server) = Server::start(engine) else {
+    let Some(server) = Server::start("echo", engine, &[]) else {
         return;
     };
     let counts: &[u64] = if engine == "blocking" {
@@ -151,7 +56,7 @@ fn echoes_intact_for_concurrent_clients(engine: &str) {
 }
 
 fn split_writes_and_coalesced_reads(engine: &str) {
-    let Some(server) = Server::start(engine) else {
+    let Some(server) = Server::start("echo", engine, &[]) else {
         return;
     };
     let mut stream = server.connect();
@@ -184,7 +89,7 @@ fn split_writes_and_coalesced_reads(engine: &str) {
 /// the server must handle short sends and a full socket without losing, duplicating or
 /// reordering a byte (four of five peer servers failed this, FINDINGS.md).
 fn parallel_streams_with_a_slow_reader(engine: &str) {
-    let Some(server) = Server::start(engine) else {
+    let Some(server) = Server::start("echo", engine, &[]) else {
         return;
     };
     let streams = if engine == "blocking" { 1 } else { 4 };
@@ -228,7 +133,7 @@ fn parallel_streams_with_a_slow_reader(engine: &str) {
 }
 
 fn vanishing_and_resetting_clients_do_not_stop_the_server(engine: &str) {
-    let Some(server) = Server::start(engine) else {
+    let Some(server) = Server::start("echo", engine, &[]) else {
         return;
     };
     // Half a message, then gone (orderly close before the echo is read).
@@ -275,7 +180,7 @@ fn socket2_linger_zero(stream: &TcpStream) {
 }
 
 fn thousand_connects_leak_no_fds(engine: &str) {
-    let Some(server) = Server::start(engine) else {
+    let Some(server) = Server::start("echo", engine, &[]) else {
         return;
     };
     // One served connection first, so that lazily created fds (ring, epoll) exist already.
@@ -291,16 +196,11 @@ fn thousand_connects_leak_no_fds(engine: &str) {
         }
         drop(stream);
     }
-    // The server closes its ends as it notices; give it a bounded time to catch up.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let mut after = server.open_fds();
-    while after > before && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-        after = server.open_fds();
-    }
+    let after = server.open_fds_settled(before);
     assert!(
         after <= before,
-        "fds before {before}, after 1000 connections {after}"
+        "fds before {before}, after 1000 connections {after}: {:?}",
+        server.fd_targets()
     );
     let mut last = server.connect();
     ping_pong(&mut last, 2, 5);
@@ -312,7 +212,7 @@ fn connections_beyond_the_limit_are_refused(engine: &str) {
     if engine == "blocking" {
         return; // Serves one connection at a time by design; the rest wait in the backlog.
     }
-    let Some(server) = Server::start_with(engine, &["--max-connections", "2"]) else {
+    let Some(server) = Server::start("echo", engine, &["--max-connections", "2"]) else {
         return;
     };
     let mut first = server.connect();
@@ -354,7 +254,7 @@ fn many_clients_that_read_late(engine: &str) {
     if engine == "blocking" {
         return; // One connection at a time: covered by the stream test.
     }
-    let Some(server) = Server::start(engine) else {
+    let Some(server) = Server::start("echo", engine, &[]) else {
         return;
     };
     const CLIENTS: u64 = 130;
@@ -390,7 +290,7 @@ fn many_clients_that_read_late(engine: &str) {
 #[test]
 fn an_exhausted_buffer_pool_recovers_without_losing_bytes() {
     for engine in ["uring-multishot", "uring-defer"] {
-        let Some(server) = Server::start_with(engine, &["--provided-buffers", "16"]) else {
+        let Some(server) = Server::start("echo", engine, &["--provided-buffers", "16"]) else {
             return;
         };
         const BYTES: usize = 256 * 1024;
@@ -582,7 +482,9 @@ fn stream_mode_catches_the_flipped_byte_and_passes_a_correct_server() {
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(3), "{output:?}");
-    let Some(server) = Server::start("uring-multishot").or_else(|| Server::start("epoll")) else {
+    let Some(server) = Server::start("echo", "uring-multishot", &[])
+        .or_else(|| Server::start("echo", "epoll", &[]))
+    else {
         return;
     };
     let output = Command::new(BIN)
@@ -601,7 +503,7 @@ fn stream_mode_catches_the_flipped_byte_and_passes_a_correct_server() {
 
 #[test]
 fn load_against_ringside_reports_verified_rows_with_the_server_measured() {
-    let Some(server) = Server::start("epoll") else {
+    let Some(server) = Server::start("echo", "epoll", &[]) else {
         return;
     };
     let output = Command::new(BIN)
@@ -633,7 +535,7 @@ fn load_against_ringside_reports_verified_rows_with_the_server_measured() {
 #[test]
 fn unserved_connections_time_out_and_are_counted() {
     // The blocking engine serves one connection; the second waits and must time out.
-    let Some(server) = Server::start("blocking") else {
+    let Some(server) = Server::start("echo", "blocking", &[]) else {
         return;
     };
     let output = Command::new(BIN)
@@ -653,37 +555,12 @@ fn unserved_connections_time_out_and_are_counted() {
 #[test]
 fn server_writes_its_counters_on_sigterm() {
     let stats = tempfile::NamedTempFile::new().unwrap();
-    let mut child = Command::new(BIN)
-        .args([
-            "serve",
-            "echo",
-            "--quiet",
-            "--listen",
-            "127.0.0.1:0",
-            "--engine",
-            "epoll",
-        ])
-        .arg("--stats")
-        .arg(stats.path())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let address: SocketAddr = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap()
-        .parse()
-        .unwrap();
-    let mut stream = TcpStream::connect(address).unwrap();
-    stream.set_read_timeout(Some(IO_TIMEOUT)).unwrap();
+    let stats_path = stats.path().to_str().unwrap();
+    let server = Server::start("echo", "epoll", &["--stats", stats_path]).unwrap();
+    let mut stream = server.connect();
     ping_pong(&mut stream, 0, 3);
     drop(stream);
-    terminate(&mut child);
-    assert!(child.wait().unwrap().success());
+    server.stop();
     let counters: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(stats.path()).unwrap()).unwrap();
     assert_eq!(counters["connections_accepted"], 1);

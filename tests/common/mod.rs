@@ -1,0 +1,121 @@
+//! What the network test files share: a `ringside serve` child on 127.0.0.1 and its checks.
+
+use std::io::{BufRead, BufReader};
+use std::net::{SocketAddr, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_ringside");
+/// No single socket operation in these tests may block longer than this.
+pub const IO_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A `ringside serve <proto>` child, killed when dropped.
+pub struct Server {
+    pub child: Child,
+    pub address: SocketAddr,
+}
+
+impl Server {
+    /// Starts `ringside serve <proto> --engine <engine>` with `extra` flags after the usual
+    /// ones, or returns None (and says why) when the engine cannot run on this kernel.
+    pub fn start(proto: &str, engine: &str, extra: &[&str]) -> Option<Server> {
+        let def = ringside::net::find_engine(engine).unwrap();
+        if let Err(reason) = def.availability() {
+            eprintln!("skipped {engine}: {reason}");
+            return None;
+        }
+        let mut child = Command::new(BIN)
+            .args(["serve", proto, "--quiet", "--listen", "127.0.0.1:0"])
+            .args(["--engine", engine])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("start the server");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let address = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+            .parse()
+            .unwrap();
+        Some(Server { child, address })
+    }
+
+    /// A client connection with bounded waits and no Nagle delay, so that each small write
+    /// leaves as its own segment.
+    pub fn connect(&self) -> TcpStream {
+        let stream = TcpStream::connect_timeout(&self.address, IO_TIMEOUT).unwrap();
+        stream.set_read_timeout(Some(IO_TIMEOUT)).unwrap();
+        stream.set_write_timeout(Some(IO_TIMEOUT)).unwrap();
+        stream.set_nodelay(true).unwrap();
+        stream
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    pub fn open_fds(&self) -> usize {
+        std::fs::read_dir(format!("/proc/{}/fd", self.pid()))
+            .unwrap()
+            .count()
+    }
+
+    /// Waits, bounded, for the server to close what it had open beyond `before` fds; returns
+    /// how many it has open then. A server closes its ends as it notices its clients went.
+    pub fn open_fds_settled(&self, before: usize) -> usize {
+        let deadline = Instant::now() + IO_TIMEOUT;
+        let mut after = self.open_fds();
+        while after > before && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+            after = self.open_fds();
+        }
+        after
+    }
+
+    /// What each open fd of the server is (for the message of a failed fd check).
+    pub fn fd_targets(&self) -> Vec<String> {
+        let dir = format!("/proc/{}/fd", self.pid());
+        let mut targets: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .filter_map(|entry| std::fs::read_link(entry.ok()?.path()).ok())
+            .map(|target| target.display().to_string())
+            .collect();
+        targets.sort();
+        targets
+    }
+
+    /// Asserts the server still runs, then stops it with SIGTERM and checks it exits cleanly.
+    pub fn stop(mut self) {
+        assert!(self.child.try_wait().unwrap().is_none(), "the server died");
+        terminate(&mut self.child);
+        let status = self.child.wait().unwrap();
+        assert!(status.success(), "server exit {status}");
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// Sends SIGTERM and waits, bounded, for the child to exit.
+fn terminate(child: &mut Child) {
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let deadline = Instant::now() + IO_TIMEOUT;
+    while Instant::now() < deadline {
+        if child.try_wait().unwrap().is_some() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    panic!("the server did not stop within {IO_TIMEOUT:?} of SIGTERM");
+}
