@@ -268,7 +268,7 @@ for_each_engine! {
 }
 
 /// Vanishing clients, per engine. Before the multishot engines watched for hang-ups
-/// (src/net/uring.rs), their tests here failed in about 1 run of 7: the multishot recv of a
+/// (src/net/uring.rs), their tests here failed in 6 runs of 37: the multishot recv of a
 /// reset socket sometimes stayed armed forever.
 mod vanishing {
     #[test]
