@@ -316,6 +316,31 @@ fn load_row(args: &[&str]) -> serde_json::Value {
 }
 
 #[test]
+fn a_server_pid_that_is_gone_is_one_clear_error() {
+    let Some(server) = Server::start("http", "epoll", &[]) else {
+        return;
+    };
+    let mut gone = Command::new("true").spawn().unwrap();
+    gone.wait().unwrap();
+    let output = Command::new(BIN)
+        .args([
+            "load",
+            "http",
+            "--target",
+            &format!("http://{}/", server.address),
+        ])
+        .args(["-c", "2", "-d", "200ms", "--warmup", "50ms"])
+        .args(["--server-pid", &gone.id().to_string()])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("cannot measure server process"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    server.stop();
+}
+
+#[test]
 fn load_against_ringside_reports_verified_rows() {
     let Some(server) = Server::start("http", "epoll", &[]) else {
         return;

@@ -1256,6 +1256,9 @@ fn run_command(plan: &LoadPlan, args: &LoadRunArgs) -> anyhow::Result<ExitCode> 
         let Some(meter) = server_meter.as_mut() else {
             return;
         };
+        if meter_error.is_some() {
+            return; // The server was gone at the window's start: nothing to stop.
+        }
         let outcome = match edge {
             WindowEdge::Start => meter.start(),
             WindowEdge::Stop => meter.stop().map(|measured| server = Some(measured)),
