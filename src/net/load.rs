@@ -1242,7 +1242,10 @@ pub fn load_row(
         // Streams have no round trips: ops are payload-sized stretches echoed.
         row.ops = bytes / plan.payload_bytes as u64;
         row.ops_per_sec = per_second(row.ops as f64, report.seconds);
-        row.verified = bytes > 0 && report.errors.mismatch == 0;
+        // A stream always has bytes out, so one that times out stalled: bytes the server
+        // received were never echoed (a paused slow reader is not timed).
+        let errors = &report.errors;
+        row.verified = bytes > 0 && errors.mismatch == 0 && errors.timeout == 0;
     } else if report.messages > 0 {
         let latency = &report.latency_ns;
         row.latency_ns_p50 = Some(latency.value_at_quantile(0.50));
@@ -1281,6 +1284,12 @@ pub fn load_row(
         row.notes.push(format!(
             "NOT VERIFIED: {} answers came back with different bytes or broken framing",
             errors.mismatch
+        ));
+    }
+    if plan.mode == Mode::Stream && errors.timeout > 0 {
+        row.notes.push(format!(
+            "NOT VERIFIED: {} streams stalled: bytes sent were not echoed within --timeout",
+            errors.timeout
         ));
     }
     if report.saturated_threads > 0 {
@@ -1606,6 +1615,31 @@ mod tests {
             .notes
             .iter()
             .any(|note| note.starts_with("NOT VERIFIED")));
+    }
+
+    #[test]
+    fn a_stream_that_stalls_is_not_verified() {
+        let mut plan = plan();
+        plan.mode = Mode::Stream;
+        let clean = load_row(
+            "x",
+            Map::new(),
+            1,
+            &plan,
+            &report(1000, LoadErrors::default()),
+            None,
+        );
+        assert!(clean.verified);
+        let errors = LoadErrors {
+            timeout: 1,
+            ..LoadErrors::default()
+        };
+        let row = load_row("x", Map::new(), 1, &plan, &report(1000, errors), None);
+        assert!(!row.verified);
+        assert!(row
+            .notes
+            .iter()
+            .any(|note| note.contains("1 streams stalled")));
     }
 
     #[test]
