@@ -4,10 +4,10 @@
 //! Goal: every server engine must echo every byte intact and in order whatever the client does
 //! (many clients, tiny writes, coalesced messages, parallel streams with a slow reader, clients
 //! that vanish or reset), must survive clients that misbehave, and must not leak fds; the load
-//! generator must catch a server that corrupts a byte; bad input gets one clear sentence and a
-//! non-zero exit. Methodology: each test starts its own `ringside serve echo --listen
-//! 127.0.0.1:0` child and reads the port from its first line; `for_each_engine!` expands each
-//! body once per engine, so a new engine gets the whole suite by adding one line.
+//! generator must catch a server that corrupts a byte or ignores a short send; bad input gets
+//! one clear sentence and a non-zero exit. Methodology: each test starts its own `ringside serve
+//! echo --listen 127.0.0.1:0` child and reads the port from its first line; `for_each_engine!`
+//! expands each body once per engine, so a new engine gets the whole suite by adding one line.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -130,6 +130,43 @@ fn parallel_streams_with_a_slow_reader(engine: &str) {
         }
     });
     server.stop();
+}
+
+/// The same test run by the load generator (`load echo --mode stream --read-rate`): each
+/// connection reads its echo at 4 MiB/s through a 4 KiB SO_RCVBUF while it writes up to 8 MiB
+/// ahead, so the server's send buffer fills and its sends go short (strace of the epoll server
+/// under this run: 28 of 994 sends short in 1.5 s). Every byte must come back in order.
+fn slow_reader_stream_from_the_load_generator(engine: &str) {
+    let Some(server) = Server::start(engine) else {
+        return;
+    };
+    let connections = if engine == "blocking" { "1" } else { "4" };
+    let output = slow_reader_stream(server.address, connections);
+    assert!(output.status.success(), "{engine}: {output:?}");
+    let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let row = &document["results"][0];
+    assert_eq!(row["verified"], true, "{row}");
+    assert_eq!(row["params"]["window_bytes"], 8 << 20, "{row}");
+    assert!(row["bytes"].as_u64().unwrap() > 1 << 20, "{row}");
+    server.stop();
+}
+
+/// `load echo --mode stream` with the slow reader, for 1.5 s.
+fn slow_reader_stream(address: SocketAddr, connections: &str) -> std::process::Output {
+    Command::new(BIN)
+        .args(["load", "echo", "--mode", "stream", "--read-rate", "4m"])
+        .args([
+            "--rcvbuf",
+            "4k",
+            "--connections",
+            connections,
+            "--payload",
+            "1000",
+        ])
+        .args(["--duration", "1500ms", "--warmup", "0s", "--format", "json"])
+        .args(["--target", &address.to_string()])
+        .output()
+        .unwrap()
 }
 
 fn vanishing_and_resetting_clients_do_not_stop_the_server(engine: &str) {
@@ -379,6 +416,10 @@ macro_rules! for_each_engine {
                 super::parallel_streams_with_a_slow_reader($engine);
             }
             #[test]
+            fn slow_reader_stream_from_the_load_generator() {
+                super::slow_reader_stream_from_the_load_generator($engine);
+            }
+            #[test]
             fn vanishing_and_resetting_clients_do_not_stop_the_server() {
                 super::vanishing_and_resetting_clients_do_not_stop_the_server($engine);
             }
@@ -499,6 +540,41 @@ fn stream_mode_catches_the_flipped_byte_and_passes_a_correct_server() {
     assert_eq!(row["verified"], true);
     assert!(row["bytes"].as_u64().unwrap() > 1 << 20, "{row}");
     server.stop();
+}
+
+/// An echo server that makes one non-blocking send of each read and ignores what it returned,
+/// as frevib's servers do (FINDINGS.md): correct while its send buffer has room.
+fn short_send_ignoring_server() -> SocketAddr {
+    use std::os::fd::AsRawFd;
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            std::thread::spawn(move || {
+                let mut buffer = [0u8; 2048];
+                while let Ok(n @ 1..) = stream.read(&mut buffer) {
+                    let flags = libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL;
+                    // SAFETY: send(2) from a live buffer on a socket this thread owns.
+                    unsafe { libc::send(stream.as_raw_fd(), buffer.as_ptr().cast(), n, flags) };
+                }
+            });
+        }
+    });
+    address
+}
+
+#[test]
+fn the_slow_reader_catches_a_server_that_ignores_short_sends() {
+    let output = slow_reader_stream(short_send_ignoring_server(), "2");
+    assert_eq!(output.status.code(), Some(3), "{output:?}");
+    let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let row = &document["results"][0];
+    assert_eq!(row["verified"], false);
+    assert!(
+        row["error_counts"]["mismatch"].as_u64().unwrap() > 0,
+        "{row}"
+    );
 }
 
 #[test]

@@ -21,7 +21,7 @@ use anyhow::Context;
 use comfy_table::{presets, Cell, CellAlignment, Table};
 use serde_json::{Map, Value};
 
-use super::load::{load_row, run as run_load, LoadPlan, Mode, WindowEdge};
+use super::load::{load_row, run as run_load, LoadPlan, Mode, WindowEdge, STREAM_WINDOW_BYTES};
 use super::{select_engines, EngineDef};
 use crate::cli::duration_arg;
 use crate::measure::{CoreTimes, Measured, ProcessMeter};
@@ -142,6 +142,9 @@ pub fn run(args: &EchoArgs) -> anyhow::Result<ExitCode> {
                         cpu: Some(args.client_cpu),
                         sched: args.sched,
                         mode: Mode::PingPong,
+                        read_bytes_per_sec: None,
+                        rcvbuf_bytes: None,
+                        window_bytes: STREAM_WINDOW_BYTES,
                         http: None,
                     };
                     let row = match run_cell(engine, plan, run, &rig) {

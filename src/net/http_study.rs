@@ -17,7 +17,7 @@ use comfy_table::{presets, Cell, CellAlignment, Table};
 
 use super::echo::{finish_study, param, parse_list, per_message, run_cell, runnable_engines, Rig};
 use super::http::request_bytes;
-use super::load::{HttpLoad, LoadPlan, Mode};
+use super::load::{HttpLoad, LoadPlan, Mode, STREAM_WINDOW_BYTES};
 use crate::cli::duration_arg;
 use crate::output::{median, Format};
 use crate::progress::Progress;
@@ -124,6 +124,9 @@ pub fn run(args: &HttpArgs) -> anyhow::Result<ExitCode> {
                     cpu: Some(args.client_cpu),
                     sched: args.sched,
                     mode: Mode::Http,
+                    read_bytes_per_sec: None,
+                    rcvbuf_bytes: None,
+                    window_bytes: STREAM_WINDOW_BYTES,
                     http: Some(HttpLoad {
                         request: request.clone(),
                         rate_per_sec: None,

@@ -46,10 +46,31 @@ pub struct LoadArgs {
     #[arg(long, default_value = "64", value_parser = payload_arg)]
     pub payload: usize,
     /// ping-pong: one message in flight per connection, latency recorded. stream: every
-    /// connection streams without waiting (odd-sized writes and reads, up to 256 KiB ahead of
-    /// its echo), every byte checked: the test most peer servers failed.
+    /// connection streams without waiting (odd-sized writes and reads, up to --window ahead of
+    /// its echo), every byte checked: the test most peer servers failed (add --read-rate for
+    /// the slow reader that exposes short sends).
     #[arg(long, value_enum, default_value_t = Mode::PingPong)]
     pub mode: Mode,
+    /// Stream mode's slow reader: read each connection's echo at no more than this many
+    /// bytes/s (k/m suffixes allowed, per connection), in small odd-sized reads, while the
+    /// sender keeps writing up to --window ahead. The echo backs up until the server's send
+    /// buffer is full: its sends go short and its buffers wait with bytes still pending, which
+    /// servers that ignore a send's result get wrong (tcpkali's --channel-bandwidth-downstream,
+    /// in bytes). `-c 8 --payload 1000 --read-rate 4m` caught such a server within 3 s; slower
+    /// rates take longer to refill the server's send buffer.
+    #[arg(long, value_name = "BYTES_PER_SEC", value_parser = read_rate_arg)]
+    pub read_rate: Option<u64>,
+    /// SO_RCVBUF of every client socket, set before it connects so it also bounds the TCP
+    /// window the server sees (tcpkali's --rcvbuf). The kernel doubles it and keeps a minimum.
+    #[arg(long, value_name = "BYTES", value_parser = rcvbuf_arg)]
+    pub rcvbuf: Option<usize>,
+    /// Stream mode: how far each connection's writes may run ahead of its checked echo, which
+    /// bounds what the server and the socket buffers between must hold [default: 256k, or 8m
+    /// with --read-rate: a slow reader only makes the server's sends go short once the server's
+    /// send buffer is full, and Linux grows that up to net.ipv4.tcp_wmem's maximum, 4 MiB by
+    /// default].
+    #[arg(long, value_name = "BYTES", value_parser = window_arg)]
+    pub window: Option<u64>,
     #[command(flatten)]
     pub run: LoadRunArgs,
 }
@@ -140,7 +161,7 @@ pub enum Mode {
     /// Closed loop: send a message of `--payload` bytes, wait for all of it, repeat.
     PingPong,
     /// Send an endless pattern in `--payload`-byte writes while reading the echo in odd-sized
-    /// reads; the sender stays at most `STREAM_WINDOW_BYTES` ahead of the echo.
+    /// reads; the sender stays at most `--window` bytes ahead of the checked echo.
     Stream,
     /// HTTP requests and framed responses (`load http`; not an echo mode).
     #[value(skip)]
@@ -169,6 +190,29 @@ fn connections_arg(text: &str) -> Result<usize, String> {
     }
 }
 
+fn read_rate_arg(text: &str) -> Result<u64, String> {
+    match size_arg(text)? {
+        0 => Err("a reader needs a rate of at least one byte/s".into()),
+        rate => Ok(rate),
+    }
+}
+
+fn rcvbuf_arg(text: &str) -> Result<usize, String> {
+    match size_arg(text)? {
+        0 => Err("a receive buffer needs at least one byte".into()),
+        bytes if bytes > 1 << 30 => Err("receive buffers above 1 GiB are not supported".into()),
+        bytes => Ok(bytes as usize),
+    }
+}
+
+fn window_arg(text: &str) -> Result<u64, String> {
+    match size_arg(text)? {
+        0 => Err("a stream needs a window of at least one byte".into()),
+        bytes if bytes > 1 << 30 => Err("windows above 1 GiB are not supported".into()),
+        bytes => Ok(bytes),
+    }
+}
+
 fn payload_arg(text: &str) -> Result<usize, String> {
     match size_arg(text)? {
         0 => Err("a message needs at least one byte".into()),
@@ -191,6 +235,12 @@ pub struct LoadPlan {
     pub sched: Sched,
     /// How echo connections use the server (ignored by HTTP runs).
     pub mode: Mode,
+    /// Stream mode: each connection reads its echo at no more than this rate (a slow reader).
+    pub read_bytes_per_sec: Option<u64>,
+    /// SO_RCVBUF of every client socket, set before connecting.
+    pub rcvbuf_bytes: Option<usize>,
+    /// Stream mode: how far a connection's writes may run ahead of its checked echo.
+    pub window_bytes: u64,
     /// Some for an HTTP run: connections send requests and frame responses instead of echoes.
     pub http: Option<HttpLoad>,
 }
@@ -280,8 +330,14 @@ const WAIT_TIMEOUT: Duration = Duration::from_millis(10);
 const RECV_BUFFER_BYTES: usize = 64 * 1024;
 /// Bytes taken per `recv` in stream mode: odd, so reads and writes never line up.
 const STREAM_READ_BYTES: usize = 1499;
-/// How far a stream may run ahead of its echo: bounds what the server must hold.
-const STREAM_WINDOW_BYTES: u64 = 256 * 1024;
+/// How far a stream may run ahead of its echo by default: bounds what the server must hold.
+pub const STREAM_WINDOW_BYTES: u64 = 256 * 1024;
+/// The default window with a slow reader: twice Linux's default send-buffer maximum
+/// (net.ipv4.tcp_wmem), so the server's send buffer fills before the window does.
+const SLOW_READER_WINDOW_BYTES: u64 = 8 << 20;
+/// How far a slow reader may read ahead of its rate before it pauses: `epoll_wait` sleeps in
+/// whole milliseconds, so pausing after every read would hold fast rates far below their target.
+const READ_PACE_SLACK: Duration = Duration::from_millis(2);
 /// Latencies above this (100 s) are clamped; the histogram is sized once, up front.
 const LATENCY_NS_MAX: u64 = 100_000_000_000;
 /// HTTP status codes are three digits.
@@ -445,6 +501,12 @@ struct Connection {
     framer: ResponseFramer,
     /// EPOLLOUT is registered: the last send was short.
     writing: bool,
+    /// Slow reader: EPOLLIN is withdrawn until `read_at`, so the echo backs up meanwhile.
+    paused: bool,
+    /// Slow reader: when the reader's rate allows its next `recv`.
+    read_at: Instant,
+    /// Stream: how far the sender may run ahead of the checked echo.
+    window_bytes: u64,
     open: bool,
 }
 
@@ -503,6 +565,7 @@ fn client_thread(
         return Ok(report);
     }
     let mut schedule = Schedule::new(plan, connections.len());
+    let mut slow_reader = SlowReader::new(plan, connections.len());
     for (index, connection) in connections.iter_mut().enumerate() {
         match schedule.as_mut() {
             Some(schedule) => schedule.first(connection, index),
@@ -538,6 +601,11 @@ fn client_thread(
                 }
             }
             wait = wait.min(schedule.until_next(Instant::now()));
+        }
+        if let Some(reader) = slow_reader.as_mut() {
+            let now = Instant::now();
+            reader.resume_due(&mut connections, now, &epoll_fd, &mut report.errors);
+            wait = wait.min(reader.until_next(now));
         }
         let wait_timeout = rustix::event::Timespec::try_from(wait)?;
         let ready = match epoll::wait(&epoll_fd, &mut events[..], Some(&wait_timeout)) {
@@ -584,6 +652,13 @@ fn client_thread(
                 Received::Bytes(bytes) => {
                     if measuring {
                         report.bytes += bytes as u64;
+                    }
+                    if let Some(reader) = slow_reader.as_mut() {
+                        let now = Instant::now();
+                        reader.pause(connection, index, bytes, now, &epoll_fd, &mut report.errors);
+                        if !connection.open {
+                            continue;
+                        }
                     }
                     // A stream that waited for its echo to catch up goes on.
                     let idle = connection.sent == connection.message.len();
@@ -714,6 +789,83 @@ impl Schedule {
     }
 }
 
+/// Stream mode's slow reader: after a `recv` of n bytes a connection may read again n / rate
+/// seconds later, and until then its EPOLLIN is withdrawn. Its echo backs up in the socket
+/// buffers meanwhile, so the server's sends go short and its buffers wait with bytes still
+/// pending, while the connection's sender goes on up to its window.
+struct SlowReader {
+    rate_bytes_per_sec: f64,
+    /// Paused connections by the time they may read again, soonest first. An entry whose
+    /// connection was resumed or closed meanwhile is skipped.
+    paused: BinaryHeap<Reverse<(Instant, usize)>>,
+}
+
+impl SlowReader {
+    fn new(plan: &LoadPlan, connections: usize) -> Option<SlowReader> {
+        let rate = plan.read_bytes_per_sec?;
+        assert!(rate > 0 && plan.mode == Mode::Stream);
+        Some(SlowReader {
+            rate_bytes_per_sec: rate as f64,
+            paused: BinaryHeap::with_capacity(connections),
+        })
+    }
+
+    /// Charges `bytes`, read at `now`, to the connection's rate and pauses its reader once it
+    /// is more than `READ_PACE_SLACK` ahead of that rate, until the rate allows the next read.
+    fn pause(
+        &mut self,
+        connection: &mut Connection,
+        index: usize,
+        bytes: usize,
+        now: Instant,
+        epoll_fd: &OwnedFd,
+        errors: &mut LoadErrors,
+    ) {
+        debug_assert!(bytes > 0);
+        let spent = Duration::from_secs_f64(bytes as f64 / self.rate_bytes_per_sec);
+        connection.read_at = connection.read_at.max(now) + spent;
+        if connection.read_at <= now + READ_PACE_SLACK {
+            return;
+        }
+        self.paused.push(Reverse((connection.read_at, index)));
+        if !connection.paused {
+            connection.paused = true;
+            register(connection, epoll_fd, index, errors);
+        }
+    }
+
+    /// Lets the connections whose pause is over read again.
+    fn resume_due(
+        &mut self,
+        connections: &mut [Connection],
+        now: Instant,
+        epoll_fd: &OwnedFd,
+        errors: &mut LoadErrors,
+    ) {
+        while let Some(&Reverse((when, index))) = self.paused.peek() {
+            if when > now {
+                return;
+            }
+            self.paused.pop();
+            let connection = &mut connections[index];
+            if connection.open && connection.paused && connection.read_at <= now {
+                connection.paused = false;
+                // The timeout counts from when the reader is ready again.
+                connection.started = now;
+                register(connection, epoll_fd, index, errors);
+            }
+        }
+    }
+
+    fn until_next(&self, now: Instant) -> Duration {
+        self.paused
+            .peek()
+            .map_or(WAIT_TIMEOUT, |Reverse((when, _))| {
+                when.saturating_duration_since(now)
+            })
+    }
+}
+
 type Prepared = (OwnedFd, Vec<Connection>, u64);
 
 /// Connects this thread's connections (blocking, one after another, each within the timeout)
@@ -727,7 +879,7 @@ fn prepare_thread(plan: &LoadPlan, ids: std::ops::Range<usize>) -> anyhow::Resul
     let mut connections = Vec::with_capacity(ids.len());
     let mut failed = 0;
     for id in ids {
-        let stream = match TcpStream::connect_timeout(&plan.target, plan.timeout) {
+        let stream = match connect(&plan.target, plan.timeout, plan.rcvbuf_bytes) {
             Ok(stream) => stream,
             Err(_) => {
                 failed += 1;
@@ -755,10 +907,48 @@ fn prepare_thread(plan: &LoadPlan, ids: std::ops::Range<usize>) -> anyhow::Resul
             idle: false,
             framer: ResponseFramer::default(),
             writing: false,
+            paused: false,
+            read_at: Instant::now(),
+            window_bytes: plan.window_bytes,
             open: true,
         });
     }
     Ok((epoll_fd, connections, failed))
+}
+
+/// Connects within `timeout`. With `rcvbuf_bytes`, SO_RCVBUF is set before `connect` so the
+/// window scale and the first advertised window already follow it.
+fn connect(
+    target: &SocketAddr,
+    timeout: Duration,
+    rcvbuf_bytes: Option<usize>,
+) -> io::Result<TcpStream> {
+    use rustix::event::{PollFd, PollFlags};
+    use rustix::net::{sockopt, AddressFamily, SocketFlags, SocketType};
+    let Some(rcvbuf_bytes) = rcvbuf_bytes else {
+        return TcpStream::connect_timeout(target, timeout);
+    };
+    let family = match target {
+        SocketAddr::V4(_) => AddressFamily::INET,
+        SocketAddr::V6(_) => AddressFamily::INET6,
+    };
+    let flags = SocketFlags::CLOEXEC | SocketFlags::NONBLOCK;
+    let socket = rustix::net::socket_with(family, SocketType::STREAM, flags, None)?;
+    sockopt::set_socket_recv_buffer_size(&socket, rcvbuf_bytes)?;
+    match rustix::net::connect(&socket, target) {
+        Ok(()) => {}
+        Err(Errno::INPROGRESS) => {
+            let mut polled = [PollFd::new(&socket, PollFlags::OUT)];
+            let limit = rustix::event::Timespec::try_from(timeout).map_err(io::Error::other)?;
+            if rustix::event::poll(&mut polled, Some(&limit))? == 0 {
+                return Err(io::ErrorKind::TimedOut.into());
+            }
+            sockopt::socket_error(&socket)??;
+        }
+        Err(error) => return Err(error.into()),
+    }
+    // The caller sets non-blocking mode again; `TcpStream` starts as what the fd is.
+    Ok(TcpStream::from(socket))
 }
 
 /// Fills the connection's next message (or next stretch of its stream) and sends as much of
@@ -791,7 +981,7 @@ fn start_message(
 fn may_send_more(connection: &Connection) -> bool {
     let sent_total = connection.stream_sent + connection.sent as u64;
     let ahead = sent_total - connection.stream_received;
-    ahead + connection.message.len() as u64 <= STREAM_WINDOW_BYTES
+    ahead + connection.message.len() as u64 <= connection.window_bytes
 }
 
 /// Sends the unsent rest of the message; registers for EPOLLOUT while the socket is full. A
@@ -828,18 +1018,30 @@ fn continue_send(
     }
     let want_writing = connection.sent < connection.message.len();
     if want_writing != connection.writing {
-        let flags = if want_writing {
-            EventFlags::IN | EventFlags::OUT
-        } else {
-            EventFlags::IN
-        };
-        let data = EventData::new_u64(index as u64);
-        if epoll::modify(epoll_fd, connection.stream.as_fd(), data, flags).is_err() {
-            errors.reset += 1;
-            close(connection, epoll_fd);
-            return;
-        }
         connection.writing = want_writing;
+        register(connection, epoll_fd, index, errors);
+    }
+}
+
+/// Registers what the connection waits for: its echo unless its reader is paused, and room to
+/// send while its last send was short.
+fn register(
+    connection: &mut Connection,
+    epoll_fd: &OwnedFd,
+    index: usize,
+    errors: &mut LoadErrors,
+) {
+    let mut flags = EventFlags::empty();
+    if !connection.paused {
+        flags |= EventFlags::IN;
+    }
+    if connection.writing {
+        flags |= EventFlags::OUT;
+    }
+    let data = EventData::new_u64(index as u64);
+    if epoll::modify(epoll_fd, connection.stream.as_fd(), data, flags).is_err() {
+        errors.reset += 1;
+        close(connection, epoll_fd);
     }
 }
 
@@ -963,7 +1165,11 @@ fn expire(
     timeout: Duration,
     errors: &mut LoadErrors,
 ) {
-    for connection in connections.iter_mut().filter(|c| c.open && !c.idle) {
+    // A paused reader waits by choice; its clock restarts when it reads again.
+    for connection in connections
+        .iter_mut()
+        .filter(|c| c.open && !c.idle && !c.paused)
+    {
         if connection.started.elapsed() > timeout {
             errors.timeout += 1;
             close(connection, epoll_fd);
@@ -996,6 +1202,15 @@ pub fn load_row(
     params.insert("client_threads".into(), Value::from(plan.threads));
     params.insert("sched".into(), Value::from(plan.sched.name()));
     params.insert("mode".into(), Value::from(plan.mode.name()));
+    if let Some(rate) = plan.read_bytes_per_sec {
+        params.insert("read_bytes_per_sec".into(), Value::from(rate));
+    }
+    if let Some(bytes) = plan.rcvbuf_bytes {
+        params.insert("rcvbuf_bytes".into(), Value::from(bytes));
+    }
+    if plan.mode == Mode::Stream {
+        params.insert("window_bytes".into(), Value::from(plan.window_bytes));
+    }
     let bytes = report.bytes;
     let workload = if plan.mode == Mode::Http {
         "http"
@@ -1027,7 +1242,10 @@ pub fn load_row(
         // Streams have no round trips: ops are payload-sized stretches echoed.
         row.ops = bytes / plan.payload_bytes as u64;
         row.ops_per_sec = per_second(row.ops as f64, report.seconds);
-        row.verified = bytes > 0 && report.errors.mismatch == 0;
+        // A stream always has bytes out, so one that times out stalled: bytes the server
+        // received were never echoed (a paused slow reader is not timed).
+        let errors = &report.errors;
+        row.verified = bytes > 0 && errors.mismatch == 0 && errors.timeout == 0;
     } else if report.messages > 0 {
         let latency = &report.latency_ns;
         row.latency_ns_p50 = Some(latency.value_at_quantile(0.50));
@@ -1066,6 +1284,12 @@ pub fn load_row(
         row.notes.push(format!(
             "NOT VERIFIED: {} answers came back with different bytes or broken framing",
             errors.mismatch
+        ));
+    }
+    if plan.mode == Mode::Stream && errors.timeout > 0 {
+        row.notes.push(format!(
+            "NOT VERIFIED: {} streams stalled: bytes sent were not echoed within --timeout",
+            errors.timeout
         ));
     }
     if report.saturated_threads > 0 {
@@ -1214,14 +1438,38 @@ impl LoadRunArgs {
             cpu: self.cpu,
             sched: self.sched,
             mode,
+            read_bytes_per_sec: None,
+            rcvbuf_bytes: None,
+            window_bytes: STREAM_WINDOW_BYTES,
             http: None,
         }
     }
 }
 
 impl LoadArgs {
-    pub fn plan(&self) -> LoadPlan {
-        self.run.plan(self.target, self.payload, self.mode)
+    pub fn plan(&self) -> anyhow::Result<LoadPlan> {
+        if self.mode != Mode::Stream && (self.read_rate.is_some() || self.window.is_some()) {
+            anyhow::bail!(
+                "--read-rate and --window shape --mode stream; ping-pong reads each echo whole \
+                 before it sends the next message"
+            );
+        }
+        let mut plan = self.run.plan(self.target, self.payload, self.mode);
+        plan.read_bytes_per_sec = self.read_rate;
+        plan.rcvbuf_bytes = self.rcvbuf;
+        plan.window_bytes = match (self.window, self.read_rate) {
+            (Some(window), _) => window,
+            (None, Some(_)) => SLOW_READER_WINDOW_BYTES,
+            (None, None) => STREAM_WINDOW_BYTES,
+        };
+        if self.mode == Mode::Stream && plan.window_bytes < self.payload as u64 {
+            anyhow::bail!(
+                "a stream's --window ({} bytes) must hold at least one --payload write ({} bytes)",
+                plan.window_bytes,
+                self.payload
+            );
+        }
+        Ok(plan)
     }
 }
 
@@ -1239,7 +1487,7 @@ impl HttpLoadArgs {
 }
 
 pub fn run_echo(args: &LoadArgs) -> anyhow::Result<ExitCode> {
-    run_command(&args.plan(), &args.run)
+    run_command(&args.plan()?, &args.run)
 }
 
 pub fn run_http(args: &HttpLoadArgs) -> anyhow::Result<ExitCode> {
@@ -1308,6 +1556,9 @@ mod tests {
             cpu: None,
             sched: Sched::Other,
             mode: Mode::PingPong,
+            read_bytes_per_sec: None,
+            rcvbuf_bytes: None,
+            window_bytes: STREAM_WINDOW_BYTES,
             http: None,
         }
     }
@@ -1370,6 +1621,31 @@ mod tests {
     }
 
     #[test]
+    fn a_stream_that_stalls_is_not_verified() {
+        let mut plan = plan();
+        plan.mode = Mode::Stream;
+        let clean = load_row(
+            "x",
+            Map::new(),
+            1,
+            &plan,
+            &report(1000, LoadErrors::default()),
+            None,
+        );
+        assert!(clean.verified);
+        let errors = LoadErrors {
+            timeout: 1,
+            ..LoadErrors::default()
+        };
+        let row = load_row("x", Map::new(), 1, &plan, &report(1000, errors), None);
+        assert!(!row.verified);
+        assert!(row
+            .notes
+            .iter()
+            .any(|note| note.contains("1 streams stalled")));
+    }
+
+    #[test]
     fn http_rows_carry_statuses_and_open_loop_figures() {
         let mut plan = plan();
         plan.mode = Mode::Http;
@@ -1405,6 +1681,41 @@ mod tests {
         assert!(parse_target("https://127.0.0.1/")
             .unwrap_err()
             .contains("http://"));
+    }
+
+    fn echo_plan(flags: &[&str]) -> anyhow::Result<LoadPlan> {
+        #[derive(clap::Parser)]
+        struct Command {
+            #[command(flatten)]
+            load: LoadArgs,
+        }
+        let target = ["ringside", "--target", "127.0.0.1:1"];
+        let command: Command = clap::Parser::try_parse_from(target.iter().chain(flags))?;
+        command.load.plan()
+    }
+
+    #[test]
+    fn a_slow_reader_gets_a_window_past_the_servers_send_buffer() {
+        let plan = echo_plan(&["--mode", "stream", "--read-rate", "4m", "--rcvbuf", "4k"]).unwrap();
+        assert_eq!(plan.read_bytes_per_sec, Some(4 << 20));
+        assert_eq!(plan.rcvbuf_bytes, Some(4096));
+        assert_eq!(plan.window_bytes, SLOW_READER_WINDOW_BYTES);
+        let plan = echo_plan(&["--mode", "stream", "--read-rate", "4m", "--window", "1m"]).unwrap();
+        assert_eq!(plan.window_bytes, 1 << 20);
+        assert_eq!(
+            echo_plan(&["--mode", "stream"]).unwrap().window_bytes,
+            STREAM_WINDOW_BYTES
+        );
+    }
+
+    #[test]
+    fn stream_flags_outside_stream_mode_and_windows_below_a_write_are_refused() {
+        let error = echo_plan(&["--read-rate", "1m"]).unwrap_err().to_string();
+        assert!(error.contains("--mode stream"), "{error}");
+        assert!(echo_plan(&["--window", "1m"]).is_err());
+        let error = echo_plan(&["--mode", "stream", "--payload", "1m"]).unwrap_err();
+        assert!(error.to_string().contains("--window"), "{error}");
+        assert!(echo_plan(&["--mode", "stream", "--read-rate", "0"]).is_err());
     }
 
     #[test]
