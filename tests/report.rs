@@ -180,6 +180,38 @@ fn compare_calls_noise_and_fails_ci_only_on_a_real_drop() {
     );
 }
 
+/// Goal: serialized histograms change nothing for `report` and `compare`, and documents
+/// written before rows carried them still work beside documents that carry them. Method: the
+/// same hand-made document with and without `latency_ns_histogram` on every row.
+#[test]
+fn documents_with_and_without_histograms_report_and_compare() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut histogram = hdrhistogram::Histogram::<u64>::new(3).unwrap();
+    histogram.record(50_000).unwrap();
+    let text = ringside::histogram::encode(&histogram).unwrap();
+    let mut with = document("6.18", 1000.0);
+    for row in with["results"].as_array_mut().unwrap() {
+        row["latency_ns_p99"] = json!(50_000);
+        row["latency_ns_histogram"] = json!(text);
+    }
+    let without = write(dir.path(), "without.json", &document("6.18", 1000.0));
+    let with = write(dir.path(), "with.json", &with);
+    for (a, b) in [(&without, &with), (&with, &without)] {
+        let output = ringside(&["compare", a, b]);
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    let out = dir.path().join("report");
+    let output = ringside(&["report", &with, "--out", out.to_str().unwrap()]);
+    assert!(output.status.success());
+    let markdown = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(markdown.contains("| blocking "), "{markdown}");
+}
+
 #[test]
 fn compare_refuses_another_kernel_unless_forced() {
     let dir = tempfile::tempdir().unwrap();
