@@ -1,7 +1,8 @@
 //! `ringside run`: the whole study in one command. Each step of the table in `steps` runs as a
 //! child process of this same binary (`--format json`), so a step is exactly what a user gets
 //! from the subcommand by hand; the rows are merged into one document, fio's controls are run
-//! beside the file-write steps where fio is installed, and the results directory gets
+//! beside the file-write steps where fio is installed (wrk's beside the HTTP step where wrk is),
+//! and the results directory gets
 //! `results.json`, `results.csv`, `report.md` and `report.html`. Ctrl-C ends the study after
 //! the current step and still writes everything for the steps that finished.
 
@@ -204,7 +205,7 @@ fn run_step(context: &StepContext, step: &Step, collected: &mut Collected) {
         }
     }
     let controls = match (step.control, rows.is_empty() || stopped()) {
-        (Some(control), false) => run_control(control, &rows, context, collected),
+        (Some(control), false) => run_control(control, step, &rows, context, collected),
         _ => Vec::new(),
     };
     // Controls follow the step's rows so the tables list ringside's engines first.
@@ -304,6 +305,7 @@ fn has_subcommand(exe: &Path, command: &[&str]) -> bool {
 /// never a failure.
 fn run_control(
     control: Control,
+    step: &Step,
     rows: &[Row],
     context: &StepContext,
     collected: &mut Collected,
@@ -323,6 +325,29 @@ fn run_control(
                 Vec::new()
             })
         }
+        Control::WrkHttp => match ["wrk", "taskset"]
+            .into_iter()
+            .find(|t| !control::on_path(t))
+        {
+            Some(tool) => {
+                collected.note(format!(
+                    "{tool} is not installed: the wrk HTTP control did not run"
+                ));
+                Vec::new()
+            }
+            None => {
+                let duration = step.flag(context.mode, "--duration").unwrap_or("10s");
+                context.progress.line(format!(
+                    "ringside run: control: wrk against ringside's {} server, same connections \
+                     and {duration} runs",
+                    control::WRK_SERVER_ENGINE
+                ));
+                control::wrk_http(rows, duration).unwrap_or_else(|error| {
+                    collected.note(format!("the wrk control failed: {error:#}"));
+                    Vec::new()
+                })
+            }
+        },
     }
 }
 
