@@ -2,9 +2,9 @@
 //! child process of this same binary (`--format json`), so a step is exactly what a user gets
 //! from the subcommand by hand; the rows are merged into one document, fio's controls are run
 //! beside the file-write steps where fio is installed (wrk's beside the HTTP step where wrk is),
-//! and the results directory gets
-//! `results.json`, `results.csv`, `report.md` and `report.html`. Ctrl-C ends the study after
-//! the current step and still writes everything for the steps that finished.
+//! and the results directory gets `results.json`, `results.csv`, `report.md` and `report.html`.
+//! Ctrl-C ends the study after the current step and still writes everything for the steps that
+//! finished.
 
 pub mod control;
 pub mod steps;
