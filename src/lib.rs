@@ -7,6 +7,7 @@
 
 pub mod cli;
 pub mod fs;
+pub mod histogram;
 pub mod measure;
 pub mod net;
 pub mod output;

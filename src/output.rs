@@ -49,7 +49,12 @@ pub fn render(document: &Document, format: Format) -> anyhow::Result<String> {
     })
 }
 
-/// The CSV projection: every scalar field of a row as a column; `params` as `key=value` pairs.
+/// Row fields holding a whole serialized histogram: kilobytes of base64 that belong in the JSON
+/// document, not in a spreadsheet's cells.
+const HISTOGRAM_SUFFIX: &str = "_histogram";
+
+/// The CSV projection: every scalar field of a row as a column (serialized histograms left
+/// out); `params` as `key=value` pairs.
 pub fn render_csv(rows: &[Row]) -> anyhow::Result<String> {
     let mut writer = csv::Writer::from_writer(Vec::new());
     let mut header: Vec<String> = Vec::new();
@@ -58,7 +63,7 @@ pub fn render_csv(rows: &[Row]) -> anyhow::Result<String> {
             unreachable!()
         };
         for key in fields.keys() {
-            if !header.contains(key) {
+            if !header.contains(key) && !key.ends_with(HISTOGRAM_SUFFIX) {
                 header.push(key.clone());
             }
         }

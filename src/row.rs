@@ -59,6 +59,15 @@ pub struct Row {
     pub latency_uncorrected_ns_p999: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_uncorrected_ns_max: Option<u64>,
+    /// The whole distribution behind `latency_ns_*`, to re-analyse or merge later: an
+    /// HdrHistogram in its V2 + deflate serialization, base64 (standard, padded); values in ns.
+    /// See `crate::histogram` to decode it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_ns_histogram: Option<String>,
+    /// The same for `latency_uncorrected_ns_*` (open loop only; a closed loop's would equal
+    /// `latency_ns_histogram`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_uncorrected_ns_histogram: Option<String>,
     /// Open loop: the arrival rate asked for (`ops_per_sec` is the one achieved).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ops_per_sec_target: Option<f64>,

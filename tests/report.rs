@@ -180,6 +180,38 @@ fn compare_calls_noise_and_fails_ci_only_on_a_real_drop() {
     );
 }
 
+/// Goal: serialized histograms change nothing for `report` and `compare`, and documents
+/// written before rows carried them still work beside documents that carry them. Method: the
+/// same hand-made document with and without `latency_ns_histogram` on every row.
+#[test]
+fn documents_with_and_without_histograms_report_and_compare() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut histogram = hdrhistogram::Histogram::<u64>::new(3).unwrap();
+    histogram.record(50_000).unwrap();
+    let text = ringside::histogram::encode(&histogram).unwrap();
+    let mut with = document("6.18", 1000.0);
+    for row in with["results"].as_array_mut().unwrap() {
+        row["latency_ns_p99"] = json!(50_000);
+        row["latency_ns_histogram"] = json!(text);
+    }
+    let without = write(dir.path(), "without.json", &document("6.18", 1000.0));
+    let with = write(dir.path(), "with.json", &with);
+    for (a, b) in [(&without, &with), (&with, &without)] {
+        let output = ringside(&["compare", a, b]);
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    let out = dir.path().join("report");
+    let output = ringside(&["report", &with, "--out", out.to_str().unwrap()]);
+    assert!(output.status.success());
+    let markdown = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(markdown.contains("| blocking "), "{markdown}");
+}
+
 #[test]
 fn compare_refuses_another_kernel_unless_forced() {
     let dir = tempfile::tempdir().unwrap();
@@ -219,7 +251,19 @@ fn run_quick_writes_all_four_files_and_its_report_re_renders_the_same() {
             .unwrap_or(0);
         assert!(length > 0, "{file} missing or empty");
     }
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(
+        stdout.trim_end(),
+        out.path().to_str().unwrap(),
+        "stdout carries only the results directory"
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("ringside run: step 1/4: fs write 4k"),
+        "without a terminal, plain step lines: {stderr}"
+    );
     let first = std::fs::read_to_string(out.path().join("report.md")).unwrap();
+    assert_wrk_control(&out.path().join("results.json"), &first);
     let again = tempfile::tempdir().unwrap();
     let json = out.path().join("results.json");
     let output = ringside(&[
@@ -246,6 +290,46 @@ fn run_quick_writes_all_four_files_and_its_report_re_renders_the_same() {
         4,
         "only the four result files stay behind: {scratch:?}"
     );
+}
+
+/// Goal: where wrk is installed, `run` runs it beside the HTTP step and the report shows it in
+/// the HTTP tables as a control, unverified as fio's rows are; where it is missing, the
+/// document says so. Part of the `run --quick` test, so the study runs once.
+fn assert_wrk_control(json: &Path, markdown: &str) {
+    let document: Value = serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
+    let wrk_rows: Vec<&Value> = document["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|row| row["engine"] == "wrk epoll")
+        .collect();
+    let missing = ["wrk", "taskset"]
+        .into_iter()
+        .find(|tool| !ringside::run::control::on_path(tool));
+    if let Some(tool) = missing {
+        eprintln!("skipped the wrk control check: {tool} is not on PATH");
+        assert!(wrk_rows.is_empty());
+        let notes = document["notes"].to_string();
+        assert!(
+            notes.contains("the wrk HTTP control did not run"),
+            "{notes}"
+        );
+        return;
+    }
+    assert!(!wrk_rows.is_empty(), "no wrk control rows");
+    for row in &wrk_rows {
+        assert_eq!(row["workload"], "http");
+        assert_eq!(row["params"]["control"], true);
+        assert_eq!(row["verified"], false, "wrk does not verify");
+        assert!(row["ops_per_sec"].as_f64().unwrap() > 0.0, "{row}");
+        assert!(row["latency_ns_p99"].as_u64().is_some(), "{row}");
+    }
+    let in_http_tables = markdown
+        .split("\n## ")
+        .filter(|section| section.starts_with("http"))
+        .all(|section| section.contains("| wrk epoll (control)"));
+    assert!(in_http_tables, "{markdown}");
+    assert!(markdown.contains("Controls: wrk epoll"), "{markdown}");
 }
 
 #[test]

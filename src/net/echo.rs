@@ -214,7 +214,7 @@ pub(super) fn parse_list<T>(
 }
 
 /// Where a study runs its servers and client, shared by the echo and HTTP studies.
-pub(super) struct Rig {
+pub(crate) struct Rig {
     pub server_cpu: usize,
     pub client_cpu: usize,
     pub sched: Sched,
@@ -271,14 +271,14 @@ pub(super) fn run_cell(
     Ok(row)
 }
 
-/// A `ringside serve` child process.
-struct ServerProcess {
-    child: Child,
-    address: SocketAddr,
+/// A `ringside serve` child process (also the server of `run`'s wrk control).
+pub(crate) struct ServerProcess {
+    pub child: Child,
+    pub address: SocketAddr,
 }
 
 impl ServerProcess {
-    fn start(engine: &EngineDef, args: &Rig) -> anyhow::Result<ServerProcess> {
+    pub fn start(engine: &EngineDef, args: &Rig) -> anyhow::Result<ServerProcess> {
         let exe = std::env::current_exe().context("cannot find the ringside binary")?;
         let mut child = Command::new(exe)
             .arg("serve")
@@ -320,7 +320,7 @@ impl ServerProcess {
     }
 
     /// SIGTERM, then a bounded wait; a server that does not stop is killed and reported.
-    fn stop(&mut self) -> anyhow::Result<()> {
+    pub fn stop(&mut self) -> anyhow::Result<()> {
         let pid = rustix::process::Pid::from_raw(self.child.id() as i32).expect("a child pid");
         let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
         let deadline = Instant::now() + SERVER_STOP_TIMEOUT;

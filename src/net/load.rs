@@ -1253,6 +1253,7 @@ pub fn load_row(
         row.latency_ns_p99 = Some(latency.value_at_quantile(0.99));
         row.latency_ns_p999 = Some(latency.value_at_quantile(0.999));
         row.latency_ns_max = Some(latency.max());
+        row.latency_ns_histogram = histogram_text(latency, &mut row.notes);
     }
     if plan.mode == Mode::Http {
         add_http_fields(&mut row, plan, report);
@@ -1318,6 +1319,13 @@ pub fn load_row(
             .push("server not measured: pass --server-pid to count its syscalls and CPU".into()),
     }
     row
+}
+
+/// A histogram in the row's text form; a histogram that cannot be written becomes a note.
+fn histogram_text(histogram: &Histogram<u64>, notes: &mut Vec<String>) -> Option<String> {
+    crate::histogram::encode(histogram)
+        .map_err(|error| notes.push(format!("{error:#}")))
+        .ok()
 }
 
 /// What the generic table leaves out of an HTTP row, laid out as wrk prints it: the latency
@@ -1415,6 +1423,7 @@ fn add_http_fields(row: &mut Row, plan: &LoadPlan, report: &LoadReport) {
         row.latency_uncorrected_ns_p99 = Some(latency.value_at_quantile(0.99));
         row.latency_uncorrected_ns_p999 = Some(latency.value_at_quantile(0.999));
         row.latency_uncorrected_ns_max = Some(latency.max());
+        row.latency_uncorrected_ns_histogram = histogram_text(latency, &mut row.notes);
     }
     if row.ops_per_sec < 0.95 * rate {
         row.notes.push(format!(
@@ -1602,6 +1611,26 @@ mod tests {
         assert!(row.error_counts.is_empty());
     }
 
+    /// Goal: the histogram a row carries is the one the run recorded. Method: the row goes
+    /// through its JSON form and back, and the decoded histogram must have the recorded count
+    /// and the row's own p99.
+    #[test]
+    fn a_row_histogram_round_trips_through_json() {
+        let report = report(1000, LoadErrors::default());
+        let row = load_row("epoll", Map::new(), 1, &plan(), &report, None);
+        assert!(
+            row.latency_uncorrected_ns_histogram.is_none(),
+            "closed loop"
+        );
+        let json = serde_json::to_string(&row).unwrap();
+        let back: Row = serde_json::from_str(&json).unwrap();
+        let text = back.latency_ns_histogram.as_deref().expect("a histogram");
+        let histogram = crate::histogram::decode(text).unwrap();
+        assert_eq!(histogram.len(), report.latency_ns.len());
+        assert_eq!(histogram.len(), 1000);
+        assert_eq!(Some(histogram.value_at_quantile(0.99)), row.latency_ns_p99);
+    }
+
     #[test]
     fn one_mismatch_makes_the_run_unverified_and_is_counted_by_kind() {
         let errors = LoadErrors {
@@ -1667,6 +1696,8 @@ mod tests {
             (Some(400.0), Some(7))
         );
         assert!(row.latency_uncorrected_ns_p99.is_some());
+        let uncorrected = row.latency_uncorrected_ns_histogram.as_deref().unwrap();
+        assert_eq!(crate::histogram::decode(uncorrected).unwrap().len(), 1);
         assert!(row.params.get("payload_bytes").is_none());
     }
 

@@ -390,6 +390,7 @@ fn draw_latency_line(chart: &mut LatencyChart, line: LatencyLine) -> anyhow::Res
     let points: Vec<(SegmentValue<u32>, f64)> = us
         .iter()
         .enumerate()
+        .filter(|(_, value)| value.is_finite())
         .map(|(slot, value)| (SegmentValue::CenterOf(slot as u32), value.max(1e-3).log10()))
         .collect();
     chart

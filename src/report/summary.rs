@@ -118,7 +118,8 @@ pub struct EngineSummary {
     /// None when nobody counted the syscalls (a control tool's own run).
     pub syscalls_per_op: Option<Spread>,
     pub cpu_us_per_op: Spread,
-    /// Median across runs of each of `PERCENTILES`, in microseconds, when rows carry latency.
+    /// Median across runs of each of `PERCENTILES`, in microseconds, when rows carry latency;
+    /// NaN for a percentile the rows do not have.
     pub latency_us: Option<Vec<f64>>,
     pub p99_us: Option<Spread>,
     pub verified: bool,
@@ -139,10 +140,13 @@ impl EngineSummary {
         };
         let counted = rows.iter().all(|row| is_counted(&row.syscalls_source));
         let has_latency = rows.iter().all(|row| row.latency_ns_p99.is_some());
+        // A percentile a row lacks (wrk prints no p99.9) is NaN: not drawn, not a zero.
         let latency_us = has_latency.then(|| {
             PERCENTILES
                 .iter()
-                .map(|(_, field)| pick(&|row| field(row).unwrap_or(0) as f64 / 1e3).median)
+                .map(|(_, field)| {
+                    pick(&|row| field(row).map_or(f64::NAN, |ns| ns as f64 / 1e3)).median
+                })
                 .collect()
         });
         EngineSummary {

@@ -1,9 +1,10 @@
 //! `ringside run`: the whole study in one command. Each step of the table in `steps` runs as a
 //! child process of this same binary (`--format json`), so a step is exactly what a user gets
 //! from the subcommand by hand; the rows are merged into one document, fio's controls are run
-//! beside the file-write steps where fio is installed, and the results directory gets
-//! `results.json`, `results.csv`, `report.md` and `report.html`. Ctrl-C ends the study after
-//! the current step and still writes everything for the steps that finished.
+//! beside the file-write steps where fio is installed (wrk's beside the HTTP step where wrk is),
+//! and the results directory gets `results.json`, `results.csv`, `report.md` and `report.html`.
+//! Ctrl-C ends the study after the current step and still writes everything for the steps that
+//! finished.
 
 pub mod control;
 pub mod steps;
@@ -16,7 +17,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 
 use crate::output::{render, render_csv, Format};
-use crate::progress::{stop_flag, stopped};
+use crate::progress::{stop_flag, stopped, Progress};
 use crate::report::load::load_document;
 use crate::row::{Document, Row};
 use crate::study::EXIT_INTERRUPTED;
@@ -36,6 +37,9 @@ pub struct RunArgs {
     /// Directory for the scratch files of the file studies (default: the results directory).
     #[arg(long)]
     pub dir: Option<PathBuf>,
+    /// No progress bar, and no progress from the steps themselves: one line per step on stderr.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
 }
 
 impl RunArgs {
@@ -76,24 +80,37 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let exe = std::env::current_exe().context("cannot find this ringside binary to run steps")?;
     stop_flag();
     let steps = plan(mode);
-    let mut left_seconds: u64 = steps.iter().map(|step| step.seconds(mode)).sum();
+    let total_seconds: u64 = steps.iter().map(|step| step.seconds(mode)).sum();
+    let progress = Progress::timed(total_seconds, args.quiet);
+    let mut done_seconds = 0;
     let mut collected = Collected::default();
     for (index, step) in steps.iter().enumerate() {
         if stopped() {
             collected.note(format!("{}: not run, the study was interrupted", step.name));
             continue;
         }
-        eprintln!(
-            "ringside run: step {}/{}: {} (about {} s; about {} s left in the study)",
-            index + 1,
-            steps.len(),
+        let counter = format!("step {}/{}", index + 1, steps.len());
+        progress.line(format!(
+            "ringside run: {counter}: {} (about {} s; about {} s left in the study)",
             step.name,
             step.seconds(mode),
-            left_seconds
-        );
-        run_step(&exe, step, mode, &scratch, &out, &mut collected);
-        left_seconds = left_seconds.saturating_sub(step.seconds(mode));
+            total_seconds - done_seconds
+        ));
+        progress.step(format!("{counter}: {}", step.name));
+        let context = StepContext {
+            exe: &exe,
+            mode,
+            scratch: &scratch,
+            out: &out,
+            progress: &progress,
+            quiet: args.quiet,
+            done_seconds,
+        };
+        run_step(&context, step, &mut collected);
+        done_seconds += step.seconds(mode);
+        progress.set_position(done_seconds);
     }
+    progress.finish();
     let mut document = Document::new(crate::probe::environment(&scratch), collected.rows);
     document.notes = collected.notes;
     write_results(&document, &out)?;
@@ -108,15 +125,29 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// Runs one step as a child process and keeps its rows (the finished ones, if it failed).
-fn run_step(
-    exe: &Path,
-    step: &Step,
+/// What every step of one study shares.
+struct StepContext<'a> {
+    exe: &'a Path,
     mode: Mode,
-    scratch: &Path,
-    out: &Path,
-    collected: &mut Collected,
-) {
+    scratch: &'a Path,
+    out: &'a Path,
+    progress: &'a Progress,
+    /// `run --quiet`: the steps are run with `--quiet` too.
+    quiet: bool,
+    /// Estimated seconds of the steps before this one: where the bar stands when it starts.
+    done_seconds: u64,
+}
+
+/// Runs one step as a child process and keeps its rows (the finished ones, if it failed).
+fn run_step(context: &StepContext, step: &Step, collected: &mut Collected) {
+    let StepContext {
+        exe,
+        mode,
+        scratch,
+        out,
+        progress,
+        ..
+    } = *context;
     let command_text = step.command.join(" ");
     if !has_subcommand(exe, step.command) {
         collected.note(format!(
@@ -135,8 +166,16 @@ fn run_step(
     if step.takes_dir {
         command.arg("--dir").arg(scratch);
     }
+    if context.quiet {
+        command.arg("--quiet");
+    }
     let limit = step_limit(step, mode);
-    let status = command.spawn().and_then(|child| wait_bounded(child, limit));
+    let estimate = Duration::from_secs(step.seconds(mode));
+    let advance = |elapsed: Duration| {
+        progress.set_position(context.done_seconds + elapsed.min(estimate).as_secs());
+    };
+    let status =
+        spawn_step(command, progress).and_then(|child| wait_bounded(child, limit, advance));
     let rows = load_document(&file)
         .map(|document| document.results)
         .unwrap_or_default();
@@ -166,7 +205,7 @@ fn run_step(
         }
     }
     let controls = match (step.control, rows.is_empty() || stopped()) {
-        (Some(control), false) => run_control(control, &rows, scratch, collected),
+        (Some(control), false) => run_control(control, step, &rows, context, collected),
         _ => Vec::new(),
     };
     // Controls follow the step's rows so the tables list ringside's engines first.
@@ -180,20 +219,75 @@ fn step_limit(step: &Step, mode: Mode) -> Duration {
     Duration::from_secs((step.seconds(mode) * 10).max(120))
 }
 
-/// Waits for a step's process; kills it and returns None once `limit` has passed.
-fn wait_bounded(mut child: Child, limit: Duration) -> std::io::Result<Option<ExitStatus>> {
+/// A step's running process and, when its stderr is forwarded, word from the forwarding
+/// thread that the pipe has ended.
+struct StepProcess {
+    child: Child,
+    forwarded: Option<std::sync::mpsc::Receiver<()>>,
+}
+
+/// How long to wait for a finished step's last stderr lines. A server the step left behind
+/// (the step was killed) would hold the pipe open for ever.
+const FORWARD_DRAIN: Duration = Duration::from_secs(2);
+
+/// Starts a step. While the bar is drawn, the step's stderr goes through a pipe and each of its
+/// lines is printed above the bar: the step then sees no terminal and draws no bar of its own
+/// over ours. Otherwise the step writes to our stderr directly, as it would run by hand.
+fn spawn_step(mut command: Command, progress: &Progress) -> std::io::Result<StepProcess> {
+    if !progress.is_drawn() {
+        return command.spawn().map(|child| StepProcess {
+            child,
+            forwarded: None,
+        });
+    }
+    let mut child = command.stderr(Stdio::piped()).spawn()?;
+    let stderr = child.stderr.take().expect("piped stderr");
+    let progress = progress.clone();
+    let (done, forwarded) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufRead::lines(std::io::BufReader::new(stderr)) {
+            match line {
+                Ok(line) => progress.line(line),
+                Err(_) => break,
+            }
+        }
+        let _ = done.send(());
+    });
+    Ok(StepProcess {
+        child,
+        forwarded: Some(forwarded),
+    })
+}
+
+/// Waits for a step's process, calling `advance` with the time it has run about every 100 ms;
+/// kills it and returns None once `limit` has passed.
+fn wait_bounded(
+    step: StepProcess,
+    limit: Duration,
+    advance: impl Fn(Duration),
+) -> std::io::Result<Option<ExitStatus>> {
+    let StepProcess {
+        mut child,
+        forwarded,
+    } = step;
     let started = Instant::now();
-    loop {
+    let status = loop {
         if let Some(status) = child.try_wait()? {
-            return Ok(Some(status));
+            break Some(status);
         }
         if started.elapsed() > limit {
             child.kill()?;
             child.wait()?;
-            return Ok(None);
+            break None;
         }
+        advance(started.elapsed());
         std::thread::sleep(Duration::from_millis(100));
+    };
+    // The step's last lines go above the bar before the next step's.
+    if let Some(forwarded) = forwarded {
+        let _ = forwarded.recv_timeout(FORWARD_DRAIN);
     }
+    Ok(status)
 }
 
 /// True when this binary has `command` (`ringside <command> --help` succeeds).
@@ -211,8 +305,9 @@ fn has_subcommand(exe: &Path, command: &[&str]) -> bool {
 /// never a failure.
 fn run_control(
     control: Control,
+    step: &Step,
     rows: &[Row],
-    scratch: &Path,
+    context: &StepContext,
     collected: &mut Collected,
 ) -> Vec<Row> {
     match control {
@@ -221,14 +316,38 @@ fn run_control(
             Vec::new()
         }
         Control::FioWrite => {
-            eprintln!(
+            context.progress.line(
                 "ringside run: control: fio psync and io_uring at the same size and block size"
+                    .into(),
             );
-            control::fio_write(rows, scratch).unwrap_or_else(|error| {
+            control::fio_write(rows, context.scratch).unwrap_or_else(|error| {
                 collected.note(format!("the fio control failed: {error:#}"));
                 Vec::new()
             })
         }
+        Control::WrkHttp => match ["wrk", "taskset"]
+            .into_iter()
+            .find(|t| !control::on_path(t))
+        {
+            Some(tool) => {
+                collected.note(format!(
+                    "{tool} is not installed: the wrk HTTP control did not run"
+                ));
+                Vec::new()
+            }
+            None => {
+                let duration = step.flag(context.mode, "--duration").unwrap_or("10s");
+                context.progress.line(format!(
+                    "ringside run: control: wrk against ringside's {} server, same connections \
+                     and {duration} runs",
+                    control::WRK_SERVER_ENGINE
+                ));
+                control::wrk_http(rows, duration).unwrap_or_else(|error| {
+                    collected.note(format!("the wrk control failed: {error:#}"));
+                    Vec::new()
+                })
+            }
+        },
     }
 }
 

@@ -28,6 +28,8 @@ impl Mode {
 pub enum Control {
     /// fio's psync and io_uring engines writing the same file size in the same block size.
     FioWrite,
+    /// wrk against ringside's epoll HTTP server with the same connections and duration.
+    WrkHttp,
 }
 
 /// One step of the study.
@@ -51,6 +53,13 @@ impl Step {
 
     pub fn seconds(&self, mode: Mode) -> u64 {
         self.seconds[mode.index()]
+    }
+
+    /// The value of `flag` in the step's arguments for `mode` (e.g. `--duration` → `5s`).
+    pub fn flag(&self, mode: Mode, flag: &str) -> Option<&'static str> {
+        let args = self.args(mode)?;
+        let at = args.iter().position(|arg| *arg == flag)?;
+        args.get(at + 1).copied()
     }
 }
 
@@ -127,7 +136,7 @@ pub const STEPS: &[Step] = &[
         ],
         takes_dir: false,
         seconds: [10, 60, 400],
-        control: None,
+        control: Some(Control::WrkHttp),
     },
 ];
 
