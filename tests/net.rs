@@ -137,7 +137,7 @@ fn parallel_streams_with_a_slow_reader(engine: &str) {
 /// ahead, so the server's send buffer fills and its sends go short (strace of the epoll server
 /// under this run: 28 of 994 sends short in 1.5 s). Every byte must come back in order.
 fn slow_reader_stream_from_the_load_generator(engine: &str) {
-    let Some(server) = Server::start(engine) else {
+    let Some(server) = Server::start("echo", engine, &[]) else {
         return;
     };
     let connections = if engine == "blocking" { "1" } else { "4" };
