@@ -34,7 +34,7 @@ pub struct HttpArgs {
         long,
         short = 'e',
         value_delimiter = ',',
-        default_value = "epoll,uring,uring-multishot"
+        default_value = "epoll,uring,uring-multishot,uring-defer"
     )]
     pub engine: Vec<String>,
     /// Connection counts, comma separated: one table each.

@@ -8,8 +8,15 @@ use crate::report::summary::{op_noun, runs_text, EngineSummary, Study};
 
 /// The measured verdict of one study, as one sentence (two when controls ran beside it).
 pub fn verdict(study: &Study) -> String {
-    let measured = study.measured();
+    // An engine whose data was not verified (or that had errors) reports no result to compare.
+    let (measured, unverified): (Vec<&EngineSummary>, Vec<&EngineSummary>) = study
+        .measured()
+        .into_iter()
+        .partition(|engine| engine.verified);
     let main = match measured.as_slice() {
+        [] if !unverified.is_empty() => "No engine's data was verified here, so ringside has no \
+                                         verdict."
+            .to_string(),
         [] => "Only control jobs ran in this study, so ringside has no verdict here.".to_string(),
         [only] => format!(
             "Only {} ran: {} {} (median of {}).",
@@ -28,9 +35,17 @@ pub fn verdict(study: &Study) -> String {
             }
         }
     };
+    let mut text = main;
+    if !unverified.is_empty() {
+        let names: Vec<&str> = unverified.iter().map(|e| e.engine.as_str()).collect();
+        text.push_str(&format!(
+            " Not compared, because their data was not verified or they had errors: {}.",
+            names.join(", ")
+        ));
+    }
     match control_sentence(study) {
-        Some(controls) => format!("{main} {controls}"),
-        None => main,
+        Some(controls) => format!("{text} {controls}"),
+        None => text,
     }
 }
 
@@ -101,7 +116,11 @@ fn control_sentence(study: &Study) -> Option<String> {
         })
         .collect();
     let mut text = format!("Controls: {}", listed.join(", "));
-    let measured = study.measured();
+    let measured: Vec<&EngineSummary> = study
+        .measured()
+        .into_iter()
+        .filter(|engine| engine.verified)
+        .collect();
     if !measured.is_empty() {
         let best = fastest(&measured);
         text.push_str(&format!(
@@ -162,6 +181,28 @@ mod tests {
         let text = verdict(&studies(&rows)[0]);
         assert!(
             text.starts_with("No engine beat blocking: it reached 10.00× the MB/s of uring-single"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn an_unverified_engine_is_named_and_not_compared() {
+        let mut starved = row("blocking", 1, 15.0, 1000);
+        starved.verified = false;
+        let rows = [
+            starved,
+            row("epoll", 1, 150.0, 1000),
+            row("uring", 1, 100.0, 100),
+        ];
+        let text = verdict(&studies(&rows)[0]);
+        assert!(
+            text.starts_with("No engine beat epoll: it reached 1.50× the MB/s of uring"),
+            "{text}"
+        );
+        assert!(
+            text.ends_with(
+                "Not compared, because their data was not verified or they had errors: blocking."
+            ),
             "{text}"
         );
     }
