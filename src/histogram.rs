@@ -11,6 +11,15 @@ use base64::Engine as _;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
 
+/// The longest latency a histogram holds (100 s, beyond any timeout ringside uses); longer ones
+/// are clamped. The histogram is sized once, up front.
+const LATENCY_NS_MAX: u64 = 100_000_000_000;
+
+/// An empty latency histogram: 1 ns to 100 s at 3 significant digits.
+pub fn new_latency() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, LATENCY_NS_MAX, 3).expect("valid histogram bounds")
+}
+
 /// `histogram` as base64 of its V2 + deflate serialization.
 pub fn encode(histogram: &Histogram<u64>) -> anyhow::Result<String> {
     let mut bytes = Vec::new();

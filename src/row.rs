@@ -113,6 +113,29 @@ pub struct Row {
 }
 
 impl Row {
+    /// Fills `latency_ns_*` and `latency_ns_histogram` from `latency` (nothing when empty).
+    pub fn set_latency(&mut self, latency: &hdrhistogram::Histogram<u64>) {
+        if let Some(fields) = LatencyFields::of(latency, &mut self.notes) {
+            self.latency_ns_p50 = Some(fields.p50);
+            self.latency_ns_p90 = Some(fields.p90);
+            self.latency_ns_p99 = Some(fields.p99);
+            self.latency_ns_p999 = Some(fields.p999);
+            self.latency_ns_max = Some(fields.max);
+            self.latency_ns_histogram = fields.histogram;
+        }
+    }
+
+    /// The same for `latency_uncorrected_ns_*` (open loop: latency from the actual send).
+    pub fn set_latency_uncorrected(&mut self, latency: &hdrhistogram::Histogram<u64>) {
+        if let Some(fields) = LatencyFields::of(latency, &mut self.notes) {
+            self.latency_uncorrected_ns_p50 = Some(fields.p50);
+            self.latency_uncorrected_ns_p90 = Some(fields.p90);
+            self.latency_uncorrected_ns_p99 = Some(fields.p99);
+            self.latency_uncorrected_ns_p999 = Some(fields.p999);
+            self.latency_uncorrected_ns_max = Some(fields.max);
+            self.latency_uncorrected_ns_histogram = fields.histogram;
+        }
+    }
     /// A row for the work an engine tallied, measured by `measured`. The engine's own syscall
     /// count is used only when the kernel did not count.
     pub fn measured(
@@ -209,6 +232,35 @@ impl Document {
             results,
             notes: Vec::new(),
         }
+    }
+}
+
+/// What a row keeps of a latency histogram.
+struct LatencyFields {
+    p50: u64,
+    p90: u64,
+    p99: u64,
+    p999: u64,
+    max: u64,
+    /// None (with a note on the row) if it could not be serialized.
+    histogram: Option<String>,
+}
+
+impl LatencyFields {
+    fn of(latency: &hdrhistogram::Histogram<u64>, notes: &mut Vec<String>) -> Option<Self> {
+        if latency.is_empty() {
+            return None;
+        }
+        Some(LatencyFields {
+            p50: latency.value_at_quantile(0.50),
+            p90: latency.value_at_quantile(0.90),
+            p99: latency.value_at_quantile(0.99),
+            p999: latency.value_at_quantile(0.999),
+            max: latency.max(),
+            histogram: crate::histogram::encode(latency)
+                .map_err(|error| notes.push(format!("{error:#}")))
+                .ok(),
+        })
     }
 }
 

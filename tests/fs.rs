@@ -106,6 +106,17 @@ fn every_cycle_engine_reads_back_what_it_wrote() {
         assert_eq!(row["ops"], pages);
         assert_eq!(row["params"]["depth"], 16);
         assert_eq!(row["params"]["file"], "overwrite");
+        // Every page's latency is in the histogram, and the percentiles come from it.
+        let histogram = row["latency_ns_histogram"].as_str().expect("a histogram");
+        let histogram = ringside::histogram::decode(histogram).unwrap();
+        assert_eq!(histogram.len(), pages, "{row}");
+        let p99 = row["latency_ns_p99"].as_u64().unwrap();
+        assert_eq!(p99, histogram.value_at_quantile(0.99));
+        let (p50, max) = (
+            row["latency_ns_p50"].as_u64().unwrap(),
+            row["latency_ns_max"].as_u64().unwrap(),
+        );
+        assert!(0 < p50 && p50 <= p99 && p99 <= max, "{row}");
     }
     let blocking = row_of(&rows, "blocking");
     if blocking["syscalls_source"] == "kernel" {

@@ -32,6 +32,7 @@ impl FileEngine for Blocking {
             measured,
             tally,
             mismatches: 0,
+            latency_ns: None,
         })
     }
 
@@ -39,11 +40,13 @@ impl FileEngine for Blocking {
         let mut tally = Tally::default();
         let mut mismatches = 0;
         let mut page = vec![0u8; job.page_size];
+        let mut latency = crate::histogram::new_latency();
         meter.start();
         for (index, expected) in job.data.chunks(job.page_size).enumerate() {
             if (job.should_stop)() {
                 break;
             }
+            let started = std::time::Instant::now();
             let offset = (index * job.page_size) as u64;
             pwrite_all(job.file, expected, offset, &mut tally)?;
             let synced = if job.datasync {
@@ -58,6 +61,7 @@ impl FileEngine for Blocking {
             if read != expected {
                 mismatches += 1;
             }
+            latency.saturating_record(started.elapsed().as_nanos() as u64);
             tally.ops += 1;
             tally.bytes += expected.len() as u64;
         }
@@ -66,6 +70,7 @@ impl FileEngine for Blocking {
             measured,
             tally,
             mismatches,
+            latency_ns: Some(latency),
         })
     }
 }

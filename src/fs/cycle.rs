@@ -108,6 +108,9 @@ fn measure_run(args: &CycleArgs, context: &RunContext) -> anyhow::Result<Row> {
         &outcome.measured,
         outcome.tally,
     );
+    if let Some(latency) = &outcome.latency_ns {
+        row.set_latency(latency);
+    }
     row.errors = outcome.mismatches;
     row.verified = outcome.mismatches == 0 && outcome.tally.ops > 0;
     if outcome.tally.ops < pages {

@@ -216,12 +216,16 @@ pub struct CycleJob<'a> {
     pub should_stop: &'a dyn Fn() -> bool,
 }
 
-/// What a file engine did: what it measured, its tally, and pages whose read-back differed.
-#[derive(Clone, Copy, Debug)]
+/// What a file engine did: what it measured, its tally, pages whose read-back differed, and
+/// (page cycle) each page's latency.
+#[derive(Clone, Debug)]
 pub struct FileOutcome {
     pub measured: Measured,
     pub tally: Tally,
     pub mismatches: u64,
+    /// The page cycle's latency per page: from its write (blocking) or from queueing its linked
+    /// chain (io_uring) to its read's completion. None for the write workload.
+    pub latency_ns: Option<hdrhistogram::Histogram<u64>>,
 }
 
 /// The API calls of one engine for the file workloads. Each method sets up what its API needs

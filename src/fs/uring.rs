@@ -281,6 +281,7 @@ impl FileEngine for Uring {
             measured,
             tally,
             mismatches: 0,
+            latency_ns: None,
         })
     }
 
@@ -298,6 +299,9 @@ impl FileEngine for Uring {
         )?;
         let pages = job.data.len().div_ceil(job.page_size);
         let mut slots: Vec<Option<usize>> = vec![None; chains];
+        // When each slot's page was first submitted (a re-run after a broken link keeps it).
+        let mut started = vec![Instant::now(); chains];
+        let mut latency = crate::histogram::new_latency();
         let mut tally = Tally::default();
         let mut mismatches = 0;
         let mut next_page = 0usize;
@@ -312,6 +316,7 @@ impl FileEngine for Uring {
                     continue;
                 }
                 *page = Some(next_page);
+                started[slot] = Instant::now();
                 let buffer =
                     &mut read_buffers.as_mut_slice()[slot * job.page_size..][..job.page_size];
                 let entries = chain(&target, job, next_page, slot, buffer);
@@ -349,6 +354,7 @@ impl FileEngine for Uring {
                         if read != &job.data[start..start + len] {
                             mismatches += 1;
                         }
+                        latency.saturating_record(started[slot].elapsed().as_nanos() as u64);
                         tally.ops += 1;
                         tally.bytes += len as u64;
                         slots[slot] = None;
@@ -363,6 +369,7 @@ impl FileEngine for Uring {
             measured,
             tally,
             mismatches,
+            latency_ns: Some(latency),
         })
     }
 }

@@ -338,8 +338,6 @@ const SLOW_READER_WINDOW_BYTES: u64 = 8 << 20;
 /// How far a slow reader may read ahead of its rate before it pauses: `epoll_wait` sleeps in
 /// whole milliseconds, so pausing after every read would hold fast rates far below their target.
 const READ_PACE_SLACK: Duration = Duration::from_millis(2);
-/// Latencies above this (100 s) are clamped; the histogram is sized once, up front.
-const LATENCY_NS_MAX: u64 = 100_000_000_000;
 /// HTTP status codes are three digits.
 const STATUS_CODES: usize = 1000;
 
@@ -408,8 +406,8 @@ pub fn run(plan: &LoadPlan, on_window: &mut dyn FnMut(WindowEdge)) -> anyhow::Re
             seconds: 0.0,
             messages: 0,
             bytes: 0,
-            latency_ns: new_histogram(),
-            latency_uncorrected_ns: new_histogram(),
+            latency_ns: crate::histogram::new_latency(),
+            latency_uncorrected_ns: crate::histogram::new_latency(),
             status_counts: vec![0; STATUS_CODES],
             late: 0,
             errors: LoadErrors::default(),
@@ -473,10 +471,6 @@ fn sleep_unless_stopped(duration: Duration) {
         }
         std::thread::sleep((until - now).min(Duration::from_millis(50)));
     }
-}
-
-fn new_histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, LATENCY_NS_MAX, 3).expect("valid histogram bounds")
 }
 
 /// One client connection and the message (ping-pong) or stretch of stream it is sending.
@@ -548,8 +542,8 @@ fn client_thread(
     let mut report = ThreadReport {
         messages: 0,
         bytes: 0,
-        latency_ns: new_histogram(),
-        latency_uncorrected_ns: new_histogram(),
+        latency_ns: crate::histogram::new_latency(),
+        latency_uncorrected_ns: crate::histogram::new_latency(),
         status_counts: vec![0; STATUS_CODES],
         late: 0,
         errors: LoadErrors {
@@ -1246,14 +1240,8 @@ pub fn load_row(
         // received were never echoed (a paused slow reader is not timed).
         let errors = &report.errors;
         row.verified = bytes > 0 && errors.mismatch == 0 && errors.timeout == 0;
-    } else if report.messages > 0 {
-        let latency = &report.latency_ns;
-        row.latency_ns_p50 = Some(latency.value_at_quantile(0.50));
-        row.latency_ns_p90 = Some(latency.value_at_quantile(0.90));
-        row.latency_ns_p99 = Some(latency.value_at_quantile(0.99));
-        row.latency_ns_p999 = Some(latency.value_at_quantile(0.999));
-        row.latency_ns_max = Some(latency.max());
-        row.latency_ns_histogram = histogram_text(latency, &mut row.notes);
+    } else {
+        row.set_latency(&report.latency_ns);
     }
     if plan.mode == Mode::Http {
         add_http_fields(&mut row, plan, report);
@@ -1322,12 +1310,6 @@ pub fn load_row(
 }
 
 /// A histogram in the row's text form; a histogram that cannot be written becomes a note.
-fn histogram_text(histogram: &Histogram<u64>, notes: &mut Vec<String>) -> Option<String> {
-    crate::histogram::encode(histogram)
-        .map_err(|error| notes.push(format!("{error:#}")))
-        .ok()
-}
-
 /// What the generic table leaves out of an HTTP row, laid out as wrk prints it: the latency
 /// distribution (corrected and uncorrected side by side in an open loop), statuses, errors.
 fn http_summary(row: &Row) -> String {
@@ -1416,15 +1398,7 @@ fn add_http_fields(row: &mut Row, plan: &LoadPlan, report: &LoadReport) {
     row.params.insert("rate_per_sec".into(), Value::from(rate));
     row.ops_per_sec_target = Some(rate);
     row.ops_late = Some(report.late);
-    if report.messages > 0 {
-        let latency = &report.latency_uncorrected_ns;
-        row.latency_uncorrected_ns_p50 = Some(latency.value_at_quantile(0.50));
-        row.latency_uncorrected_ns_p90 = Some(latency.value_at_quantile(0.90));
-        row.latency_uncorrected_ns_p99 = Some(latency.value_at_quantile(0.99));
-        row.latency_uncorrected_ns_p999 = Some(latency.value_at_quantile(0.999));
-        row.latency_uncorrected_ns_max = Some(latency.max());
-        row.latency_uncorrected_ns_histogram = histogram_text(latency, &mut row.notes);
-    }
+    row.set_latency_uncorrected(&report.latency_uncorrected_ns);
     if row.ops_per_sec < 0.95 * rate {
         row.notes.push(format!(
             "open loop fell behind: {:.0} requests/s achieved of {rate:.0} targeted ({} late); \
@@ -1573,7 +1547,7 @@ mod tests {
     }
 
     fn report(messages: u64, errors: LoadErrors) -> LoadReport {
-        let mut latency_ns = new_histogram();
+        let mut latency_ns = crate::histogram::new_latency();
         for value in 1..=1000u64 {
             latency_ns.record(value * 1000).unwrap();
         }
@@ -1582,7 +1556,7 @@ mod tests {
             messages,
             bytes: messages * 64,
             latency_ns,
-            latency_uncorrected_ns: new_histogram(),
+            latency_uncorrected_ns: crate::histogram::new_latency(),
             status_counts: vec![0; STATUS_CODES],
             late: 0,
             errors,
