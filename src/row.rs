@@ -77,8 +77,9 @@ pub struct Row {
     /// HTTP responses by status code (`"200": n`).
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub status_counts: Map<String, Value>,
-    /// Errors by kind when a run has more than one kind (network: `connect`, `reset`, `timeout`,
-    /// `mismatch`); `errors` is their sum.
+    /// Errors by kind (network: `connect`, `reset`, `write`, `timeout`, `mismatch`; HTTP rows
+    /// always carry them, plus wrk's `read`, which counts the same as `reset`). `errors` is the
+    /// sum of the kinds other than `read`.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub error_counts: Map<String, Value>,
     /// The load generator's own costs when the row's `syscalls`/`cpu_*` are a server's: its CPU,

@@ -352,6 +352,10 @@ fn load_against_ringside_reports_verified_rows() {
     assert_eq!(row["workload"], "http");
     assert_eq!(row["verified"], true, "{row}");
     assert_eq!(row["errors"], 0);
+    // Socket errors by wrk's names, zero but present.
+    for kind in ["connect", "read", "write", "timeout"] {
+        assert_eq!(row["error_counts"][kind], 0, "{kind}: {row}");
+    }
     let ok = row["status_counts"]["200"].as_u64().unwrap();
     assert_eq!(ok, row["ops"].as_u64().unwrap());
     assert!(row["latency_ns_p999"].as_u64().unwrap() > 0);

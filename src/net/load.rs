@@ -1247,7 +1247,9 @@ pub fn load_row(
         add_http_fields(&mut row, plan, report);
     }
     let errors = report.errors;
-    if errors.total() > 0 {
+    // HTTP rows always say their socket errors, under wrk's names too (`read`: a connection
+    // reset or closed while a response was awaited, the same count as `reset`).
+    if errors.total() > 0 || plan.mode == Mode::Http {
         for (kind, count) in [
             ("connect", errors.connect),
             ("reset", errors.reset),
@@ -1257,6 +1259,12 @@ pub fn load_row(
         ] {
             row.error_counts.insert(kind.into(), Value::from(count));
         }
+        if plan.mode == Mode::Http {
+            row.error_counts
+                .insert("read".into(), Value::from(errors.reset));
+        }
+    }
+    if errors.total() > 0 {
         row.notes.push(format!(
             "{} errors: {} connect, {} reset or closed while reading, {} failed sends, {} timed \
              out after the --timeout, {} answers that differed from what was sent or could not \
