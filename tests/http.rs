@@ -19,7 +19,7 @@ use std::time::Duration;
 use ringside::net::http::{Framed, ResponseFramer};
 
 mod common;
-use common::{Server, BIN};
+use common::{linger_zero, Server, BIN};
 
 const GET: &[u8] = b"GET / HTTP/1.1\r\nHost: test\r\n\r\n";
 
@@ -206,25 +206,6 @@ fn body_size_serves_larger_bodies(engine: &str) {
         .iter()
         .all(|f| f.status == 200 && f.body_bytes == 16 * 1024));
     server.stop();
-}
-
-fn linger_zero(stream: &TcpStream) {
-    use std::os::fd::AsRawFd;
-    let linger = libc::linger {
-        l_onoff: 1,
-        l_linger: 0,
-    };
-    // SAFETY: setsockopt with a valid linger struct on a socket we own.
-    let result = unsafe {
-        libc::setsockopt(
-            stream.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_LINGER,
-            (&linger as *const libc::linger).cast(),
-            std::mem::size_of::<libc::linger>() as libc::socklen_t,
-        )
-    };
-    assert_eq!(result, 0);
 }
 
 macro_rules! for_each_engine {

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use ringside::net::proto::fill_echo_message;
 
 mod common;
-use common::{Server, BIN, IO_TIMEOUT};
+use common::{linger_zero, Server, BIN, IO_TIMEOUT};
 
 /// Sends `count` messages of varying odd sizes one at a time and checks every echo.
 fn ping_pong(stream: &mut TcpStream, connection: u64, count: u64) {
@@ -180,13 +180,13 @@ fn vanishing_and_resetting_clients_do_not_stop_the_server(engine: &str) {
     // A reset (SO_LINGER 0) right after sending, with the echo unread.
     for _ in 0..3 {
         let reset = server.connect();
-        socket2_linger_zero(&reset);
+        linger_zero(&reset);
         (&reset).write_all(&[2u8; 5000]).unwrap();
         drop(reset);
     }
     // A reset while the server may be mid-send of a large echo.
     let big = server.connect();
-    socket2_linger_zero(&big);
+    linger_zero(&big);
     (&big).write_all(&vec![3u8; 200_000]).unwrap();
     std::thread::sleep(Duration::from_millis(20));
     drop(big);
@@ -195,25 +195,6 @@ fn vanishing_and_resetting_clients_do_not_stop_the_server(engine: &str) {
     ping_pong(&mut good, 11, 20);
     drop(good);
     server.stop();
-}
-
-fn socket2_linger_zero(stream: &TcpStream) {
-    use std::os::fd::AsRawFd;
-    let linger = libc::linger {
-        l_onoff: 1,
-        l_linger: 0,
-    };
-    // SAFETY: setsockopt with a valid linger struct on a socket we own.
-    let result = unsafe {
-        libc::setsockopt(
-            stream.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_LINGER,
-            (&linger as *const libc::linger).cast(),
-            std::mem::size_of::<libc::linger>() as libc::socklen_t,
-        )
-    };
-    assert_eq!(result, 0);
 }
 
 fn thousand_connects_leak_no_fds(engine: &str) {
@@ -229,7 +210,7 @@ fn thousand_connects_leak_no_fds(engine: &str) {
     for round in 0..1000u32 {
         let stream = server.connect();
         if round % 2 == 0 {
-            socket2_linger_zero(&stream);
+            linger_zero(&stream);
         }
         drop(stream);
     }

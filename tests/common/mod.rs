@@ -106,6 +106,26 @@ impl Drop for Server {
     }
 }
 
+/// Makes closing `stream` send a reset (SO_LINGER 0) instead of a FIN.
+pub fn linger_zero(stream: &TcpStream) {
+    use std::os::fd::AsRawFd;
+    let linger = libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
+    // SAFETY: setsockopt with a valid linger struct on a socket we own.
+    let result = unsafe {
+        libc::setsockopt(
+            stream.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            (&linger as *const libc::linger).cast(),
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        )
+    };
+    assert_eq!(result, 0);
+}
+
 /// Sends SIGTERM and waits, bounded, for the child to exit.
 fn terminate(child: &mut Child) {
     // SAFETY: kill(2) on our own child's pid.
