@@ -1039,6 +1039,26 @@ fn register(
     }
 }
 
+/// One `recv` into `buffer`: the bytes received, or None when there were none yet or the
+/// connection ended (closed or reset while bytes were awaited: counted, and closed here).
+fn recv_or_close(
+    connection: &mut Connection,
+    epoll_fd: &OwnedFd,
+    buffer: &mut [u8],
+    errors: &mut LoadErrors,
+) -> Option<usize> {
+    match rustix::net::recv(&connection.stream, buffer, RecvFlags::empty()) {
+        Ok((received, _)) if received > 0 => Some(received),
+        Err(Errno::AGAIN | Errno::INTR) => None,
+        // 0: the server closed while bytes were awaited; any other error: a reset.
+        Ok(_) | Err(_) => {
+            errors.reset += 1;
+            close(connection, epoll_fd);
+            None
+        }
+    }
+}
+
 /// One `recv`, checked against what was sent.
 fn receive(
     connection: &mut Connection,
@@ -1052,21 +1072,8 @@ fn receive(
         Mode::PingPong | Mode::Http => scratch.len(),
         Mode::Stream => STREAM_READ_BYTES,
     };
-    let buffer = &mut scratch[..limit];
-    let received = match rustix::net::recv(&connection.stream, &mut *buffer, RecvFlags::empty()) {
-        Ok((0, _)) => {
-            // The server closed while bytes were in flight.
-            errors.reset += 1;
-            close(connection, epoll_fd);
-            return Received::Nothing;
-        }
-        Ok((received, _)) => received,
-        Err(Errno::AGAIN | Errno::INTR) => return Received::Nothing,
-        Err(_) => {
-            errors.reset += 1;
-            close(connection, epoll_fd);
-            return Received::Nothing;
-        }
+    let Some(received) = recv_or_close(connection, epoll_fd, &mut scratch[..limit], errors) else {
+        return Received::Nothing;
     };
     let got = &scratch[..received];
     let verdict = match mode {
@@ -1116,19 +1123,8 @@ fn receive_http(
     scratch: &mut [u8],
     errors: &mut LoadErrors,
 ) -> Received {
-    let received = match rustix::net::recv(&connection.stream, &mut *scratch, RecvFlags::empty()) {
-        Ok((0, _)) => {
-            errors.reset += 1;
-            close(connection, epoll_fd);
-            return Received::Nothing;
-        }
-        Ok((received, _)) => received,
-        Err(Errno::AGAIN | Errno::INTR) => return Received::Nothing,
-        Err(_) => {
-            errors.reset += 1;
-            close(connection, epoll_fd);
-            return Received::Nothing;
-        }
+    let Some(received) = recv_or_close(connection, epoll_fd, scratch, errors) else {
+        return Received::Nothing;
     };
     let mut bytes = &scratch[..received];
     let mut framed = None;
