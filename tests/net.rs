@@ -279,20 +279,8 @@ fn many_clients_that_read_late(engine: &str) {
     const BYTES: usize = 96 * 1024;
     std::thread::scope(|scope| {
         for connection in 0..CLIENTS {
-            let stream = server.connect();
-            let mut writer = stream.try_clone().unwrap();
-            let mut reader = stream;
-            let mut data = vec![0u8; BYTES];
-            fill_echo_message(&mut data, connection, 5);
-            let data = std::sync::Arc::new(data);
-            let sent = std::sync::Arc::clone(&data);
-            scope.spawn(move || writer.write_all(&sent).unwrap());
-            scope.spawn(move || {
-                std::thread::sleep(Duration::from_millis(300));
-                let mut echo = vec![0u8; BYTES];
-                reader.read_exact(&mut echo).unwrap();
-                assert!(echo == *data, "connection {connection} echo differs");
-            });
+            let late = Duration::from_millis(300);
+            write_then_read_late(scope, engine, server.connect(), connection, BYTES, late);
         }
     });
     let mut after = server.connect();
@@ -315,26 +303,40 @@ fn an_exhausted_buffer_pool_recovers_without_losing_bytes() {
         std::thread::scope(|scope| {
             for connection in 0..12u64 {
                 let stream = small_receive_buffer_connection(server.address);
-                let mut writer = stream.try_clone().unwrap();
-                let mut reader = stream;
-                let mut data = vec![0u8; BYTES];
-                fill_echo_message(&mut data, connection, 6);
-                let data = std::sync::Arc::new(data);
-                let sent = std::sync::Arc::clone(&data);
-                scope.spawn(move || writer.write_all(&sent).unwrap());
-                scope.spawn(move || {
-                    std::thread::sleep(Duration::from_millis(200));
-                    let mut echo = vec![0u8; BYTES];
-                    reader.read_exact(&mut echo).unwrap();
-                    assert!(
-                        echo == *data,
-                        "{engine} connection {connection} echo differs"
-                    );
-                });
+                let late = Duration::from_millis(200);
+                write_then_read_late(scope, engine, stream, connection, BYTES, late);
             }
         });
         server.stop();
     }
+}
+
+/// Writes `bytes` of connection `connection`'s pattern on one thread while another starts
+/// reading the echo only after `late`, so the server's sends back up; the echo must be intact.
+fn write_then_read_late<'scope>(
+    scope: &'scope std::thread::Scope<'scope, '_>,
+    engine: &'scope str,
+    stream: TcpStream,
+    connection: u64,
+    bytes: usize,
+    late: Duration,
+) {
+    let mut writer = stream.try_clone().unwrap();
+    let mut reader = stream;
+    let mut data = vec![0u8; bytes];
+    fill_echo_message(&mut data, connection, 5);
+    let data = std::sync::Arc::new(data);
+    let sent = std::sync::Arc::clone(&data);
+    scope.spawn(move || writer.write_all(&sent).unwrap());
+    scope.spawn(move || {
+        std::thread::sleep(late);
+        let mut echo = vec![0u8; bytes];
+        reader.read_exact(&mut echo).unwrap();
+        assert!(
+            echo == *data,
+            "{engine} connection {connection} echo differs"
+        );
+    });
 }
 
 fn small_receive_buffer_connection(address: SocketAddr) -> TcpStream {
