@@ -331,7 +331,7 @@ fn clock_ticks_per_sec() -> f64 {
 pub struct ProcessMeter {
     pid: i32,
     counter: Option<ProcessSyscallCounter>,
-    started: Option<(Instant, Usage)>,
+    started: Option<(Instant, Usage, Option<ThreadTimes>)>,
 }
 
 impl ProcessMeter {
@@ -351,26 +351,177 @@ impl ProcessMeter {
         self.counter = counting
             .then(|| ProcessSyscallCounter::open(self.pid).ok())
             .flatten();
+        let threads = ThreadTimes::of_pid(self.pid).ok();
         let usage = Usage::of_pid(self.pid)?;
         if let Some(counter) = self.counter.as_mut() {
             counter.start();
         }
-        self.started = Some((Instant::now(), usage));
+        self.started = Some((Instant::now(), usage, threads));
         Ok(())
     }
 
     pub fn stop(&mut self) -> io::Result<Measured> {
         let syscalls_kernel = self.counter.as_mut().map(ProcessSyscallCounter::stop);
-        let (started, before) = self
+        let (started, before, threads_before) = self
             .started
             .take()
             .expect("process meter stopped before start");
         let elapsed = started.elapsed();
+        let usage = Usage::of_pid(self.pid)?.since(&before);
+        let threads = ThreadTimes::of_pid(self.pid).ok();
         Ok(Measured {
             elapsed,
             syscalls_kernel,
-            usage: Usage::of_pid(self.pid)?.since(&before),
+            usage,
+            helpers: threads
+                .zip(threads_before)
+                .map(|(now, before)| now.helpers_since(&before)),
+            device: None,
         })
+    }
+}
+
+/// What io_uring's kernel threads of a process did over a section, told apart by the names
+/// the kernel gives them: io-wq workers (`iou-wrk-PID`), which run what a ring cannot finish
+/// inline, and SQPOLL threads (`iou-sqp-PID`). A worker counts if it ran during the section.
+/// Their CPU time is also inside the process's `cpu_*` figures; this says how much of it was
+/// theirs. A worker that exited before the section ended is missed here (not there): workers
+/// outlive 5 s of idleness, longer than the gaps inside one run.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct HelperThreads {
+    pub iowq_workers: u32,
+    pub iowq_cpu_s: f64,
+    pub sqpoll_threads: u32,
+    pub sqpoll_cpu_s: f64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ThreadRole {
+    Own,
+    IowqWorker,
+    Sqpoll,
+}
+
+/// The CPU time of every living thread of a process, in ns, with its role.
+#[derive(Clone, Debug)]
+struct ThreadTimes {
+    threads: Vec<(i32, ThreadRole, u64)>,
+}
+
+impl ThreadTimes {
+    fn of_pid(pid: i32) -> io::Result<ThreadTimes> {
+        let mut threads = Vec::new();
+        for tid in task_ids(pid)? {
+            let dir = format!("/proc/{pid}/task/{tid}");
+            // The thread may exit between the listing and the reads.
+            let Ok(comm) = fs::read_to_string(format!("{dir}/comm")) else {
+                continue;
+            };
+            let role = if comm.starts_with("iou-wrk-") {
+                ThreadRole::IowqWorker
+            } else if comm.starts_with("iou-sqp-") {
+                ThreadRole::Sqpoll
+            } else {
+                ThreadRole::Own
+            };
+            if let Some(runtime_ns) = thread_runtime_ns(&dir) {
+                threads.push((tid, role, runtime_ns));
+            }
+        }
+        Ok(ThreadTimes { threads })
+    }
+
+    fn helpers_since(&self, earlier: &ThreadTimes) -> HelperThreads {
+        let mut helpers = HelperThreads::default();
+        for &(tid, role, runtime_ns) in &self.threads {
+            let before = earlier
+                .threads
+                .iter()
+                .find(|(earlier_tid, ..)| *earlier_tid == tid)
+                .map_or(0, |&(.., ns)| ns);
+            let ran_ns = runtime_ns.saturating_sub(before);
+            if ran_ns == 0 {
+                continue;
+            }
+            let seconds = ran_ns as f64 / 1e9;
+            match role {
+                ThreadRole::Own => {}
+                ThreadRole::IowqWorker => {
+                    helpers.iowq_workers += 1;
+                    helpers.iowq_cpu_s += seconds;
+                }
+                ThreadRole::Sqpoll => {
+                    helpers.sqpoll_threads += 1;
+                    helpers.sqpoll_cpu_s += seconds;
+                }
+            }
+        }
+        helpers
+    }
+}
+
+/// A thread's time on CPU in ns: `schedstat`'s first field (exact), else `stat`'s utime and
+/// stime (clock ticks).
+fn thread_runtime_ns(dir: &str) -> Option<u64> {
+    if let Ok(text) = fs::read_to_string(format!("{dir}/schedstat")) {
+        if let Some(ns) = text.split_whitespace().next().and_then(|f| f.parse().ok()) {
+            return Some(ns);
+        }
+    }
+    let stat = fs::read_to_string(format!("{dir}/stat")).ok()?;
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    Some((ticks as f64 / clock_ticks_per_sec() * 1e9) as u64)
+}
+
+/// The block device a file lives on, whose counters (`/sys/dev/block/MAJ:MIN/stat`) say how
+/// many writes and cache flushes reached the device: concurrent fsyncs may share one flush,
+/// which is where io_uring's page-cycle win comes from (FINDINGS).
+#[derive(Clone, Debug)]
+pub struct BlockDevice {
+    stat_path: std::path::PathBuf,
+}
+
+/// Requests a block device completed over a section.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DeviceIo {
+    pub writes: u64,
+    pub flushes: u64,
+}
+
+impl BlockDevice {
+    /// The device under `file`, or None when it is not on a block device (tmpfs, overlay).
+    pub fn of_file(file: &fs::File) -> Option<BlockDevice> {
+        let stat = rustix::fs::fstat(file).ok()?;
+        let (major, minor) = (
+            rustix::fs::major(stat.st_dev),
+            rustix::fs::minor(stat.st_dev),
+        );
+        let stat_path = std::path::PathBuf::from(format!("/sys/dev/block/{major}:{minor}/stat"));
+        let device = BlockDevice { stat_path };
+        device.read().map(|_| device)
+    }
+
+    fn read(&self) -> Option<DeviceIo> {
+        let text = fs::read_to_string(&self.stat_path).ok()?;
+        let fields: Vec<u64> = text
+            .split_whitespace()
+            .map(|field| field.parse().unwrap_or(0))
+            .collect();
+        // Documentation/block/stat.rst: field 5 is write I/Os, field 16 flush I/Os (4.19+).
+        Some(DeviceIo {
+            writes: *fields.get(4)?,
+            flushes: *fields.get(15)?,
+        })
+    }
+}
+
+impl DeviceIo {
+    fn since(&self, earlier: &DeviceIo) -> DeviceIo {
+        DeviceIo {
+            writes: self.writes.saturating_sub(earlier.writes),
+            flushes: self.flushes.saturating_sub(earlier.flushes),
+        }
     }
 }
 
@@ -419,16 +570,29 @@ impl CoreTimes {
 /// after it.
 pub struct Meter {
     counter: Option<SyscallCounter>,
-    started: Option<(Instant, Usage)>,
+    started: Option<Started>,
+    device: Option<BlockDevice>,
+}
+
+/// The readings a section starts from.
+struct Started {
+    at: Instant,
+    usage: Usage,
+    threads: Option<ThreadTimes>,
+    device: Option<DeviceIo>,
 }
 
 /// What a measured section cost.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct Measured {
     pub elapsed: Duration,
     /// `None` when the kernel refused the counter; the engine's own count is used then.
     pub syscalls_kernel: Option<u64>,
     pub usage: Usage,
+    /// What io_uring's kernel threads of the process did (None where /proc could not tell).
+    pub helpers: Option<HelperThreads>,
+    /// The block device under the measured file (file workloads on a block device only).
+    pub device: Option<DeviceIo>,
 }
 
 impl Meter {
@@ -436,6 +600,7 @@ impl Meter {
         Meter {
             counter: SyscallCounter::open().ok(),
             started: None,
+            device: None,
         }
     }
 
@@ -444,7 +609,14 @@ impl Meter {
         Meter {
             counter: None,
             started: None,
+            device: None,
         }
+    }
+
+    /// Also reads the I/O counters of the block device under the measured file.
+    pub fn with_device(mut self, device: Option<BlockDevice>) -> Meter {
+        self.device = device;
+        self
     }
 
     pub fn counts_syscalls(&self) -> bool {
@@ -453,22 +625,38 @@ impl Meter {
 
     pub fn start(&mut self) {
         assert!(self.started.is_none(), "meter started twice");
+        let threads = ThreadTimes::of_pid(std::process::id() as i32).ok();
+        let device = self.device.as_ref().and_then(BlockDevice::read);
         let usage = Usage::of_process();
-        let now = Instant::now();
+        let at = Instant::now();
         if let Some(counter) = self.counter.as_mut() {
             counter.start();
         }
-        self.started = Some((now, usage));
+        self.started = Some(Started {
+            at,
+            usage,
+            threads,
+            device,
+        });
     }
 
     pub fn stop(&mut self) -> Measured {
         let syscalls_kernel = self.counter.as_mut().map(SyscallCounter::stop);
-        let (started, usage_before) = self.started.take().expect("meter stopped before start");
-        let elapsed = started.elapsed();
+        let started = self.started.take().expect("meter stopped before start");
+        let elapsed = started.at.elapsed();
+        let usage = Usage::of_process().since(&started.usage);
+        let device = self.device.as_ref().and_then(BlockDevice::read);
+        let threads = ThreadTimes::of_pid(std::process::id() as i32).ok();
         Measured {
             elapsed,
             syscalls_kernel,
-            usage: Usage::of_process().since(&usage_before),
+            usage,
+            helpers: threads
+                .zip(started.threads)
+                .map(|(now, before)| now.helpers_since(&before)),
+            device: device
+                .zip(started.device)
+                .map(|(now, before)| now.since(&before)),
         }
     }
 }

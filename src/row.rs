@@ -108,6 +108,23 @@ pub struct Row {
     pub client_core_softirq_s: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_core_steal_s: Option<f64>,
+    /// io-wq workers (`iou-wrk-*` threads) that ran during the window, and their CPU seconds
+    /// (part of `cpu_*`): where io_uring's punted work went.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iowq_workers: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iowq_cpu_s: Option<f64>,
+    /// CPU seconds of the SQPOLL thread (`iou-sqp-*`) over the window (part of `cpu_*`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sqpoll_cpu_s: Option<f64>,
+    /// Write requests and cache flushes the block device under the file completed during the
+    /// window (`/sys/dev/block/*/stat`; file workloads on a block device). Fewer flushes than
+    /// fsyncs means concurrent fsyncs shared a flush. The counts are the whole device's: other
+    /// writers on it during the window add to them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_writes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_flushes: Option<u64>,
     /// Sentences that qualify this run (a capped run, a saturated client, a refused feature).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
@@ -175,6 +192,37 @@ impl Row {
             ctx_switches_involuntary: measured.usage.ctx_switches_involuntary,
             ..Row::default()
         }
+        .with_kernel_threads(measured)
+    }
+
+    /// Sets the costs of a process measured from outside (a server): its syscalls as the kernel
+    /// counted them (`none` when it refused), CPU, context switches and io_uring threads.
+    pub fn set_server_costs(&mut self, measured: &Measured) {
+        self.syscalls = measured.syscalls_kernel.unwrap_or(0);
+        self.syscalls_source = match measured.syscalls_kernel {
+            Some(_) => SyscallSource::Kernel.as_str().into(),
+            None => "none".into(),
+        };
+        self.cpu_user_s = measured.usage.cpu_user_s;
+        self.cpu_sys_s = measured.usage.cpu_sys_s;
+        self.ctx_switches_voluntary = measured.usage.ctx_switches_voluntary;
+        self.ctx_switches_involuntary = measured.usage.ctx_switches_involuntary;
+        *self = std::mem::take(self).with_kernel_threads(measured);
+    }
+
+    /// Where the work went besides the measured thread: io-wq workers, the SQPOLL thread,
+    /// and the device's writes and flushes.
+    fn with_kernel_threads(mut self, measured: &Measured) -> Row {
+        if let Some(helpers) = measured.helpers {
+            self.iowq_workers = Some(helpers.iowq_workers);
+            self.iowq_cpu_s = Some(helpers.iowq_cpu_s);
+            self.sqpoll_cpu_s = (helpers.sqpoll_threads > 0).then_some(helpers.sqpoll_cpu_s);
+        }
+        if let Some(device) = measured.device {
+            self.device_writes = Some(device.writes);
+            self.device_flushes = Some(device.flushes);
+        }
+        self
     }
 
     /// The parameters as `key=value` pairs in a stable order, for tables and CSV.
@@ -189,6 +237,13 @@ impl Row {
             .collect();
         pairs.join(" ")
     }
+}
+
+/// Whether a `params` key is a setting an engine chose for itself (`iowq_*`, `sqpoll_*`: the
+/// kernel threads of its ring) rather than a parameter of the workload that every engine of a
+/// study shares.
+pub fn is_engine_setting(key: &str) -> bool {
+    key.starts_with("iowq_") || key.starts_with("sqpoll_")
 }
 
 /// What an engine counted itself during a measured section.
@@ -280,6 +335,7 @@ mod tests {
                 cpu_sys_s: 0.3,
                 ..Usage::default()
             },
+            ..Measured::default()
         };
         let mut params = Map::new();
         params.insert("block_size".into(), Value::from(4096));
@@ -308,6 +364,7 @@ mod tests {
             elapsed: Duration::from_secs(1),
             syscalls_kernel: None,
             usage: Usage::default(),
+            ..Measured::default()
         };
         let tally = Tally {
             ops: 1,

@@ -1295,17 +1295,7 @@ pub fn load_row(
         ));
     }
     match server {
-        Some(measured) => {
-            row.syscalls = measured.syscalls_kernel.unwrap_or(0);
-            row.syscalls_source = match measured.syscalls_kernel {
-                Some(_) => "kernel".into(),
-                None => "none".into(),
-            };
-            row.cpu_user_s = measured.usage.cpu_user_s;
-            row.cpu_sys_s = measured.usage.cpu_sys_s;
-            row.ctx_switches_voluntary = measured.usage.ctx_switches_voluntary;
-            row.ctx_switches_involuntary = measured.usage.ctx_switches_involuntary;
-        }
+        Some(measured) => row.set_server_costs(measured),
         None => row
             .notes
             .push("server not measured: pass --server-pid to count its syscalls and CPU".into()),

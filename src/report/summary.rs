@@ -248,13 +248,15 @@ pub fn params_text(params: &Map<String, Value>) -> String {
     pairs.join(" ")
 }
 
-/// What makes a study: its workload and its parameters without the control marker.
+/// What makes a study: its workload and its parameters without the control marker and the
+/// settings an engine chose for itself (its io-wq and SQPOLL threads), which differ by engine.
 pub type StudyKey = (String, Map<String, Value>);
 
 /// The study a row belongs to.
 pub fn study_key(row: &Row) -> StudyKey {
     let mut params = row.params.clone();
     params.remove(CONTROL_PARAM);
+    params.retain(|key, _| !crate::row::is_engine_setting(key));
     (row.workload.clone(), params)
 }
 

@@ -208,17 +208,7 @@ pub fn wrk_http(rows: &[Row], duration: &str) -> anyhow::Result<Vec<Row>> {
             );
             let parsed = parse_wrk(&String::from_utf8_lossy(&output.stdout))?;
             let mut row = wrk_row(&cell.params, run, &parsed);
-            row.syscalls = measured.syscalls_kernel.unwrap_or(0);
-            row.syscalls_source = if measured.syscalls_kernel.is_some() {
-                "kernel"
-            } else {
-                "none"
-            }
-            .into();
-            row.cpu_user_s = measured.usage.cpu_user_s;
-            row.cpu_sys_s = measured.usage.cpu_sys_s;
-            row.ctx_switches_voluntary = measured.usage.ctx_switches_voluntary;
-            row.ctx_switches_involuntary = measured.usage.ctx_switches_involuntary;
+            row.set_server_costs(&measured);
             controls.push(row);
         }
     }
