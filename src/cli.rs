@@ -127,6 +127,62 @@ pub struct CommonArgs {
     /// No progress on stderr.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    #[command(flatten)]
+    pub helpers: HelperArgs,
+}
+
+/// The kernel threads that work for io_uring engines, set on purpose and recorded in every row
+/// (`params.iowq_*`, `params.sqpoll_cpu`), never left to an accident of setup order.
+#[derive(Args, Debug, Clone, Default)]
+pub struct HelperArgs {
+    /// Most io-wq worker threads for the file I/O io_uring cannot finish inline (buffered writes,
+    /// fsyncs). Default: 4 per online CPU, the most the kernel gives any ring by itself (seed
+    /// 000's demo got 8 on 2 CPUs). Left to the kernel, the pool is sized by the *first* ring a
+    /// thread makes: 2 workers made the page cycle 2.3x slower here.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub iowq_workers: Option<u32>,
+    /// CPUs the io-wq workers may run on, e.g. `1` or `0-1`. Default: every online CPU, as for
+    /// an unpinned process (otherwise workers inherit --cpu and queue behind the engine).
+    #[arg(long, value_name = "LIST", value_parser = cpus_arg)]
+    pub iowq_cpus: Option<crate::pin::CpuList>,
+    /// CPU of uring-sqpoll's kernel submission thread. Default: a CPU other than --cpu when the
+    /// engine is pinned (the poller spins and would take the engine's own CPU), else any.
+    #[arg(long, value_name = "N")]
+    pub sqpoll_cpu: Option<usize>,
+}
+
+impl HelperArgs {
+    /// The settings for an engine pinned to `engine_cpu` (if any): the defaults, overridden
+    /// by the flags given, each CPU checked against the machine.
+    pub fn resolve(&self, engine_cpu: Option<usize>) -> anyhow::Result<crate::ring::Helpers> {
+        let mut helpers = crate::ring::Helpers::defaults(engine_cpu);
+        let online = crate::pin::cpus_online();
+        if let Some(workers) = self.iowq_workers {
+            helpers.iowq_bounded_max = workers;
+        }
+        if let Some(crate::pin::CpuList(cpus)) = &self.iowq_cpus {
+            if let Some(cpu) = cpus.iter().find(|cpu| !online.contains(cpu)) {
+                anyhow::bail!(
+                    "--iowq-cpus names CPU {cpu}, which is not online here (online: {})",
+                    crate::ring::format_cpus(&online)
+                );
+            }
+            helpers.iowq_cpus = cpus.clone();
+        }
+        if let Some(cpu) = self.sqpoll_cpu {
+            anyhow::ensure!(
+                online.contains(&cpu),
+                "--sqpoll-cpu {cpu} is not an online CPU here (online: {})",
+                crate::ring::format_cpus(&online)
+            );
+            helpers.sqpoll_cpu = Some(cpu);
+        }
+        Ok(helpers)
+    }
+}
+
+fn cpus_arg(text: &str) -> Result<crate::pin::CpuList, String> {
+    crate::pin::parse_cpus(text).map(crate::pin::CpuList)
 }
 
 pub fn size_arg(text: &str) -> Result<u64, String> {

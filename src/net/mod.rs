@@ -182,19 +182,21 @@ pub struct CountersSnapshot {
 /// server pays for it: a busy loop returns from the kernel long before.
 pub const STOP_POLL_INTERVAL: Duration = Duration::from_millis(100);
 
-/// Runs the server loop of `engine` on `listener` until the stop flag rises.
+/// Runs the server loop of `engine` on `listener` until the stop flag rises; an io_uring
+/// engine sets up its ring's kernel threads as `helpers` says.
 pub fn run_server(
     engine: &EngineDef,
     listener: OwnedFd,
     config: ServerConfig,
     counters: &ServerCounters,
+    helpers: &crate::ring::Helpers,
 ) -> anyhow::Result<()> {
     assert!(config.max_connections > 0);
     match engine.kind {
         EngineKind::Blocking => blocking::serve(listener, config, counters),
         EngineKind::Threads => threads::serve(listener, config, counters),
         EngineKind::Epoll => epoll::serve(listener, config, counters),
-        EngineKind::Uring(options) => uring::serve(listener, config, counters, options),
+        EngineKind::Uring(options) => uring::serve(listener, config, counters, options, helpers),
     }
 }
 

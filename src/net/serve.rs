@@ -42,6 +42,11 @@ pub struct ServeArgs {
     /// Scheduling class of the server (fifo = SCHED_FIFO 50, as `chrt -f 50`).
     #[arg(long, value_enum, default_value_t = Sched::Other)]
     pub sched: Sched,
+    /// The io_uring engines' kernel threads. A server pinned with --cpu keeps its io-wq workers
+    /// on that CPU unless --iowq-cpus says otherwise: a study gives the server one core and its
+    /// load generator the other, and sockets rarely need workers.
+    #[command(flatten)]
+    pub helpers: crate::cli::HelperArgs,
     /// Also write the counters as JSON to this file when the server stops.
     #[arg(long)]
     pub stats: Option<PathBuf>,
@@ -116,10 +121,14 @@ fn serve(args: &ServeArgs, proto: Proto) -> anyhow::Result<ExitCode> {
         max_connections: args.max_connections as usize,
         provided_buffers: args.provided_buffers,
     };
+    let mut helpers = args.helpers.resolve(args.cpu)?;
+    if let (Some(cpu), None) = (args.cpu, &args.helpers.iowq_cpus) {
+        helpers.iowq_cpus = vec![cpu];
+    }
     let counters = ServerCounters::default();
     let mut meter = meter_for_run();
     meter.start();
-    let served = run_server(engine, listener, config, &counters);
+    let served = run_server(engine, listener, config, &counters, &helpers);
     let measured = meter.stop();
     let stats = ServerStats {
         engine: engine.name.to_string(),

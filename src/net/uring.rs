@@ -41,7 +41,7 @@ use super::http::{Responses, ServerSession, SliceOf};
 use super::proto::Reply;
 use super::{ServerConfig, ServerCounters, UringOptions, STOP_POLL_INTERVAL};
 use crate::progress::stopped;
-use crate::ring::RingSetup;
+use crate::ring::{Helpers, RingSetup};
 
 /// Submission queue size; a full queue spills into the loop's backlog, never drops an SQE.
 const SQ_ENTRIES: u32 = 1024;
@@ -57,8 +57,12 @@ const CHUNKS_PER_CONNECTION_MAX: usize = 8;
 
 /// Whether the engine with `options` can run here; the reason when it cannot.
 pub fn availability(options: UringOptions) -> Result<(), String> {
+    crate::ring::on_trial_thread(|| trial(options))
+}
+
+fn trial(options: UringOptions) -> Result<(), String> {
     let mut buffers = BufRing::new(1, 64, POOL_GROUP);
-    let ring = ring_setup(options).build()?;
+    let ring = ring_setup(options, None).build()?;
     if options.multishot {
         buffers.register(&ring.submitter()).map_err(|error| {
             format!(
@@ -71,8 +75,9 @@ pub fn availability(options: UringOptions) -> Result<(), String> {
     Ok(())
 }
 
-fn ring_setup(options: UringOptions) -> RingSetup {
+fn ring_setup(options: UringOptions, helpers: Option<&Helpers>) -> RingSetup {
     RingSetup {
+        helpers: helpers.cloned(),
         cq_entries: Some(CQ_ENTRIES),
         single_issuer: options.defer_taskrun,
         defer_taskrun: options.defer_taskrun,
@@ -189,12 +194,15 @@ pub fn serve(
     config: ServerConfig,
     counters: &ServerCounters,
     options: UringOptions,
+    helpers: &Helpers,
 ) -> anyhow::Result<()> {
     // Declared before the ring so that it is dropped after it (see buf_ring.rs).
     let mut pool = options
         .multishot
         .then(|| BufRing::new(config.provided_buffers, POOL_BUFFER_BYTES, POOL_GROUP));
-    let mut ring = ring_setup(options).build().map_err(anyhow::Error::msg)?;
+    let mut ring = ring_setup(options, Some(helpers))
+        .build()
+        .map_err(anyhow::Error::msg)?;
     if let Some(pool) = pool.as_mut() {
         pool.register(&ring.submitter())?;
     }

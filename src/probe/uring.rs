@@ -51,7 +51,13 @@ impl Accepted {
 }
 
 impl UringProbe {
+    /// Reads what io_uring offers, with its trial rings on a thread of their own (so they do not
+    /// size the calling thread's io-wq pool).
     pub fn read() -> UringProbe {
+        ring::on_trial_thread(UringProbe::read_here)
+    }
+
+    fn read_here() -> UringProbe {
         let ring = RingSetup::with_entries(2).build();
         let mut probe = UringProbe {
             usable: ring.is_ok(),
@@ -154,14 +160,14 @@ fn setup_flags() -> Map<String, Value> {
             "sqpoll",
             RingSetup {
                 sqpoll_idle_ms: Some(10),
-                ..base
+                ..base.clone()
             },
         ),
         (
             "single_issuer",
             RingSetup {
                 single_issuer: true,
-                ..base
+                ..base.clone()
             },
         ),
         // DEFER_TASKRUN is only valid together with SINGLE_ISSUER.
@@ -170,14 +176,14 @@ fn setup_flags() -> Map<String, Value> {
             RingSetup {
                 single_issuer: true,
                 defer_taskrun: true,
-                ..base
+                ..base.clone()
             },
         ),
         (
             "coop_taskrun",
             RingSetup {
                 coop_taskrun: true,
-                ..base
+                ..base.clone()
             },
         ),
     ];
