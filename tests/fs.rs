@@ -307,3 +307,103 @@ fn a_full_disk_is_reported_and_leaves_no_file() {
     }
     assert_eq!(left, 0, "a scratch file was left on the full disk");
 }
+
+/// The io-wq trap (FINDINGS, issue 9): the kernel sizes a thread's worker pool from the first
+/// ring the thread makes, so a tiny trial ring once left the page cycle 2 workers and one device
+/// flush per fsync. Each io_uring engine now asks for its workers; this reads back, from the
+/// threads named `iou-wrk-*` that ran, that it got exactly what it asked for, both the default
+/// (4 per CPU) and a smaller number given with --iowq-workers.
+#[test]
+fn the_page_cycle_runs_on_the_io_wq_workers_it_asked_for() {
+    let dir = tempfile::tempdir().unwrap();
+    for asked in [None, Some("3")] {
+        let mut args = vec![
+            "fs",
+            "cycle",
+            "--size",
+            "4m",
+            "--depth",
+            "64",
+            "--runs",
+            "1",
+            "--engine",
+            "blocking,uring-link,uring-sqpoll",
+        ];
+        if let Some(workers) = asked {
+            args.extend(["--iowq-workers", workers]);
+        }
+        let rows = rows(&args, dir.path());
+        for engine in ["uring-link", "uring-sqpoll"] {
+            let row = row_of(&rows, engine);
+            let wanted = row["params"]["iowq_bounded_max"].as_u64().unwrap();
+            if let Some(workers) = asked {
+                assert_eq!(wanted.to_string(), workers, "{row}");
+            }
+            assert_eq!(row["iowq_workers"].as_u64(), Some(wanted), "{row}");
+            assert!(row["iowq_cpu_s"].as_f64().unwrap() > 0.0, "{row}");
+            assert!(row["params"]["iowq_cpus"].is_string(), "{row}");
+        }
+        let sqpoll = row_of(&rows, "uring-sqpoll");
+        assert!(sqpoll["sqpoll_cpu_s"].as_f64().unwrap() > 0.0, "{sqpoll}");
+        assert!(sqpoll["params"]["sqpoll_cpu"].is_string(), "{sqpoll}");
+        let blocking = row_of(&rows, "blocking");
+        assert_eq!(blocking["iowq_workers"], 0, "{blocking}");
+        assert!(blocking["params"].get("iowq_bounded_max").is_none());
+        // On a block device the fsyncs reach it as flushes. The counters are the device's, so
+        // other writers (tests running beside this one) add to them: only their presence is
+        // checked here.
+        if let Some(flushes) = blocking["device_flushes"].as_u64() {
+            assert!(flushes >= 1, "{blocking}");
+            assert!(row_of(&rows, "uring-link")["device_flushes"].is_u64());
+        }
+    }
+}
+
+/// A pinned engine's SQPOLL thread goes to another CPU by default, and one placed on the
+/// engine's only CPU under a real-time class is refused with the reason, not left to starve it.
+#[test]
+fn the_sqpoll_thread_is_placed_on_purpose() {
+    let cpus = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
+    if cpus.trim() == "0" {
+        eprintln!("skipped: one CPU");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "fs",
+        "cycle",
+        "--size",
+        "1m",
+        "--runs",
+        "1",
+        "--engine",
+        "uring-sqpoll",
+        "--cpu",
+        "1",
+    ];
+    let rows = rows(&args, dir.path());
+    assert_eq!(rows[0]["params"]["sqpoll_cpu"], "0", "{}", rows[0]);
+    let chrt = Command::new("chrt").args(["-f", "10", "true"]).status();
+    if !chrt.is_ok_and(|status| status.success()) {
+        eprintln!("skipped the real-time half: chrt -f is not allowed here");
+        return;
+    }
+    let ringside = assert_cmd::cargo::cargo_bin("ringside");
+    let output = Command::new("chrt")
+        .args(["-f", "10"])
+        .arg(ringside)
+        .args(args)
+        .args(["--sqpoll-cpu", "1", "--quiet", "--dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{stderr}");
+    assert!(stderr.contains("real-time class"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(
+        only_dir_entries(dir.path()),
+        0,
+        "the scratch file was left behind"
+    );
+}

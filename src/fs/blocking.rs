@@ -33,6 +33,8 @@ impl FileEngine for Blocking {
             tally,
             mismatches: 0,
             latency_ns: None,
+            params: serde_json::Map::new(),
+            notes: Vec::new(),
         })
     }
 
@@ -71,6 +73,8 @@ impl FileEngine for Blocking {
             tally,
             mismatches,
             latency_ns: Some(latency),
+            params: serde_json::Map::new(),
+            notes: Vec::new(),
         })
     }
 }

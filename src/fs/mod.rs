@@ -199,6 +199,8 @@ pub struct WriteJob<'a> {
     pub depth: u32,
     /// fsync the file (with the engine's own API) before the clock stops.
     pub fsync_end: bool,
+    /// The kernel threads an io_uring engine sets up for its ring.
+    pub helpers: &'a crate::ring::Helpers,
     /// Stop early (Ctrl-C or the runtime cap) once this returns true; checked between blocks.
     pub should_stop: &'a dyn Fn() -> bool,
 }
@@ -213,6 +215,8 @@ pub struct CycleJob<'a> {
     pub depth: u32,
     /// fdatasync instead of fsync.
     pub datasync: bool,
+    /// The kernel threads an io_uring engine sets up for its ring.
+    pub helpers: &'a crate::ring::Helpers,
     pub should_stop: &'a dyn Fn() -> bool,
 }
 
@@ -226,6 +230,11 @@ pub struct FileOutcome {
     /// The page cycle's latency per page: from its write (blocking) or from queueing its linked
     /// chain (io_uring) to its read's completion. None for the write workload.
     pub latency_ns: Option<hdrhistogram::Histogram<u64>>,
+    /// What the engine set up for itself, for the row's params (io-wq limits and CPUs, the
+    /// SQPOLL CPU); empty for the blocking engine.
+    pub params: serde_json::Map<String, serde_json::Value>,
+    /// Sentences about how the engine ran (a poller sharing the engine's CPU).
+    pub notes: Vec<String>,
 }
 
 /// The API calls of one engine for the file workloads. Each method sets up what its API needs

@@ -22,6 +22,11 @@ pub struct AlignedBuffer {
     len: usize,
 }
 
+// SAFETY: the buffer owns its allocation and hands out access only through `&self`/`&mut self`,
+// like a `Box<[u8]>`, so moving it or sharing `&` between threads is as safe as for one.
+unsafe impl Send for AlignedBuffer {}
+unsafe impl Sync for AlignedBuffer {}
+
 impl AlignedBuffer {
     pub fn zeroed(len: usize) -> AlignedBuffer {
         let layout = Layout::from_size_align(len.max(1), ALIGNMENT).expect("a valid buffer layout");
@@ -66,9 +71,6 @@ impl Drop for AlignedBuffer {
         unsafe { dealloc(self.ptr, layout) };
     }
 }
-
-// SAFETY: AlignedBuffer owns its allocation like a Box<[u8]>.
-unsafe impl Send for AlignedBuffer {}
 
 /// Writes the run number into the first bytes of every block, so a run that failed to write a
 /// block leaves the previous run's stamp there and the read-back catches it even when the file

@@ -39,6 +39,8 @@ pub struct FileStudy<'a> {
 /// What a study's measurement gets for one run.
 pub struct RunContext<'a> {
     pub def: &'static EngineDef,
+    /// The kernel threads the io_uring engines set up (the same for every engine and run).
+    pub helpers: &'a crate::ring::Helpers,
     pub run: u32,
     pub file: &'a File,
     pub data: &'a AlignedBuffer,
@@ -86,7 +88,7 @@ impl FileStudy<'_> {
     /// results; the scratch file is removed before the results are written.
     pub fn run(
         &self,
-        mut measure: impl FnMut(&RunContext) -> anyhow::Result<Row>,
+        measure: impl Fn(&RunContext) -> anyhow::Result<Row> + Sync,
         line: impl Fn(&Row) -> String,
     ) -> anyhow::Result<ExitCode> {
         self.check()?;
@@ -97,6 +99,7 @@ impl FileStudy<'_> {
         if let Some(cpu) = self.common.cpu {
             crate::pin::pin_current_thread(cpu)?;
         }
+        let helpers = self.common.helpers.resolve(self.common.cpu)?;
         let scratch = Scratch::create(self.dir)?;
         let file = scratch.open(self.direct)?;
         let mut data = AlignedBuffer::random(self.size as usize, self.seed);
@@ -116,12 +119,22 @@ impl FileStudy<'_> {
             }
             let context = RunContext {
                 def,
+                helpers: &helpers,
                 run,
                 file: &file,
                 data: &data,
                 scratch: &scratch,
             };
-            let row = measure(&context)?;
+            // Each run measures on a thread of its own. Its rings are the only ones that thread
+            // ever makes (the kernel sizes a thread's io-wq pool from its first ring), and the
+            // thread's exit tears its io-wq workers down before the next run starts, so no
+            // engine inherits another's workers. The thread inherits the pin and the class.
+            let row = std::thread::scope(|scope| {
+                scope
+                    .spawn(|| measure(&context))
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })?;
             progress.line(line(&row));
             Ok(row)
         });

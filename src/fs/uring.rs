@@ -11,11 +11,12 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
+use serde_json::{Map, Value};
 
 use crate::fs::blocking::io_error;
 use crate::fs::{CycleJob, FileEngine, FileOutcome, Submit, UringFeatures, WriteJob};
 use crate::measure::Meter;
-use crate::ring::RingSetup;
+use crate::ring::{Helpers, RingSetup};
 use crate::row::Tally;
 
 /// The largest buffer the kernel registers in one iovec is 1 GiB; stay well under it.
@@ -39,19 +40,42 @@ impl Uring {
 pub fn availability(features: UringFeatures) -> Result<(), String> {
     crate::ring::usable()?;
     if features.sqpoll || features.defer_taskrun {
-        setup(features, 8).build().map(drop)?;
+        crate::ring::on_trial_thread(|| setup(features, 8, None).build().map(drop))?;
     }
     Ok(())
 }
 
-fn setup(features: UringFeatures, entries: u32) -> RingSetup {
+fn setup(features: UringFeatures, entries: u32, helpers: Option<&Helpers>) -> RingSetup {
     RingSetup {
         sqpoll_idle_ms: features.sqpoll.then_some(SQPOLL_IDLE_MS),
         single_issuer: features.defer_taskrun,
         defer_taskrun: features.defer_taskrun,
         coop_taskrun: features.defer_taskrun,
+        helpers: helpers.cloned(),
         ..RingSetup::with_entries(entries.next_power_of_two())
     }
+}
+
+/// Builds the measured ring with its kernel helpers set, and what the row records of them.
+fn build_ring(
+    features: UringFeatures,
+    entries: u32,
+    helpers: &Helpers,
+) -> anyhow::Result<(IoUring, Map<String, Value>, Vec<String>)> {
+    let ring = setup(features, entries, Some(helpers))
+        .build()
+        .map_err(anyhow::Error::msg)?;
+    let mut params = helpers.params(&ring, features.sqpoll);
+    if features.sqpoll {
+        params.insert("sqpoll_idle_ms".into(), Value::from(SQPOLL_IDLE_MS));
+    }
+    let notes = features
+        .sqpoll
+        .then(|| helpers.sqpoll_note())
+        .flatten()
+        .into_iter()
+        .collect();
+    Ok((ring, params, notes))
 }
 
 /// The file and buffers as the ring sees them: plain fd and pointers, or registered indexes.
@@ -215,9 +239,7 @@ impl FileEngine for Uring {
             Submit::Single => 1,
             Submit::Batch | Submit::Ring => job.depth.max(1),
         };
-        let mut ring = setup(self.features, depth)
-            .build()
-            .map_err(anyhow::Error::msg)?;
+        let (mut ring, params, notes) = build_ring(self.features, depth, job.helpers)?;
         let target = Target::new(&ring, job.file, self.features.fixed, &[job.data])?;
         let block_end =
             |offset: usize| ((offset / job.block_size + 1) * job.block_size).min(job.data.len());
@@ -282,14 +304,15 @@ impl FileEngine for Uring {
             tally,
             mismatches: 0,
             latency_ns: None,
+            params,
+            notes,
         })
     }
 
     fn cycle(&mut self, job: &CycleJob, meter: &mut Meter) -> anyhow::Result<FileOutcome> {
         let chains = job.depth.max(1) as usize;
-        let mut ring = setup(self.features, (chains * CHAIN_LENGTH) as u32)
-            .build()
-            .map_err(anyhow::Error::msg)?;
+        let (mut ring, params, notes) =
+            build_ring(self.features, (chains * CHAIN_LENGTH) as u32, job.helpers)?;
         let mut read_buffers = crate::fs::scratch::AlignedBuffer::zeroed(chains * job.page_size);
         let target = Target::new(
             &ring,
@@ -370,6 +393,8 @@ impl FileEngine for Uring {
             tally,
             mismatches,
             latency_ns: Some(latency),
+            params,
+            notes,
         })
     }
 }

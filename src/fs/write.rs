@@ -16,7 +16,7 @@ use crate::cli::{duration_arg, size_arg, CommonArgs};
 use crate::fs::scratch::verify_file;
 use crate::fs::study::{FileStudy, RunContext};
 use crate::fs::{make_engine, Workload, WriteJob};
-use crate::measure::meter_for_run;
+use crate::measure::{meter_for_run, BlockDevice};
 use crate::progress::stopped;
 use crate::row::Row;
 
@@ -94,6 +94,7 @@ fn measure_run(args: &WriteArgs, context: &RunContext) -> anyhow::Result<Row> {
         file,
         data,
         scratch,
+        ..
     } = *context;
     let limit = Some(args.runtime).filter(|limit| !limit.is_zero());
     let deadline = limit.map(|limit| (Instant::now() + limit, Cell::new(0u32)));
@@ -113,9 +114,10 @@ fn measure_run(args: &WriteArgs, context: &RunContext) -> anyhow::Result<Row> {
         block_size: args.block_size as usize,
         depth: args.depth,
         fsync_end: args.fsync_end,
+        helpers: context.helpers,
         should_stop: &should_stop,
     };
-    let mut meter = meter_for_run();
+    let mut meter = meter_for_run().with_device(BlockDevice::of_file(file));
     let outcome = make_engine(def).write(&job, &mut meter)?;
     let written = outcome.tally.bytes as usize;
     let verified = written > 0 && verify_file(scratch.file_path(), &data.as_slice()[..written])?;
@@ -127,6 +129,8 @@ fn measure_run(args: &WriteArgs, context: &RunContext) -> anyhow::Result<Row> {
         &outcome.measured,
         outcome.tally,
     );
+    row.params.extend(outcome.params);
+    row.notes.extend(outcome.notes);
     row.verified = verified;
     if written < data.as_slice().len() {
         row.notes.push(format!(
