@@ -38,6 +38,9 @@ pub struct RingSetup {
     pub helpers: Option<Helpers>,
 }
 
+/// Default bounded io-wq workers per online CPU (see `Helpers::defaults`).
+pub const WORKERS_PER_CPU: u32 = 16;
+
 /// The kernel threads that work for a measured ring: io-wq workers (`iou-wrk-*`), which run
 /// what cannot complete inline (buffered file writes, fsyncs), and the SQPOLL thread
 /// (`iou-sqp-*`). Every ring-based engine sets these, and its rows record them.
@@ -54,9 +57,11 @@ pub struct Helpers {
 }
 
 impl Helpers {
-    /// What an engine gets unless told otherwise, the best fair chance for io_uring: as many
-    /// bounded workers as the kernel gives a large ring on its own (4 per online CPU, as seed
-    /// 000's 512-entry demo got), the kernel's unbounded limit, workers allowed on every online
+    /// What an engine gets unless told otherwise, the best fair chance for io_uring measured
+    /// here: 16 bounded workers per online CPU, 4 times the most the kernel gives any ring by
+    /// itself (the page cycle's fsyncs block in workers, and more of them in flight share more
+    /// device flushes: 65536 pages took 1.17 s on 8 workers and 0.85-0.92 s on 16 to 64, at the
+    /// same CPU, bench/peers.md), the kernel's unbounded limit, workers allowed on every online
     /// CPU (as for an unpinned process), and the SQPOLL thread on a CPU other than the engine's
     /// when the engine is pinned and another CPU exists (a spinning poller on the engine's own
     /// CPU takes the time the engine and its workers need).
@@ -70,7 +75,7 @@ impl Helpers {
                 .or_else(|| online.iter().copied().find(|&cpu| cpu != engine))
         });
         Helpers {
-            iowq_bounded_max: 4 * online.len().max(1) as u32,
+            iowq_bounded_max: WORKERS_PER_CPU * online.len().max(1) as u32,
             iowq_unbounded_max: 0,
             iowq_cpus: online,
             sqpoll_cpu,
@@ -407,7 +412,10 @@ mod tests {
         let online = crate::pin::cpus_online();
         let helpers = Helpers::defaults(online.first().copied());
         assert_eq!(helpers.iowq_cpus, online);
-        assert_eq!(helpers.iowq_bounded_max, 4 * online.len() as u32);
+        assert_eq!(
+            helpers.iowq_bounded_max,
+            WORKERS_PER_CPU * online.len() as u32
+        );
         if online.len() > 1 {
             assert_ne!(helpers.sqpoll_cpu, online.first().copied());
         }
