@@ -2,22 +2,52 @@
 //! that Ctrl-C, SIGTERM and SIGHUP raise so a study ends its current run, keeps what finished,
 //! cleans up its files and exits non-zero.
 
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Arc, LazyLock, OnceLock};
+
+use rustix::pipe::PipeFlags;
+
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 
-static STOP: AtomicBool = AtomicBool::new(false);
+static STOP: LazyLock<Arc<AtomicBool>> = LazyLock::new(|| Arc::new(AtomicBool::new(false)));
+/// The read end of a pipe the signal handler writes a byte to after raising the flag.
+static STOP_PIPE: OnceLock<Option<OwnedFd>> = OnceLock::new();
 
-/// The process-wide stop flag, with the signal handler installed on first use.
+/// The process-wide stop flag, raised by SIGINT, SIGTERM and SIGHUP once this has been called.
+///
+/// The handler is a plain signal handler that sets the flag and then writes to a pipe
+/// (`stop_event`), not a thread that waits for the signal (as the ctrlc crate's is): a second
+/// thread makes every syscall that takes an fd (recv, send, epoll_ctl) take and drop a
+/// reference on it, which a single-threaded process skips, and ringside's servers must not pay
+/// what their peers do not.
 pub fn stop_flag() -> &'static AtomicBool {
-    static INSTALLED: OnceLock<()> = OnceLock::new();
-    INSTALLED.get_or_init(|| {
-        // A second handler (e.g. in tests) is not an error worth failing a run for.
-        let _ = ctrlc::set_handler(|| STOP.store(true, Ordering::SeqCst));
+    STOP_PIPE.get_or_init(|| {
+        for signal in [SIGINT, SIGTERM, SIGHUP] {
+            // Registering fails only for signals that cannot be caught, which these are not.
+            let _ = signal_hook::flag::register(signal, Arc::clone(&STOP));
+        }
+        // Without a pipe (no fd left), loops fall back to waking now and then to look.
+        let (read, write) =
+            rustix::pipe::pipe_with(PipeFlags::CLOEXEC | PipeFlags::NONBLOCK).ok()?;
+        for signal in [SIGINT, SIGTERM, SIGHUP] {
+            // Registered after the flag, so the flag is up when a loop wakes for the byte.
+            let _ = signal_hook::low_level::pipe::register(signal, write.try_clone().ok()?);
+        }
+        Some(read)
     });
     &STOP
+}
+
+/// A file descriptor that becomes readable once the stop flag is up, so an event loop can wait
+/// in the kernel with no timeout (a timer armed and cancelled on every wait costs a server time
+/// its peers do not spend) and still wake at once for Ctrl-C. None if it could not be made.
+pub fn stop_event() -> Option<BorrowedFd<'static>> {
+    stop_flag();
+    STOP_PIPE.get().and_then(Option::as_ref).map(AsFd::as_fd)
 }
 
 pub fn stopped() -> bool {
