@@ -615,7 +615,12 @@ fn unserved_connections_time_out_and_are_counted() {
 fn server_writes_its_counters_on_sigterm() {
     let stats = tempfile::NamedTempFile::new().unwrap();
     let stats_path = stats.path().to_str().unwrap();
-    let server = Server::start("echo", "epoll", &["--stats", stats_path]).unwrap();
+    let server = Server::start(
+        "echo",
+        "epoll",
+        &["--stats", stats_path, "--count-syscalls"],
+    )
+    .unwrap();
     let mut stream = server.connect();
     ping_pong(&mut stream, 0, 3);
     drop(stream);
@@ -625,6 +630,8 @@ fn server_writes_its_counters_on_sigterm() {
     assert_eq!(counters["connections_accepted"], 1);
     assert!(counters["bytes_sent"].as_u64().unwrap() > 0);
     assert_eq!(counters["bytes_sent"], counters["bytes_received"]);
+    // Asked to, it counts its own syscalls (where the kernel allows the counter).
+    assert!(counters["syscalls"].is_null() || counters["syscalls"].as_u64().unwrap() > 0);
 }
 
 #[test]
