@@ -95,6 +95,8 @@ enum Op {
     Send = 3,
     Cancel = 4,
     Hangup = 5,
+    /// The stop event became readable (Ctrl-C): the loop's condition sees the flag.
+    Stop = 6,
 }
 
 /// What `user_data` carries: the op kind in the top byte, the connection's generation in the
@@ -121,6 +123,7 @@ impl Token {
             3 => Op::Send,
             4 => Op::Cancel,
             5 => Op::Hangup,
+            6 => Op::Stop,
             _ => return None,
         };
         Some(Token {
@@ -224,12 +227,28 @@ pub fn serve(
         generation_next: 0,
     };
     server.arm_accept(&mut sq);
+    // Wait with no timeout, woken for Ctrl-C by a poll on the stop event; only without one look
+    // now and then (a timeout costs every wait a timer).
+    let stop = crate::progress::stop_event();
+    if let Some(stop) = stop {
+        let poll = opcode::PollAdd::new(types::Fd(stop.as_raw_fd()), libc::POLLIN as u32);
+        let token = Token {
+            op: Op::Stop,
+            generation: 0,
+            slot: 0,
+        };
+        server.push(&mut sq, poll.build().user_data(token.encode()));
+    }
     let timeout = types::Timespec::from(STOP_POLL_INTERVAL);
     let args = types::SubmitArgs::new().timespec(&timeout);
     while !stopped() {
         server.flush_backlog(&mut sq);
         sq.sync();
-        match submitter.submit_with_args(1, &args) {
+        let entered = match stop {
+            Some(_) => submitter.submit_and_wait(1),
+            None => submitter.submit_with_args(1, &args),
+        };
+        match entered {
             Ok(_) => {}
             // ETIME: the stop-flag tick. EBUSY: completions are backed up, reap them first.
             Err(error)
@@ -299,7 +318,7 @@ impl Server<'_> {
             Op::Send => self.sent(sq, token, result),
             Op::Hangup => self.hung_up(sq, token, result),
             // The cancelled recv reports itself with -ECANCELED.
-            Op::Cancel => {}
+            Op::Cancel | Op::Stop => {}
         }
     }
 
@@ -681,7 +700,14 @@ mod tests {
 
     #[test]
     fn tokens_round_trip_at_the_edges() {
-        for op in [Op::Accept, Op::Recv, Op::Send, Op::Cancel, Op::Hangup] {
+        for op in [
+            Op::Accept,
+            Op::Recv,
+            Op::Send,
+            Op::Cancel,
+            Op::Hangup,
+            Op::Stop,
+        ] {
             for (generation, slot) in [(0, 0), (GENERATION_MASK, u32::MAX), (12345, 77)] {
                 let token = Token {
                     op,
