@@ -23,9 +23,8 @@ pub struct WriteArgs {
     /// Operations in flight for the batch/ring/fixed/sqpoll engines.
     #[arg(long, short = 'd', default_value_t = 128, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub depth: u32,
-    /// Directory for the scratch file (default: the current directory).
-    #[arg(long, default_value = ".")]
-    pub dir: PathBuf,
+    #[command(flatten)]
+    pub scratch: ScratchArgs,
     /// Truncate the file before each run (a fresh file) instead of overwriting it.
     #[arg(long)]
     pub fresh: bool,
@@ -58,9 +57,8 @@ pub struct CycleArgs {
     /// Linked write->fsync->read chains in flight for the io_uring engines.
     #[arg(long, short = 'd', default_value_t = 128, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub depth: u32,
-    /// Directory for the scratch file (default: the current directory).
-    #[arg(long, default_value = ".")]
-    pub dir: PathBuf,
+    #[command(flatten)]
+    pub scratch: ScratchArgs,
     /// Truncate the file before each run (pages extend it) instead of overwriting it.
     #[arg(long)]
     pub fresh: bool,
@@ -73,6 +71,14 @@ pub struct CycleArgs {
     /// Seed of the random data (recorded in every row).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+}
+
+/// Where a file study writes its scratch file; both file studies take it.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ScratchArgs {
+    /// Directory for the scratch file (default: the current directory).
+    #[arg(long, default_value = ".")]
+    pub dir: PathBuf,
 }
 
 /// What both file studies' flags give, besides their own.
@@ -116,7 +122,7 @@ impl WriteArgs {
     pub fn run(&self) -> anyhow::Result<ExitCode> {
         let shape = FileShape {
             common: &self.common,
-            dir: &self.dir,
+            dir: &self.scratch.dir,
             size: self.size,
             block_size: self.block_size,
             block_flag: "--block-size",
@@ -137,7 +143,7 @@ impl CycleArgs {
     pub fn run(&self) -> anyhow::Result<ExitCode> {
         let shape = FileShape {
             common: &self.common,
-            dir: &self.dir,
+            dir: &self.scratch.dir,
             size: self.size,
             block_size: self.page_size,
             block_flag: "--page-size",

@@ -86,10 +86,6 @@ impl BufRing {
         self.group
     }
 
-    pub fn buffer_bytes(&self) -> u32 {
-        self.buffer_bytes
-    }
-
     /// The first `len` bytes of buffer `id`, as a completion that selected it reported them.
     pub fn bytes(&self, id: u16, len: usize) -> &[u8] {
         assert!(id < self.entries && len <= self.buffer_bytes as usize);

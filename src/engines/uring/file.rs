@@ -264,6 +264,8 @@ impl FileEngine for Uring {
             if in_flight == 0 {
                 break;
             }
+            // The ring is sized for `depth` SQEs; a short write's rest replaces its block.
+            debug_assert!(in_flight <= depth as usize);
             // Batch waits for everything; the ring sleeps until three quarters of its queue
             // completed, then tops it up: the kernel never runs dry, and the submitter is not
             // woken (a context switch) per completion. Measured here at depth 128, 4 KiB:
@@ -275,6 +277,7 @@ impl FileEngine for Uring {
             };
             wait(&mut ring, want, self.flags.sqpoll, &mut tally)?;
             while let Some(cqe) = next_completion(&mut ring) {
+                debug_assert!(in_flight > 0, "a completion nothing was in flight for");
                 in_flight -= 1;
                 let offset = cqe.user_data() as usize;
                 let end = block_end(offset);
@@ -353,6 +356,9 @@ impl FileEngine for Uring {
             if in_flight == 0 {
                 break;
             }
+            // One chain per slot, and every chain still owes at least its read's completion.
+            debug_assert!(in_flight <= chains && in_flight <= completions_due);
+            debug_assert!(completions_due <= chains * CHAIN_LENGTH);
             // Sleep until about half the completions due arrived, so wakeups stay rare and the
             // device always has fsyncs to merge.
             let want = (completions_due / 2).max(1);
