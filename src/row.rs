@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::measure::{Measured, SyscallSource};
+use crate::stats::per_second;
 
 /// Version of the JSON document layout; bumped when a field changes meaning.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -61,7 +62,7 @@ pub struct Row {
     pub latency_uncorrected_ns_max: Option<u64>,
     /// The whole distribution behind `latency_ns_*`, to re-analyse or merge later: an
     /// HdrHistogram in its V2 + deflate serialization, base64 (standard, padded); values in ns.
-    /// See `crate::histogram` to decode it.
+    /// See `crate::stats::histogram` to decode it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_ns_histogram: Option<String>,
     /// The same for `latency_uncorrected_ns_*` (open loop only; a closed loop's would equal
@@ -227,15 +228,7 @@ impl Row {
 
     /// The parameters as `key=value` pairs in a stable order, for tables and CSV.
     pub fn params_text(&self) -> String {
-        let pairs: Vec<String> = self
-            .params
-            .iter()
-            .map(|(key, value)| match value {
-                Value::String(text) => format!("{key}={text}"),
-                other => format!("{key}={other}"),
-            })
-            .collect();
-        pairs.join(" ")
+        crate::stats::params_text(&self.params)
     }
 }
 
@@ -253,14 +246,6 @@ pub struct Tally {
     pub bytes: u64,
     /// Syscalls the engine issued, by its own count (the fallback when the kernel cannot count).
     pub syscalls_self: u64,
-}
-
-pub fn per_second(amount: f64, seconds: f64) -> f64 {
-    if seconds > 0.0 {
-        amount / seconds
-    } else {
-        0.0
-    }
 }
 
 /// The canonical results document: `--format json` prints it, `report` and `compare` read it.
@@ -313,7 +298,7 @@ impl LatencyFields {
             p99: latency.value_at_quantile(0.99),
             p999: latency.value_at_quantile(0.999),
             max: latency.max(),
-            histogram: crate::histogram::encode(latency)
+            histogram: crate::stats::histogram::encode(latency)
                 .map_err(|error| notes.push(format!("{error:#}")))
                 .ok(),
         })

@@ -6,6 +6,7 @@ use std::path::Path;
 use std::process::Command;
 
 use assert_cmd::cargo::CommandCargoExt;
+use ringside::engines::{engines_of, Workload};
 use serde_json::Value;
 
 fn ringside() -> Command {
@@ -39,6 +40,12 @@ fn only_dir_entries(dir: &Path) -> usize {
     std::fs::read_dir(dir).unwrap().count()
 }
 
+/// Every engine of the table that serves `workload`: the behaviour tests run them all, so a
+/// new row is tested without editing this file.
+fn table_engines(workload: Workload) -> Vec<&'static str> {
+    engines_of(workload).map(|engine| engine.name).collect()
+}
+
 fn row_of<'a>(rows: &'a [Value], engine: &str) -> &'a Value {
     rows.iter()
         .find(|row| row["engine"] == engine)
@@ -48,23 +55,18 @@ fn row_of<'a>(rows: &'a [Value], engine: &str) -> &'a Value {
 #[test]
 fn every_write_engine_verifies_and_the_kernel_counts_tell_them_apart() {
     let dir = tempfile::tempdir().unwrap();
-    let rows = rows(&["fs", "write", "--size", "8m", "--runs", "1"], dir.path());
+    let all = table_engines(Workload::FsWrite).join(",");
+    let rows = rows(
+        &[
+            "fs", "write", "--size", "8m", "--runs", "1", "--engine", &all,
+        ],
+        dir.path(),
+    );
     let engines: Vec<&str> = rows
         .iter()
         .map(|row| row["engine"].as_str().unwrap())
         .collect();
-    assert_eq!(
-        engines,
-        [
-            "blocking",
-            "uring-single",
-            "uring-batch",
-            "uring-ring",
-            "uring-fixed",
-            "uring-defer",
-            "uring-sqpoll"
-        ]
-    );
+    assert_eq!(engines, table_engines(Workload::FsWrite));
     let blocks = (8 << 20) / 4096;
     for row in &rows {
         assert_eq!(row["verified"], true, "{row}");
@@ -92,14 +94,16 @@ fn every_write_engine_verifies_and_the_kernel_counts_tell_them_apart() {
 #[test]
 fn every_cycle_engine_reads_back_what_it_wrote() {
     let dir = tempfile::tempdir().unwrap();
+    let all = table_engines(Workload::FsCycle).join(",");
     let rows = rows(
         &[
-            "fs", "cycle", "--size", "2m", "--runs", "1", "--depth", "16",
+            "fs", "cycle", "--size", "2m", "--runs", "1", "--depth", "16", "--engine", &all,
         ],
         dir.path(),
     );
     let pages = (2 << 20) / 4096;
-    assert_eq!(rows.len(), 5);
+    let engines: Vec<&str> = rows.iter().map(|r| r["engine"].as_str().unwrap()).collect();
+    assert_eq!(engines, table_engines(Workload::FsCycle));
     for row in &rows {
         assert_eq!(row["verified"], true, "{row}");
         assert_eq!(row["errors"], 0);
@@ -108,7 +112,7 @@ fn every_cycle_engine_reads_back_what_it_wrote() {
         assert_eq!(row["params"]["file"], "overwrite");
         // Every page's latency is in the histogram, and the percentiles come from it.
         let histogram = row["latency_ns_histogram"].as_str().expect("a histogram");
-        let histogram = ringside::histogram::decode(histogram).unwrap();
+        let histogram = ringside::stats::histogram::decode(histogram).unwrap();
         assert_eq!(histogram.len(), pages, "{row}");
         let p99 = row["latency_ns_p99"].as_u64().unwrap();
         assert_eq!(p99, histogram.value_at_quantile(0.99));

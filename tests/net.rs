@@ -6,18 +6,21 @@
 //! that vanish or reset), must survive clients that misbehave, and must not leak fds; the load
 //! generator must catch a server that corrupts a byte or ignores a short send; bad input gets
 //! one clear sentence and a non-zero exit. Methodology: each test starts its own `ringside serve
-//! echo --listen 127.0.0.1:0` child and reads the port from its first line; `for_each_engine!`
-//! expands each body once per engine, so a new engine gets the whole suite by adding one line.
+//! echo --listen 127.0.0.1:0` child and reads the port from its first line; each behaviour is
+//! one test that runs its body for every engine of the engine table (`for_each_engine`), so a
+//! new engine gets the whole suite by its table row alone.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use ringside::net::proto::fill_echo_message;
+use ringside::engines::needs::Registration;
+use ringside::engines::{engines_of, EngineDef, Workload};
+use ringside::protocols::echo::fill_echo_message;
 
 mod common;
-use common::{linger_zero, Server, BIN, IO_TIMEOUT};
+use common::{for_each_engine, linger_zero, serves_one_at_a_time, Server, BIN, IO_TIMEOUT};
 
 /// Sends `count` messages of varying odd sizes one at a time and checks every echo.
 fn ping_pong(stream: &mut TcpStream, connection: u64, count: u64) {
@@ -35,11 +38,17 @@ fn ping_pong(stream: &mut TcpStream, connection: u64, count: u64) {
     }
 }
 
-fn echoes_intact_for_concurrent_clients(engine: &str) {
+#[test]
+fn echoes_intact_for_concurrent_clients() {
+    for_each_engine(Workload::Echo, echoes_intact_for_concurrent_clients_with);
+}
+
+fn echoes_intact_for_concurrent_clients_with(def: &EngineDef) {
+    let engine = def.name;
     let Some(server) = Server::start("echo", engine, &[]) else {
         return;
     };
-    let counts: &[u64] = if engine == "blocking" {
+    let counts: &[u64] = if serves_one_at_a_time(def) {
         &[1]
     } else {
         &[1, 2, 50]
@@ -55,7 +64,13 @@ fn echoes_intact_for_concurrent_clients(engine: &str) {
     server.stop();
 }
 
-fn split_writes_and_coalesced_reads(engine: &str) {
+#[test]
+fn split_writes_and_coalesced_reads() {
+    for_each_engine(Workload::Echo, split_writes_and_coalesced_reads_with);
+}
+
+fn split_writes_and_coalesced_reads_with(def: &EngineDef) {
+    let engine = def.name;
     let Some(server) = Server::start("echo", engine, &[]) else {
         return;
     };
@@ -88,11 +103,17 @@ fn split_writes_and_coalesced_reads(engine: &str) {
 /// Several connections stream at once, in odd-sized writes, while their readers read slowly:
 /// the server must handle short sends and a full socket without losing, duplicating or
 /// reordering a byte (four of five peer servers failed this, FINDINGS.md).
-fn parallel_streams_with_a_slow_reader(engine: &str) {
+#[test]
+fn parallel_streams_with_a_slow_reader() {
+    for_each_engine(Workload::Echo, parallel_streams_with_a_slow_reader_with);
+}
+
+fn parallel_streams_with_a_slow_reader_with(def: &EngineDef) {
+    let engine = def.name;
     let Some(server) = Server::start("echo", engine, &[]) else {
         return;
     };
-    let streams = if engine == "blocking" { 1 } else { 4 };
+    let streams = if serves_one_at_a_time(def) { 1 } else { 4 };
     const STREAM_BYTES: usize = 768 * 1024;
     std::thread::scope(|scope| {
         for connection in 0..streams {
@@ -136,11 +157,20 @@ fn parallel_streams_with_a_slow_reader(engine: &str) {
 /// connection reads its echo at 4 MiB/s through a 4 KiB SO_RCVBUF while it writes up to 8 MiB
 /// ahead, so the server's send buffer fills and its sends go short (strace of the epoll server
 /// under this run: 28 of 994 sends short in 1.5 s). Every byte must come back in order.
-fn slow_reader_stream_from_the_load_generator(engine: &str) {
+#[test]
+fn slow_reader_stream_from_the_load_generator() {
+    for_each_engine(
+        Workload::Echo,
+        slow_reader_stream_from_the_load_generator_with,
+    );
+}
+
+fn slow_reader_stream_from_the_load_generator_with(def: &EngineDef) {
+    let engine = def.name;
     let Some(server) = Server::start("echo", engine, &[]) else {
         return;
     };
-    let connections = if engine == "blocking" { "1" } else { "4" };
+    let connections = if serves_one_at_a_time(def) { "1" } else { "4" };
     let output = slow_reader_stream(server.address, connections);
     assert!(output.status.success(), "{engine}: {output:?}");
     let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
@@ -169,7 +199,16 @@ fn slow_reader_stream(address: SocketAddr, connections: &str) -> std::process::O
         .unwrap()
 }
 
-fn vanishing_and_resetting_clients_do_not_stop_the_server(engine: &str) {
+#[test]
+fn vanishing_and_resetting_clients_do_not_stop_the_server() {
+    for_each_engine(
+        Workload::Echo,
+        vanishing_and_resetting_clients_do_not_stop_the_server_with,
+    );
+}
+
+fn vanishing_and_resetting_clients_do_not_stop_the_server_with(def: &EngineDef) {
+    let engine = def.name;
     let Some(server) = Server::start("echo", engine, &[]) else {
         return;
     };
@@ -197,7 +236,13 @@ fn vanishing_and_resetting_clients_do_not_stop_the_server(engine: &str) {
     server.stop();
 }
 
-fn thousand_connects_leak_no_fds(engine: &str) {
+#[test]
+fn thousand_connects_leak_no_fds() {
+    for_each_engine(Workload::Echo, thousand_connects_leak_no_fds_with);
+}
+
+fn thousand_connects_leak_no_fds_with(def: &EngineDef) {
+    let engine = def.name;
     let Some(server) = Server::start("echo", engine, &[]) else {
         return;
     };
@@ -226,8 +271,17 @@ fn thousand_connects_leak_no_fds(engine: &str) {
     server.stop();
 }
 
-fn connections_beyond_the_limit_are_refused(engine: &str) {
-    if engine == "blocking" {
+#[test]
+fn connections_beyond_the_limit_are_refused() {
+    for_each_engine(
+        Workload::Echo,
+        connections_beyond_the_limit_are_refused_with,
+    );
+}
+
+fn connections_beyond_the_limit_are_refused_with(def: &EngineDef) {
+    let engine = def.name;
+    if serves_one_at_a_time(def) {
         return; // Serves one connection at a time by design; the rest wait in the backlog.
     }
     let Some(server) = Server::start("echo", engine, &["--max-connections", "2"]) else {
@@ -268,8 +322,14 @@ fn connections_beyond_the_limit_are_refused(engine: &str) {
 /// hand: 130 cancels for 130 clients), then resume as readers drain, and lose nothing. The
 /// provided-buffer pool running dry (ENOBUFS) is not reached here: clients' receive buffers
 /// absorb too much.
-fn many_clients_that_read_late(engine: &str) {
-    if engine == "blocking" {
+#[test]
+fn many_clients_that_read_late() {
+    for_each_engine(Workload::Echo, many_clients_that_read_late_with);
+}
+
+fn many_clients_that_read_late_with(def: &EngineDef) {
+    let engine = def.name;
+    if serves_one_at_a_time(def) {
         return; // One connection at a time: covered by the stream test.
     }
     let Some(server) = Server::start("echo", engine, &[]) else {
@@ -295,7 +355,12 @@ fn many_clients_that_read_late(engine: &str) {
 /// byte intact. (Checked once by hand with a counter in the server: this shape reaches ENOBUFS.)
 #[test]
 fn an_exhausted_buffer_pool_recovers_without_losing_bytes() {
-    for engine in ["uring-multishot", "uring-defer"] {
+    let pooled = |engine: &&EngineDef| engine.needs.registrations.contains(&Registration::BufRing);
+    assert!(engines_of(Workload::Echo).any(|engine| pooled(&engine)));
+    for engine in engines_of(Workload::Echo)
+        .filter(pooled)
+        .map(|engine| engine.name)
+    {
         let Some(server) = Server::start("echo", engine, &["--provided-buffers", "16"]) else {
             return;
         };
@@ -381,68 +446,6 @@ fn small_receive_buffer_connection(address: SocketAddr) -> TcpStream {
     stream.set_read_timeout(Some(IO_TIMEOUT)).unwrap();
     stream.set_write_timeout(Some(IO_TIMEOUT)).unwrap();
     stream
-}
-
-macro_rules! for_each_engine {
-    ($($module:ident => $engine:literal),* $(,)?) => {$(
-        mod $module {
-            #[test]
-            fn echoes_intact_for_concurrent_clients() {
-                super::echoes_intact_for_concurrent_clients($engine);
-            }
-            #[test]
-            fn split_writes_and_coalesced_reads() {
-                super::split_writes_and_coalesced_reads($engine);
-            }
-            #[test]
-            fn parallel_streams_with_a_slow_reader() {
-                super::parallel_streams_with_a_slow_reader($engine);
-            }
-            #[test]
-            fn slow_reader_stream_from_the_load_generator() {
-                super::slow_reader_stream_from_the_load_generator($engine);
-            }
-            #[test]
-            fn vanishing_and_resetting_clients_do_not_stop_the_server() {
-                super::vanishing_and_resetting_clients_do_not_stop_the_server($engine);
-            }
-            #[test]
-            fn connections_beyond_the_limit_are_refused() {
-                super::connections_beyond_the_limit_are_refused($engine);
-            }
-            #[test]
-            fn many_clients_that_read_late() {
-                super::many_clients_that_read_late($engine);
-            }
-            #[test]
-            fn thousand_connects_leak_no_fds() {
-                super::thousand_connects_leak_no_fds($engine);
-            }
-        }
-    )*};
-}
-
-for_each_engine! {
-    blocking => "blocking",
-    threads => "threads",
-    epoll => "epoll",
-    uring => "uring",
-    uring_multishot => "uring-multishot",
-    uring_defer => "uring-defer",
-}
-
-#[test]
-fn every_engine_in_the_table_is_tested() {
-    let tested = [
-        "blocking",
-        "threads",
-        "epoll",
-        "uring",
-        "uring-multishot",
-        "uring-defer",
-    ];
-    let listed: Vec<&str> = ringside::net::ENGINES.iter().map(|e| e.name).collect();
-    assert_eq!(listed, tested, "add the new engine to for_each_engine!");
 }
 
 /// An echo server that flips one bit of the 1000th byte it echoes, and is otherwise correct.
@@ -661,7 +664,7 @@ fn study_runs_a_small_matrix_with_alternating_engines() {
     let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     let rows = document["results"].as_array().unwrap();
     let engines: Vec<&str> = rows.iter().map(|r| r["engine"].as_str().unwrap()).collect();
-    let uring = ringside::net::find_engine("uring")
+    let uring = ringside::engines::find(Workload::Echo, "uring")
         .unwrap()
         .availability()
         .is_ok();

@@ -188,7 +188,7 @@ fn documents_with_and_without_histograms_report_and_compare() {
     let dir = tempfile::tempdir().unwrap();
     let mut histogram = hdrhistogram::Histogram::<u64>::new(3).unwrap();
     histogram.record(50_000).unwrap();
-    let text = ringside::histogram::encode(&histogram).unwrap();
+    let text = ringside::stats::histogram::encode(&histogram).unwrap();
     let mut with = document("6.18", 1000.0);
     for row in with["results"].as_array_mut().unwrap() {
         row["latency_ns_p99"] = json!(50_000);

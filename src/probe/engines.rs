@@ -1,13 +1,12 @@
-//! `ringside engines`: every engine of every workload and whether it can run here. Each
-//! workload family keeps its own table (`fs::ENGINES`, `net::ENGINES`); this file turns
-//! each table into the same `EngineListing` rows, so adding a family is one line in `all`.
+//! `ringside engines`: every engine of the engine table, once per workload it serves, whether it
+//! can run here (the reason when it cannot), and what it needs from the kernel.
 
 use std::process::ExitCode;
 
 use comfy_table::{presets, ContentArrangement, Table};
 use serde::Serialize;
 
-use crate::cli::ProbeArgs;
+use crate::engines::{EngineDef, Workload, ENGINES};
 use crate::output::Format;
 
 /// One engine of one workload, as `ringside engines` prints it.
@@ -19,46 +18,41 @@ pub struct EngineListing {
     /// Why the engine cannot run here (`null` when it can).
     pub reason: Option<String>,
     pub about: &'static str,
+    /// Run by the workload's study when `--engine` names none.
+    pub default: bool,
+    /// What it needs from the kernel: opcodes, setup flags, registrations, oldest Linux.
+    pub needs: String,
 }
 
 impl EngineListing {
     pub fn new(
-        workload: &'static str,
-        engine: &'static str,
-        about: &'static str,
+        workload: Workload,
+        def: &'static EngineDef,
         availability: Result<(), String>,
     ) -> EngineListing {
         EngineListing {
-            workload,
-            engine,
+            workload: workload.name(),
+            engine: def.name,
             available: availability.is_ok(),
             reason: availability.err(),
-            about,
+            about: def.about,
+            default: def.default_for.contains(&workload),
+            needs: def.needs.text(),
         }
     }
 }
 
-/// Every engine of every workload family, grouped by workload in the order tables name them.
+/// Every engine of the table, once per workload it serves, grouped by workload in table order.
 pub fn all() -> Vec<EngineListing> {
-    let mut listings: Vec<EngineListing> =
-        crate::fs::ENGINES.iter().flat_map(file_engine).collect();
-    listings.extend(
-        crate::net::ENGINES
-            .iter()
-            .map(|def| EngineListing::new("echo", def.name, def.about, def.availability())),
-    );
+    let mut listings: Vec<EngineListing> = Vec::new();
+    for def in ENGINES {
+        let availability = def.availability();
+        for &workload in def.workloads {
+            listings.push(EngineListing::new(workload, def, availability.clone()));
+        }
+    }
     group_by_workload(&mut listings);
     listings
-}
-
-fn file_engine(def: &'static crate::fs::EngineDef) -> Vec<EngineListing> {
-    let availability = def.availability();
-    def.workloads
-        .iter()
-        .map(|workload| {
-            EngineListing::new(workload.name(), def.name, def.about, availability.clone())
-        })
-        .collect()
 }
 
 /// Stable sort by the position where each workload first appears, so a table's engine order
@@ -73,9 +67,9 @@ fn group_by_workload(listings: &mut [EngineListing]) {
     listings.sort_by_key(|listing| order.iter().position(|w| *w == listing.workload));
 }
 
-pub fn run_engines(args: &ProbeArgs) -> anyhow::Result<ExitCode> {
+pub fn run_engines(format: Format) -> anyhow::Result<ExitCode> {
     let listings = all();
-    let text = match args.format {
+    let text = match format {
         Format::Json => serde_json::to_string_pretty(&listings)? + "\n",
         Format::Table => render_table(&listings),
         Format::Csv => anyhow::bail!("engines has no CSV form; use --format json"),
@@ -104,34 +98,58 @@ fn render_table(listings: &[EngineListing]) -> String {
 mod tests {
     use super::*;
 
+    /// The engine table as the README shows it, one line per row; a test keeps the README's copy
+    /// equal to this, so the README lists exactly the table's engines, defaults and needs.
+    pub fn markdown_table() -> String {
+        let names = |workloads: &[Workload]| {
+            let names: Vec<&str> = workloads.iter().map(|w| w.name()).collect();
+            if names.is_empty() {
+                "—".to_string()
+            } else {
+                names.join(", ")
+            }
+        };
+        let mut text = String::from(
+            "| engine | workloads | default in | what it adds over the row before | needs |\n\
+             |---|---|---|---|---|\n",
+        );
+        for def in ENGINES {
+            text.push_str(&format!(
+                "| `{}` | {} | {} | {} | {} |\n",
+                def.name,
+                names(def.workloads),
+                names(def.default_for),
+                def.about.replace('|', "\\|"),
+                def.needs.text().replace('|', "\\|")
+            ));
+        }
+        text
+    }
+
     #[test]
     fn listings_group_by_workload_keeping_table_order() {
-        let listing = |workload, engine| EngineListing::new(workload, engine, "", Ok(()));
-        let mut listings = vec![
-            listing("fs-write", "blocking"),
-            listing("fs-cycle", "blocking"),
-            listing("fs-write", "uring-single"),
-            listing("fs-cycle", "uring-link"),
-        ];
-        group_by_workload(&mut listings);
-        let names: Vec<(&str, &str)> = listings.iter().map(|l| (l.workload, l.engine)).collect();
-        assert_eq!(
-            names,
-            [
-                ("fs-write", "blocking"),
-                ("fs-write", "uring-single"),
-                ("fs-cycle", "blocking"),
-                ("fs-cycle", "uring-link"),
-            ]
-        );
+        let names: Vec<(&str, &str)> = all().iter().map(|l| (l.workload, l.engine)).collect();
+        let write = names
+            .iter()
+            .position(|&n| n == ("fs-write", "uring-single"));
+        let cycle = names.iter().position(|&n| n == ("fs-cycle", "blocking"));
+        assert!(write < cycle, "{names:?}");
+        assert_eq!(names[0], ("fs-write", "blocking"));
     }
 
     #[test]
     fn every_engine_is_listed_for_each_of_its_workloads() {
-        let file_listings: usize = crate::fs::ENGINES
-            .iter()
-            .map(|def| def.workloads.len())
-            .sum();
-        assert_eq!(all().len(), file_listings + crate::net::ENGINES.len());
+        let served: usize = ENGINES.iter().map(|def| def.workloads.len()).sum();
+        assert_eq!(all().len(), served);
+    }
+
+    #[test]
+    fn the_readme_shows_the_engine_table() {
+        let readme = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"));
+        let table = markdown_table();
+        assert!(
+            readme.contains(&table),
+            "README.md's engine table differs from the table; paste this:\n{table}"
+        );
     }
 }

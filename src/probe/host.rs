@@ -3,8 +3,6 @@
 
 use serde::Serialize;
 
-use super::read_trimmed;
-
 #[derive(Clone, Debug, Serialize)]
 pub struct Host {
     pub hostname: String,
@@ -75,29 +73,9 @@ impl Limits {
     }
 }
 
-/// The Linux version as (major, minor), for features the probe cannot see (multishot flags).
-pub fn kernel_version(release: &str) -> Option<(u32, u32)> {
-    let mut parts = release.split(|c: char| !c.is_ascii_digit());
-    let major = parts.next()?.parse().ok()?;
-    let minor = parts.next()?.parse().ok()?;
-    Some((major, minor))
-}
-
-/// The running kernel's (major, minor).
-pub fn running_kernel_version() -> Option<(u32, u32)> {
-    kernel_version(&read_trimmed("/proc/sys/kernel/osrelease")?)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn kernel_version_reads_vendor_releases() {
-        assert_eq!(kernel_version("6.18.44-fc-v669"), Some((6, 18)));
-        assert_eq!(kernel_version("5.19.0"), Some((5, 19)));
-        assert_eq!(kernel_version("garbage"), None);
-    }
 
     #[test]
     fn host_facts_are_filled_in() {

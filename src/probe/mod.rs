@@ -21,7 +21,6 @@ use std::process::ExitCode;
 
 use serde::Serialize;
 
-use crate::cli::ProbeArgs;
 use crate::output::Format;
 
 pub use engines::run_engines;
@@ -81,10 +80,10 @@ pub fn environment(dir: &Path) -> serde_json::Value {
     serde_json::to_value(Probe::gather(dir)).expect("the probe serialises")
 }
 
-pub fn run_probe(args: &ProbeArgs) -> anyhow::Result<ExitCode> {
-    target::check_dir(&args.dir)?;
-    let probe = Probe::gather(&args.dir);
-    let text = match args.format {
+pub fn run_probe(dir: &Path, format: Format) -> anyhow::Result<ExitCode> {
+    target::check_dir(dir)?;
+    let probe = Probe::gather(dir);
+    let text = match format {
         Format::Json => serde_json::to_string_pretty(&probe)? + "\n",
         Format::Table => render::human(&probe),
         Format::Csv => anyhow::bail!("probe has no CSV form; use --format json"),

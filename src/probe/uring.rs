@@ -5,11 +5,11 @@
 
 use std::os::fd::AsRawFd;
 
-use io_uring::{opcode, IoUring, Probe};
+use io_uring::{IoUring, Probe};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::ring::{self, RingSetup};
+use crate::engines::uring::ring::{self, RingSetup};
 
 #[derive(Clone, Debug, Serialize)]
 pub struct UringProbe {
@@ -21,7 +21,8 @@ pub struct UringProbe {
     pub io_uring_disabled_sysctl: Option<u32>,
     /// `IORING_FEAT_*` name -> set, as the io-uring crate exposes them.
     pub features: Map<String, Value>,
-    /// Opcodes ringside cares about -> supported (from `IORING_REGISTER_PROBE`).
+    /// The opcodes ringside's engines submit (the engine table's, each once) -> supported (from
+    /// `IORING_REGISTER_PROBE`).
     pub opcodes: Map<String, Value>,
     pub opcodes_note: &'static str,
     pub opcodes_supported_count: u32,
@@ -84,44 +85,17 @@ impl UringProbe {
         if ring.submitter().register_probe(&mut kernel).is_err() {
             return;
         }
-        let version = super::host::running_kernel_version().unwrap_or((0, 0));
-        for &(name, code, since) in OPCODES {
-            let supported = kernel.is_supported(code) && version >= since;
+        let version = crate::system::kernel::running_kernel_version().unwrap_or((0, 0));
+        for opcode in crate::engines::opcodes_used() {
+            let supported = crate::engines::needs::supported(&opcode, &kernel, version);
             self.opcodes
-                .insert(name.to_string(), Value::from(supported));
+                .insert(opcode.name.to_string(), Value::from(supported));
         }
         self.opcodes_supported_count =
             (0..=u8::MAX).filter(|&c| kernel.is_supported(c)).count() as u32;
         self.opcodes_kernel_count = kernel_opcode_count(ring).unwrap_or(0);
     }
 }
-
-/// Opcodes ringside's engines use: name, opcode, and the kernel that added the variant. The
-/// multishot variants share their base opcode (multishot is an SQE flag the probe cannot see),
-/// so for them the kernel version decides.
-const OPCODES: &[(&str, u8, (u32, u32))] = &[
-    ("Nop", opcode::Nop::CODE, (0, 0)),
-    ("Read", opcode::Read::CODE, (0, 0)),
-    ("Write", opcode::Write::CODE, (0, 0)),
-    ("ReadFixed", opcode::ReadFixed::CODE, (0, 0)),
-    ("WriteFixed", opcode::WriteFixed::CODE, (0, 0)),
-    ("Fsync", opcode::Fsync::CODE, (0, 0)),
-    ("Accept", opcode::Accept::CODE, (0, 0)),
-    ("AcceptMulti", opcode::AcceptMulti::CODE, (5, 19)),
-    ("Recv", opcode::Recv::CODE, (0, 0)),
-    ("RecvMulti", opcode::RecvMulti::CODE, (6, 0)),
-    ("Send", opcode::Send::CODE, (0, 0)),
-    ("SendZc", opcode::SendZc::CODE, (0, 0)),
-    ("Close", opcode::Close::CODE, (0, 0)),
-    ("ProvideBuffers", opcode::ProvideBuffers::CODE, (0, 0)),
-    ("Timeout", opcode::Timeout::CODE, (0, 0)),
-    ("LinkTimeout", opcode::LinkTimeout::CODE, (0, 0)),
-    ("AsyncCancel", opcode::AsyncCancel::CODE, (0, 0)),
-    ("PollAdd", opcode::PollAdd::CODE, (0, 0)),
-    ("OpenAt", opcode::OpenAt::CODE, (0, 0)),
-    ("Statx", opcode::Statx::CODE, (0, 0)),
-    ("Socket", opcode::Socket::CODE, (0, 0)),
-];
 
 /// Kernels before 5.19 and 6.0 run Accept/Recv but reject their multishot flag.
 const MULTISHOT_NOTE: &str = "AcceptMulti/RecvMulti share Accept/Recv's opcode (multishot \

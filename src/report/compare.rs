@@ -13,23 +13,24 @@ use serde_json::Value;
 
 use crate::report::load::load_document;
 use crate::report::numbers::{per_op, ratio};
-use crate::report::summary::{studies, EngineSummary, Spread, Study};
+use crate::report::summary::{studies, EngineSummary, Study};
 use crate::row::Document;
+use crate::stats::Spread;
 
 /// Exit code when `--fail-if-slower` caught a regression (1 stays "could not compare").
 pub const EXIT_SLOWER: u8 = 2;
 
-#[derive(clap::Args, Debug, Clone)]
-pub struct CompareArgs {
+/// What to compare, and how strictly.
+#[derive(Clone, Debug)]
+pub struct Comparison {
     /// The baseline: a results JSON or a results directory.
     pub base: PathBuf,
     /// The candidate compared with the baseline.
     pub new: PathBuf,
     /// Compare even when the kernels or the parameters differ (with a warning).
-    #[arg(long)]
     pub force: bool,
-    /// Exit with code 2 when any throughput dropped by more than PCT percent, outside noise.
-    #[arg(long, value_name = "PCT")]
+    /// Exit with `EXIT_SLOWER` when any throughput dropped by more than this percent, outside
+    /// noise.
     pub fail_if_slower: Option<f64>,
 }
 
@@ -77,7 +78,7 @@ impl Change {
     }
 }
 
-pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
+pub fn run(args: &Comparison) -> anyhow::Result<ExitCode> {
     let base = load_document(&args.base)?;
     let new = load_document(&args.new)?;
     for problem in comparability(&base, &new) {

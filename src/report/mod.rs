@@ -22,22 +22,15 @@ use anyhow::Context;
 
 use crate::row::Document;
 
-#[derive(clap::Args, Debug, Clone)]
-pub struct ReportArgs {
-    /// A results directory (holding results.json) or a results JSON file.
-    pub input: PathBuf,
-    /// Where to write report.md and report.html (default: beside the JSON).
-    #[arg(long)]
-    pub out: Option<PathBuf>,
-}
-
-pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
-    let document = load::load_document(&args.input)?;
-    let file = load::document_path(&args.input);
+/// Re-renders the reports of the document at `input` (a results directory or JSON file) into
+/// `out`, or beside the JSON.
+pub fn run(input: &Path, out: Option<&Path>) -> anyhow::Result<ExitCode> {
+    let document = load::load_document(input)?;
+    let file = load::document_path(input);
     let beside = file
         .parent()
         .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
-    let out = args.out.clone().unwrap_or(beside);
+    let out = out.map_or(beside, Path::to_path_buf);
     let written = write_reports(&document, &out)?;
     for path in written {
         println!("{}", path.display());

@@ -2,7 +2,8 @@
 //! engines lines up and a verdict sentence reads as a sentence ("0.0088 syscalls per write vs
 //! 1.0", not "0.008789062 vs 1").
 
-use crate::report::summary::{Headline, Spread};
+use crate::report::summary::Headline;
+use crate::stats::Spread;
 use crate::units::format_count;
 
 /// A throughput in the headline's unit: whole MB/s, compact ops/s.

@@ -5,43 +5,12 @@
 
 use serde_json::{Map, Value};
 
-use crate::output::median;
 use crate::row::Row;
+use crate::stats::{params_text, Spread};
 
 /// The parameter that marks a control job (fio, wrk) run beside ringside's own engines. It is
 /// not part of the study's key, so controls land in the table they are a control for.
 pub const CONTROL_PARAM: &str = "control";
-
-/// The median of a metric across runs, with the smallest and largest run: the report's noise.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Spread {
-    pub median: f64,
-    pub min: f64,
-    pub max: f64,
-}
-
-impl Spread {
-    pub fn of(values: &[f64]) -> Spread {
-        Spread {
-            median: median(values),
-            min: values.iter().copied().fold(f64::INFINITY, f64::min),
-            max: values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-        }
-    }
-
-    /// True when the run ranges overlap: then no ordering of the two is supported by the data.
-    pub fn overlaps(&self, other: &Spread) -> bool {
-        self.min <= other.max && other.min <= self.max
-    }
-
-    pub fn scaled(&self, factor: f64) -> Spread {
-        Spread {
-            median: self.median * factor,
-            min: self.min * factor,
-            max: self.max * factor,
-        }
-    }
-}
 
 /// What a study is ranked by: bytes for the file-write study, operations everywhere else.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -237,17 +206,6 @@ impl Study {
     }
 }
 
-pub fn params_text(params: &Map<String, Value>) -> String {
-    let pairs: Vec<String> = params
-        .iter()
-        .map(|(key, value)| match value {
-            Value::String(text) => format!("{key}={text}"),
-            other => format!("{key}={other}"),
-        })
-        .collect();
-    pairs.join(" ")
-}
-
 /// What makes a study: its workload and its parameters without the control marker and the
 /// settings an engine chose for itself (its io-wq and SQPOLL threads), which differ by engine.
 pub type StudyKey = (String, Map<String, Value>);
@@ -349,14 +307,6 @@ pub mod tests {
             verified: true,
             ..Row::default()
         }
-    }
-
-    #[test]
-    fn spreads_overlap_only_when_ranges_meet() {
-        let a = Spread::of(&[1.0, 2.0, 3.0]);
-        assert_eq!((a.median, a.min, a.max), (2.0, 1.0, 3.0));
-        assert!(a.overlaps(&Spread::of(&[3.0, 4.0])));
-        assert!(!a.overlaps(&Spread::of(&[3.5, 4.0])));
     }
 
     #[test]

@@ -11,11 +11,13 @@ use std::process::{Command, Stdio};
 use anyhow::Context;
 use serde_json::{Map, Value};
 
+use crate::engines::{find, Workload};
 use crate::measure::ProcessMeter;
-use crate::net::echo::{Rig, ServerProcess};
 use crate::report::summary::CONTROL_PARAM;
-use crate::row::{per_second, Row};
-use crate::tuning::{Idle, Sched};
+use crate::row::Row;
+use crate::stats::per_second;
+use crate::studies::net::{Rig, ServerProcess};
+use crate::system::tuning::{Idle, Sched};
 
 /// The fio engines run as controls, with the arguments that make them fio's equivalents.
 const FIO_ENGINES: [(&str, &[&str]); 2] = [
@@ -160,11 +162,11 @@ pub fn wrk_http(rows: &[Row], duration: &str) -> anyhow::Result<Vec<Row>> {
             cells.push(row);
         }
     }
-    let engine = crate::net::find_engine(WRK_SERVER_ENGINE)?;
+    let engine = find(Workload::Http, WRK_SERVER_ENGINE)?;
     let mut controls = Vec::new();
     for run in 1..=runs {
         for cell in &cells {
-            if crate::progress::stopped() {
+            if crate::system::stop::stopped() {
                 return Ok(controls);
             }
             let cpu = |key: &str, default: u64| {

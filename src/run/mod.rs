@@ -16,40 +16,24 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 
+use crate::output::progress::Progress;
 use crate::output::{render, render_csv, Format};
-use crate::progress::{stop_flag, stopped, Progress};
 use crate::report::load::load_document;
 use crate::row::{Document, Row};
-use crate::study::EXIT_INTERRUPTED;
+use crate::studies::EXIT_INTERRUPTED;
+use crate::system::stop::{stop_flag, stopped};
 use steps::{plan, Control, Mode, Step};
 
-#[derive(clap::Args, Debug, Clone)]
-pub struct RunArgs {
-    /// About a minute: small files, one or two runs (for CI and a first look).
-    #[arg(long, conflicts_with = "full")]
-    pub quick: bool,
-    /// The source documents' sizes and durations (1 GiB files, 20 s network runs).
-    #[arg(long)]
-    pub full: bool,
+/// The whole study, as `run`'s flags asked for it.
+#[derive(Clone, Debug)]
+pub struct RunPlan {
+    pub mode: Mode,
     /// Results directory (default: results/<UTC timestamp>).
-    #[arg(long)]
     pub out: Option<PathBuf>,
     /// Directory for the scratch files of the file studies (default: the results directory).
-    #[arg(long)]
     pub dir: Option<PathBuf>,
-    /// No progress bar, and no progress from the steps themselves: one line per step on stderr.
-    #[arg(long, short = 'q')]
+    /// No progress bar, and no progress from the steps themselves.
     pub quiet: bool,
-}
-
-impl RunArgs {
-    fn mode(&self) -> Mode {
-        match (self.quick, self.full) {
-            (true, _) => Mode::Quick,
-            (_, true) => Mode::Full,
-            _ => Mode::Default,
-        }
-    }
 }
 
 /// What the steps produced so far.
@@ -68,8 +52,8 @@ impl Collected {
     }
 }
 
-pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
-    let mode = args.mode();
+pub fn run(args: &RunPlan) -> anyhow::Result<ExitCode> {
+    let mode = args.mode;
     let out = args
         .out
         .clone()

@@ -1,13 +1,53 @@
-//! What the network test files share: a `ringside serve` child on 127.0.0.1 and its checks.
+//! What the test files share: one loop over the engine table that every behaviour test runs
+//! its body in, and a `ringside serve` child on 127.0.0.1 with its checks.
 
 use std::io::{BufRead, BufReader};
 use std::net::{SocketAddr, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use ringside::engines::{engines_of, EngineDef, Workload};
+
 pub const BIN: &str = env!("CARGO_BIN_EXE_ringside");
 /// No single socket operation in these tests may block longer than this.
 pub const IO_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Runs `body` for every engine of the table that serves `workload`, so an engine added to the
+/// table is tested by every behaviour without editing a test file. An engine that cannot run
+/// on this kernel is skipped with its reason on stderr; every other one must pass. One engine's
+/// failure does not hide the others': the test fails at the end, naming each engine that failed,
+/// and it fails if an engine of the table was neither exercised nor unavailable.
+pub fn for_each_engine(workload: Workload, body: impl Fn(&'static EngineDef)) {
+    let table: Vec<&str> = engines_of(workload).map(|engine| engine.name).collect();
+    let mut accounted = Vec::new();
+    let mut failed = Vec::new();
+    for engine in engines_of(workload) {
+        accounted.push(engine.name);
+        if let Err(reason) = engine.availability() {
+            eprintln!("skipped {}: {reason}", engine.name);
+            continue;
+        }
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| body(engine)));
+        if outcome.is_err() {
+            failed.push(engine.name);
+        }
+    }
+    assert_eq!(
+        accounted, table,
+        "an engine of the table was never exercised"
+    );
+    assert!(
+        failed.is_empty(),
+        "failed for {failed:?} (see the panics above)"
+    );
+}
+
+/// Engines that serve one connection at a time by design (the rest wait in the backlog), so
+/// behaviours that need concurrent clients use one client with them, or none.
+#[allow(dead_code)] // Used by the echo tests only.
+pub fn serves_one_at_a_time(engine: &EngineDef) -> bool {
+    engine.name == "blocking"
+}
 
 /// A `ringside serve <proto>` child, killed when dropped.
 pub struct Server {
@@ -19,7 +59,12 @@ impl Server {
     /// Starts `ringside serve <proto> --engine <engine>` with `extra` flags after the usual
     /// ones, or returns None (and says why) when the engine cannot run on this kernel.
     pub fn start(proto: &str, engine: &str, extra: &[&str]) -> Option<Server> {
-        let def = ringside::net::find_engine(engine).unwrap();
+        let workload = if proto == "http" {
+            Workload::Http
+        } else {
+            Workload::Echo
+        };
+        let def = ringside::engines::find(workload, engine).unwrap();
         if let Err(reason) = def.availability() {
             eprintln!("skipped {engine}: {reason}");
             return None;

@@ -1,0 +1,160 @@
+//! Flags several subcommands share, defined once and flattened where they are used, with the
+//! same meaning everywhere; and the parsers for human units (`4k`, `1G`, `10s`).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+
+use crate::engines::uring::ring::{format_cpus, Helpers};
+use crate::output::Format;
+use crate::studies::Destination;
+use crate::system::pin::{cpus_online, parse_cpus, CpuList};
+use crate::units::{parse_duration, parse_size};
+
+#[derive(Args, Debug, Clone)]
+pub struct ProbeArgs {
+    /// Directory whose filesystem to probe (type, O_DIRECT).
+    #[arg(long, default_value = ".")]
+    pub dir: PathBuf,
+    /// table for people, json for scripts.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+}
+
+/// Where results go: every subcommand that writes rows has these two.
+#[derive(Args, Debug, Clone)]
+pub struct OutputArgs {
+    /// Output format on stdout (or in --output).
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Write results to this file instead of stdout.
+    #[arg(long, short = 'o')]
+    pub output: Option<PathBuf>,
+}
+
+impl OutputArgs {
+    pub fn destination(&self, json: Option<PathBuf>) -> Destination {
+        Destination {
+            format: self.format,
+            path: self.output.clone(),
+            json,
+        }
+    }
+}
+
+/// Flags every file study shares, with the same meaning everywhere.
+#[derive(Args, Debug, Clone)]
+pub struct CommonArgs {
+    /// Engines to compare, comma separated (default: every engine of the workload).
+    #[arg(long, short = 'e', value_delimiter = ',')]
+    pub engine: Vec<String>,
+    /// Measured runs per engine; engines alternate run by run (A B A B ...).
+    #[arg(long, short = 'r', default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
+    pub runs: u32,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// Pin the measured thread to this CPU.
+    #[arg(long)]
+    pub cpu: Option<usize>,
+    /// No progress on stderr.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+    #[command(flatten)]
+    pub helpers: HelperArgs,
+}
+
+/// The kernel threads that work for io_uring engines, set on purpose and recorded in every row
+/// (`params.iowq_*`, `params.sqpoll_cpu`), never left to an accident of setup order.
+#[derive(Args, Debug, Clone, Default)]
+pub struct HelperArgs {
+    /// Most io-wq worker threads for the file I/O io_uring cannot finish inline (buffered writes,
+    /// fsyncs). Default: 16 per online CPU. The kernel gives a ring at most 4 per CPU by itself,
+    /// sized by the *first* ring a thread makes (2 workers made the page cycle 2.3x slower
+    /// here); fsyncs block in workers, so more of them share more device flushes: the page
+    /// cycle took 1.17 s on 8 workers and 0.85-0.92 s on 16 to 64 on a 2-CPU VM.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub iowq_workers: Option<u32>,
+    /// CPUs the io-wq workers may run on, e.g. `1` or `0-1`. Default: every online CPU, as for
+    /// an unpinned process (otherwise workers inherit --cpu and queue behind the engine).
+    #[arg(long, value_name = "LIST", value_parser = cpus_arg)]
+    pub iowq_cpus: Option<CpuList>,
+    /// CPU of uring-sqpoll's kernel submission thread. Default: a CPU other than --cpu when the
+    /// engine is pinned (the poller spins and would take the engine's own CPU), else any.
+    #[arg(long, value_name = "N")]
+    pub sqpoll_cpu: Option<usize>,
+}
+
+impl HelperArgs {
+    /// The settings for an engine pinned to `engine_cpu` (if any): the defaults, overridden
+    /// by the flags given, each CPU checked against the machine.
+    pub fn resolve(&self, engine_cpu: Option<usize>) -> anyhow::Result<Helpers> {
+        let mut helpers = Helpers::defaults(engine_cpu);
+        let online = cpus_online();
+        if let Some(workers) = self.iowq_workers {
+            helpers.iowq_bounded_max = workers;
+        }
+        if let Some(CpuList(cpus)) = &self.iowq_cpus {
+            if let Some(cpu) = cpus.iter().find(|cpu| !online.contains(cpu)) {
+                anyhow::bail!(
+                    "--iowq-cpus names CPU {cpu}, which is not online here (online: {})",
+                    format_cpus(&online)
+                );
+            }
+            helpers.iowq_cpus = cpus.clone();
+        }
+        if let Some(cpu) = self.sqpoll_cpu {
+            anyhow::ensure!(
+                online.contains(&cpu),
+                "--sqpoll-cpu {cpu} is not an online CPU here (online: {})",
+                format_cpus(&online)
+            );
+            helpers.sqpoll_cpu = Some(cpu);
+        }
+        Ok(helpers)
+    }
+}
+
+fn cpus_arg(text: &str) -> Result<CpuList, String> {
+    parse_cpus(text).map(CpuList)
+}
+
+pub fn size_arg(text: &str) -> Result<u64, String> {
+    parse_size(text)
+}
+
+pub fn duration_arg(text: &str) -> Result<Duration, String> {
+    parse_duration(text)
+}
+
+/// Parses a comma-separated list flag's values, each with `parse`; the flag is named in the
+/// error.
+pub fn parse_list<T>(
+    texts: &[String],
+    flag: &str,
+    parse: impl Fn(&str) -> Option<T>,
+) -> anyhow::Result<Vec<T>> {
+    anyhow::ensure!(!texts.is_empty(), "{flag} needs at least one value");
+    texts
+        .iter()
+        .map(|text| {
+            parse(text.trim()).ok_or_else(|| {
+                anyhow::anyhow!("{flag} value '{text}' is not a positive number in range")
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_reject_zero_and_garbage_with_the_flag_name() {
+        let parse = |text: &str| text.parse::<usize>().ok().filter(|&n| n > 0);
+        let good = parse_list(&["1".into(), " 50".into()], "--connections", parse).unwrap();
+        assert_eq!(good, [1, 50]);
+        let error = parse_list(&["0".into()], "--connections", parse).unwrap_err();
+        assert!(error.to_string().contains("--connections value '0'"));
+    }
+}

@@ -1,0 +1,161 @@
+//! `fs write` and `fs cycle`: their flags, and the file studies they turn into.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use super::common::{duration_arg, size_arg, CommonArgs};
+use crate::engines::{select, Workload};
+use crate::studies::fs::cycle::CycleOptions;
+use crate::studies::fs::write::WriteOptions;
+use crate::studies::fs::FileStudy;
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct WriteArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Bytes to write per run.
+    #[arg(long, short = 's', default_value = "1G", value_parser = size_arg)]
+    pub size: u64,
+    /// Bytes per write operation (seed 003 used 4k and 1M).
+    #[arg(long, short = 'b', default_value = "4k", value_parser = size_arg)]
+    pub block_size: u64,
+    /// Operations in flight for the batch/ring/fixed/sqpoll engines.
+    #[arg(long, short = 'd', default_value_t = 128, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub depth: u32,
+    #[command(flatten)]
+    pub scratch: ScratchArgs,
+    /// Truncate the file before each run (a fresh file) instead of overwriting it.
+    #[arg(long)]
+    pub fresh: bool,
+    /// fsync the file before the clock stops (measures the device, not just the page cache).
+    #[arg(long)]
+    pub fsync_end: bool,
+    /// Open the file with O_DIRECT (block size must be a multiple of 512).
+    #[arg(long)]
+    pub direct: bool,
+    /// Stop a run after this long even if --size is not written yet, like fio's runtime; the
+    /// row then covers what was written. Keeps slow engines (uring-single writes 4 KiB blocks
+    /// at well under 100 MB/s on some machines) from dominating the study. 0 = no limit.
+    #[arg(long, default_value = "2s", value_parser = duration_arg)]
+    pub runtime: Duration,
+    /// Seed of the random data (recorded in every row).
+    #[arg(long, default_value_t = 3)]
+    pub seed: u64,
+}
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct CycleArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Size of the file the pages cover.
+    #[arg(long, short = 's', default_value = "256m", value_parser = size_arg)]
+    pub size: u64,
+    /// Bytes per page: one write, one fsync and one read each.
+    #[arg(long, short = 'b', default_value = "4k", value_parser = size_arg)]
+    pub page_size: u64,
+    /// Linked write->fsync->read chains in flight for the io_uring engines.
+    #[arg(long, short = 'd', default_value_t = 128, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub depth: u32,
+    #[command(flatten)]
+    pub scratch: ScratchArgs,
+    /// Truncate the file before each run (pages extend it) instead of overwriting it.
+    #[arg(long)]
+    pub fresh: bool,
+    /// fdatasync instead of fsync.
+    #[arg(long)]
+    pub fdatasync: bool,
+    /// Open the file with O_DIRECT (page size must be a multiple of 512).
+    #[arg(long)]
+    pub direct: bool,
+    /// Seed of the random data (recorded in every row).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+}
+
+/// Where a file study writes its scratch file; both file studies take it.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ScratchArgs {
+    /// Directory for the scratch file (default: the current directory).
+    #[arg(long, default_value = ".")]
+    pub dir: PathBuf,
+}
+
+/// What both file studies' flags give, besides their own.
+struct FileShape<'a> {
+    common: &'a CommonArgs,
+    dir: &'a PathBuf,
+    size: u64,
+    block_size: u64,
+    block_flag: &'static str,
+    depth: u32,
+    direct: bool,
+    fresh: bool,
+    seed: u64,
+}
+
+impl FileShape<'_> {
+    fn study(self, workload: Workload, durable_setup: bool) -> anyhow::Result<FileStudy> {
+        let common = self.common;
+        Ok(FileStudy {
+            workload,
+            engines: select(workload, &common.engine)?,
+            runs: common.runs,
+            destination: common.output.destination(None),
+            cpu: common.cpu,
+            quiet: common.quiet,
+            helpers: common.helpers.resolve(common.cpu)?,
+            dir: self.dir.clone(),
+            size: self.size,
+            block_size: self.block_size,
+            block_flag: self.block_flag,
+            depth: self.depth,
+            direct: self.direct,
+            fresh: self.fresh,
+            seed: self.seed,
+            durable_setup,
+        })
+    }
+}
+
+impl WriteArgs {
+    pub fn run(&self) -> anyhow::Result<ExitCode> {
+        let shape = FileShape {
+            common: &self.common,
+            dir: &self.scratch.dir,
+            size: self.size,
+            block_size: self.block_size,
+            block_flag: "--block-size",
+            depth: self.depth,
+            direct: self.direct,
+            fresh: self.fresh,
+            seed: self.seed,
+        };
+        let options = WriteOptions {
+            fsync_end: self.fsync_end,
+            runtime: self.runtime,
+        };
+        crate::studies::fs::write::run(&shape.study(Workload::FsWrite, false)?, options)
+    }
+}
+
+impl CycleArgs {
+    pub fn run(&self) -> anyhow::Result<ExitCode> {
+        let shape = FileShape {
+            common: &self.common,
+            dir: &self.scratch.dir,
+            size: self.size,
+            block_size: self.page_size,
+            block_flag: "--page-size",
+            depth: self.depth,
+            direct: self.direct,
+            fresh: self.fresh,
+            seed: self.seed,
+        };
+        // A study of fsyncs starts from a file that is clean on disk.
+        let options = CycleOptions {
+            datasync: self.fdatasync,
+        };
+        crate::studies::fs::cycle::run(&shape.study(Workload::FsCycle, true)?, options)
+    }
+}

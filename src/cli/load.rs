@@ -1,0 +1,313 @@
+//! `load echo` and `load http`: the load generator's flags, and the plan of one load run.
+
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use super::common::{duration_arg, size_arg, OutputArgs};
+use crate::load::{HttpLoad, LoadPlan, Mode, SLOW_READER_WINDOW_BYTES, STREAM_WINDOW_BYTES};
+use crate::protocols::http::request_bytes;
+use crate::studies::load::LoadCommand;
+use crate::system::tuning::Sched;
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct LoadArgs {
+    /// The echo server to drive, HOST:PORT (ringside's own or any other).
+    #[arg(long)]
+    pub target: SocketAddr,
+    /// Bytes per message (k/m suffixes allowed).
+    #[arg(long, default_value = "64", value_parser = payload_arg)]
+    pub payload: usize,
+    /// ping-pong: one message in flight per connection, latency recorded. stream: every
+    /// connection streams without waiting (odd-sized writes and reads, up to --window ahead of
+    /// its echo), every byte checked: the test most peer servers failed (add --read-rate for
+    /// the slow reader that exposes short sends).
+    #[arg(long, value_enum, default_value_t = Mode::PingPong)]
+    pub mode: Mode,
+    /// Stream mode's slow reader: read each connection's echo at no more than this many
+    /// bytes/s (k/m suffixes allowed, per connection), in small odd-sized reads, while the
+    /// sender keeps writing up to --window ahead. The echo backs up until the server's send
+    /// buffer is full: its sends go short and its buffers wait with bytes still pending, which
+    /// servers that ignore a send's result get wrong (tcpkali's --channel-bandwidth-downstream,
+    /// in bytes). `-c 8 --payload 1000 --read-rate 4m` caught such a server within 3 s; slower
+    /// rates take longer to refill the server's send buffer.
+    #[arg(long, value_name = "BYTES_PER_SEC", value_parser = read_rate_arg)]
+    pub read_rate: Option<u64>,
+    /// SO_RCVBUF of every client socket, set before it connects so it also bounds the TCP
+    /// window the server sees (tcpkali's --rcvbuf). The kernel doubles it and keeps a minimum.
+    #[arg(long, value_name = "BYTES", value_parser = rcvbuf_arg)]
+    pub rcvbuf: Option<usize>,
+    /// Stream mode: how far each connection's writes may run ahead of its checked echo, which
+    /// bounds what the server and the socket buffers between must hold [default: 256k, or 8m
+    /// with --read-rate: a slow reader only makes the server's sends go short once the server's
+    /// send buffer is full, and Linux grows that up to net.ipv4.tcp_wmem's maximum, 4 MiB by
+    /// default].
+    #[arg(long, value_name = "BYTES", value_parser = window_arg)]
+    pub window: Option<u64>,
+    #[command(flatten)]
+    pub run: LoadRunArgs,
+}
+
+/// `load http`: a URL instead of an address, and an optional arrival rate.
+#[derive(clap::Args, Debug, Clone)]
+pub struct HttpLoadArgs {
+    /// The HTTP server to drive, http://HOST:PORT/PATH (ringside's own or any other).
+    #[arg(long)]
+    pub target: String,
+    /// Open loop at this many requests/s over all connections, latency counted from each
+    /// request's due time (as wrk2); without it, a closed loop (as wrk).
+    #[arg(long, value_parser = rate_arg)]
+    pub rate: Option<f64>,
+    #[command(flatten)]
+    pub run: LoadRunArgs,
+}
+
+/// The flags `load echo` and `load http` share, with the same meaning.
+#[derive(clap::Args, Debug, Clone)]
+pub struct LoadRunArgs {
+    /// Concurrent connections, each with one message or request in flight.
+    #[arg(long, short = 'c', default_value_t = 50, value_parser = connections_arg)]
+    pub connections: usize,
+    /// Measured time.
+    #[arg(long, short = 'd', default_value = "10s", value_parser = duration_arg)]
+    pub duration: Duration,
+    /// Time before the measured window; its messages are not counted.
+    #[arg(long, default_value = "1s", value_parser = duration_arg)]
+    pub warmup: Duration,
+    /// Client threads; connections are spread over them.
+    #[arg(long, short = 't', default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub threads: u32,
+    /// A message not answered in full within this time counts as a timeout; its connection
+    /// closes.
+    #[arg(long, default_value = "2s", value_parser = duration_arg)]
+    pub timeout: Duration,
+    /// Pin the client threads to this CPU.
+    #[arg(long)]
+    pub cpu: Option<usize>,
+    /// Measure this server process over the window: kernel-counted syscalls, CPU, switches.
+    #[arg(long)]
+    pub server_pid: Option<i32>,
+    /// Scheduling class of the client threads (fifo = SCHED_FIFO 50, as `chrt -f 50`).
+    #[arg(long, value_enum, default_value_t = Sched::Other)]
+    pub sched: Sched,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+fn rate_arg(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(rate) if rate > 0.0 && rate <= 10_000_000.0 => Ok(rate),
+        _ => Err(format!(
+            "'{text}' is not a rate between 0 and 10M requests/s"
+        )),
+    }
+}
+
+/// Splits `http://HOST:PORT/PATH` into the address to connect to, the Host header and the path.
+pub fn parse_target(url: &str) -> Result<(SocketAddr, String, String), String> {
+    let rest = url
+        .strip_prefix("http://")
+        .ok_or_else(|| format!("'{url}' is not an http:// URL (https is not supported)"))?;
+    let (authority, path) = match rest.find('/') {
+        Some(slash) => (&rest[..slash], &rest[slash..]),
+        None => (rest, "/"),
+    };
+    let with_port = if authority.contains(':') {
+        authority.to_string()
+    } else {
+        format!("{authority}:80")
+    };
+    let address = std::net::ToSocketAddrs::to_socket_addrs(&with_port)
+        .ok()
+        .and_then(|mut addresses| addresses.next())
+        .ok_or_else(|| format!("cannot resolve '{authority}' in '{url}'"))?;
+    Ok((address, authority.to_string(), path.to_string()))
+}
+
+fn connections_arg(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(0) => Err("at least one connection is needed".into()),
+        Ok(count) if count > 65_000 => Err(format!(
+            "{count} connections is more than one \
+             client address has ports for"
+        )),
+        Ok(count) => Ok(count),
+        Err(_) => Err(format!("'{text}' is not a number of connections")),
+    }
+}
+
+fn read_rate_arg(text: &str) -> Result<u64, String> {
+    match size_arg(text)? {
+        0 => Err("a reader needs a rate of at least one byte/s".into()),
+        rate => Ok(rate),
+    }
+}
+
+fn rcvbuf_arg(text: &str) -> Result<usize, String> {
+    match size_arg(text)? {
+        0 => Err("a receive buffer needs at least one byte".into()),
+        bytes if bytes > 1 << 30 => Err("receive buffers above 1 GiB are not supported".into()),
+        bytes => Ok(bytes as usize),
+    }
+}
+
+fn window_arg(text: &str) -> Result<u64, String> {
+    match size_arg(text)? {
+        0 => Err("a stream needs a window of at least one byte".into()),
+        bytes if bytes > 1 << 30 => Err("windows above 1 GiB are not supported".into()),
+        bytes => Ok(bytes),
+    }
+}
+
+fn payload_arg(text: &str) -> Result<usize, String> {
+    match size_arg(text)? {
+        0 => Err("a message needs at least one byte".into()),
+        bytes if bytes > 1 << 24 => Err("messages above 16 MiB are not supported".into()),
+        bytes => Ok(bytes as usize),
+    }
+}
+
+impl LoadRunArgs {
+    fn plan(&self, target: SocketAddr, payload_bytes: usize, mode: Mode) -> LoadPlan {
+        LoadPlan {
+            target,
+            connections: self.connections,
+            payload_bytes,
+            duration: self.duration,
+            warmup: self.warmup,
+            threads: self.threads as usize,
+            timeout: self.timeout,
+            cpu: self.cpu,
+            sched: self.sched,
+            mode,
+            read_bytes_per_sec: None,
+            rcvbuf_bytes: None,
+            window_bytes: STREAM_WINDOW_BYTES,
+            http: None,
+        }
+    }
+}
+
+impl LoadArgs {
+    pub fn plan(&self) -> anyhow::Result<LoadPlan> {
+        if self.mode != Mode::Stream && (self.read_rate.is_some() || self.window.is_some()) {
+            anyhow::bail!(
+                "--read-rate and --window shape --mode stream; ping-pong reads each echo whole \
+                 before it sends the next message"
+            );
+        }
+        let mut plan = self.run.plan(self.target, self.payload, self.mode);
+        plan.read_bytes_per_sec = self.read_rate;
+        plan.rcvbuf_bytes = self.rcvbuf;
+        plan.window_bytes = match (self.window, self.read_rate) {
+            (Some(window), _) => window,
+            (None, Some(_)) => SLOW_READER_WINDOW_BYTES,
+            (None, None) => STREAM_WINDOW_BYTES,
+        };
+        if self.mode == Mode::Stream && plan.window_bytes < self.payload as u64 {
+            anyhow::bail!(
+                "a stream's --window ({} bytes) must hold at least one --payload write ({} bytes)",
+                plan.window_bytes,
+                self.payload
+            );
+        }
+        Ok(plan)
+    }
+}
+
+impl HttpLoadArgs {
+    pub fn plan(&self) -> anyhow::Result<LoadPlan> {
+        let (address, host, path) = parse_target(&self.target).map_err(anyhow::Error::msg)?;
+        let request = request_bytes(&host, &path);
+        let mut plan = self.run.plan(address, request.len(), Mode::Http);
+        plan.http = Some(HttpLoad {
+            request,
+            rate_per_sec: self.rate,
+        });
+        Ok(plan)
+    }
+}
+
+impl LoadRunArgs {
+    fn command(&self) -> LoadCommand {
+        LoadCommand {
+            server_pid: self.server_pid,
+            format: self.output.format,
+            output: self.output.output.clone(),
+        }
+    }
+}
+
+impl LoadArgs {
+    pub fn run(&self) -> anyhow::Result<ExitCode> {
+        crate::studies::load::run(&self.plan()?, &self.run.command())
+    }
+}
+
+impl HttpLoadArgs {
+    pub fn run(&self) -> anyhow::Result<ExitCode> {
+        crate::studies::load::run(&self.plan()?, &self.run.command())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_are_http_urls() {
+        let (address, host, path) = parse_target("http://127.0.0.1:8080/a?b").unwrap();
+        assert_eq!(
+            (address.port(), host.as_str(), path.as_str()),
+            (8080, "127.0.0.1:8080", "/a?b")
+        );
+        assert_eq!(parse_target("http://127.0.0.1:1").unwrap().2, "/");
+        assert!(parse_target("https://127.0.0.1/")
+            .unwrap_err()
+            .contains("http://"));
+    }
+
+    fn echo_plan(flags: &[&str]) -> anyhow::Result<LoadPlan> {
+        #[derive(clap::Parser)]
+        struct Command {
+            #[command(flatten)]
+            load: LoadArgs,
+        }
+        let target = ["ringside", "--target", "127.0.0.1:1"];
+        let command: Command = clap::Parser::try_parse_from(target.iter().chain(flags))?;
+        command.load.plan()
+    }
+
+    #[test]
+    fn a_slow_reader_gets_a_window_past_the_servers_send_buffer() {
+        let plan = echo_plan(&["--mode", "stream", "--read-rate", "4m", "--rcvbuf", "4k"]).unwrap();
+        assert_eq!(plan.read_bytes_per_sec, Some(4 << 20));
+        assert_eq!(plan.rcvbuf_bytes, Some(4096));
+        assert_eq!(plan.window_bytes, SLOW_READER_WINDOW_BYTES);
+        let plan = echo_plan(&["--mode", "stream", "--read-rate", "4m", "--window", "1m"]).unwrap();
+        assert_eq!(plan.window_bytes, 1 << 20);
+        assert_eq!(
+            echo_plan(&["--mode", "stream"]).unwrap().window_bytes,
+            STREAM_WINDOW_BYTES
+        );
+    }
+
+    #[test]
+    fn stream_flags_outside_stream_mode_and_windows_below_a_write_are_refused() {
+        let error = echo_plan(&["--read-rate", "1m"]).unwrap_err().to_string();
+        assert!(error.contains("--mode stream"), "{error}");
+        assert!(echo_plan(&["--window", "1m"]).is_err());
+        let error = echo_plan(&["--mode", "stream", "--payload", "1m"]).unwrap_err();
+        assert!(error.to_string().contains("--window"), "{error}");
+        assert!(echo_plan(&["--mode", "stream", "--read-rate", "0"]).is_err());
+    }
+
+    #[test]
+    fn zero_connections_and_empty_messages_are_refused() {
+        assert!(connections_arg("0")
+            .unwrap_err()
+            .contains("at least one connection"));
+        assert!(payload_arg("0").unwrap_err().contains("at least one byte"));
+        assert_eq!(payload_arg("1k"), Ok(1024));
+    }
+}

@@ -1,0 +1,125 @@
+//! The command line: one subcommand per question, the same flag names meaning the same thing in
+//! every subcommand (`--engine`, `--runs`, `--format`, `--output`, `--cpu`, `--size`,
+//! `--block-size`, `--depth`, `--duration`), human units everywhere (`4k`, `1G`, `10s`).
+//!
+//! A thin layer: each subcommand's flags (one file per family) turn into a plain plan (a study,
+//! a server, a load run) that the rest of the crate takes; nothing below this folder sees clap's
+//! argument structs. Flags several subcommands share are defined once in `common.rs` and
+//! flattened where they are used.
+
+mod common;
+mod fs;
+mod load;
+mod net;
+mod report;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use common::ProbeArgs;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "ringside",
+    version,
+    about = "How much do io_uring and its features buy over blocking syscalls and epoll, on this \
+             machine?",
+    long_about = "ringside measures blocking syscalls, epoll and io_uring variants side by side on \
+                  the same workload, in one run, with syscalls counted by the kernel, CPU time of \
+                  every thread (io_uring's kernel workers included) and every byte verified.\n\n\
+                  Start with `ringside probe` to see what this kernel offers, then e.g. \
+                  `ringside fs write` or `ringside fs cycle`.",
+    after_help = "Sizes take k/m/g suffixes (powers of 1024, as in fio); durations take s/ms/m \
+                  (as in wrk). Results: a table on stdout, or --format csv|json, or --output FILE."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// What this machine and kernel offer: io_uring features, opcodes, setup flags, limits,
+    /// mitigations, the target filesystem, and whether syscalls can be counted.
+    Probe(ProbeArgs),
+    /// Every engine of every workload, and whether it can run here (with the reason if not).
+    Engines(ProbeArgs),
+    /// File workloads: sequential write (seed 003) and write/fsync/read page cycle (seed 000).
+    #[command(subcommand)]
+    Fs(FsCommand),
+    /// Echo study (seeds 000 and 004): every server engine as a child process on one core, the
+    /// load generator on the other, connections x payload x runs, engines alternating.
+    Echo(net::EchoArgs),
+    /// HTTP study (seed 001): fixed-response HTTP/1.1 servers per engine as child processes on
+    /// one core, ringside's HTTP load generator on the other; seed 001's table.
+    Http(net::HttpArgs),
+    /// Run one network server engine until Ctrl-C/SIGTERM, for any client to drive.
+    #[command(subcommand)]
+    Serve(ServeCommand),
+    /// Drive a network server (ringside's or any other) and verify every byte it returns.
+    #[command(subcommand)]
+    Load(LoadCommand),
+    /// Re-render report.md and report.html from a results document (a results.json or its
+    /// directory), with charts, the io_uring feature ladder and the measured verdicts.
+    Report(report::ReportArgs),
+    /// Compare two results documents: per engine and metric the ratio B/A, each side's run
+    /// range, and "within noise" where the ranges overlap. Exit 2 with --fail-if-slower PCT
+    /// when a throughput dropped by more than PCT outside noise.
+    Compare(report::CompareArgs),
+    /// The whole study in one command: every workload, the engines that matter, fio controls
+    /// where installed, and results.json, results.csv, report.md and report.html in one
+    /// directory. About five minutes; --quick about one.
+    Run(report::RunArgs),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ServeCommand {
+    /// An echo server: every byte received is sent back, in order.
+    Echo(net::ServeArgs),
+    /// An HTTP/1.1 server with a fixed `200 OK` (keep-alive, pipelining, limits).
+    Http(net::HttpServeArgs),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum LoadCommand {
+    /// Closed-loop echo load: per connection, send a message, wait for the whole echo, compare.
+    ///
+    /// Exits with 3 when an echo differed from what was sent (the row says `verified: false`).
+    Echo(load::LoadArgs),
+    /// HTTP/1.1 keep-alive load: closed loop (as wrk), or open loop with --rate (as wrk2);
+    /// every response framed and its status counted.
+    Http(load::HttpLoadArgs),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum FsCommand {
+    /// Write a file sequentially in blocks with each engine, read it back and compare.
+    ///
+    /// The file is laid out once and overwritten by every run (as fio does), so runs measure
+    /// warm page cache and no discard from deletes; --fresh truncates it before each run
+    /// instead (seed 003's O_TRUNC).
+    Write(fs::WriteArgs),
+    /// For each page: write it, fsync, read it back and check it (seed 000's storage loop).
+    Cycle(fs::CycleArgs),
+}
+
+/// Parses the command line and runs it; the exit code says whether the run succeeded.
+pub fn run() -> anyhow::Result<ExitCode> {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Probe(args) => crate::probe::run_probe(&args.dir, args.format),
+        Command::Engines(args) => crate::probe::run_engines(args.format),
+        Command::Fs(FsCommand::Write(args)) => args.run(),
+        Command::Fs(FsCommand::Cycle(args)) => args.run(),
+        Command::Echo(args) => args.run(),
+        Command::Http(args) => args.run(),
+        Command::Serve(ServeCommand::Echo(args)) => args.run(),
+        Command::Serve(ServeCommand::Http(args)) => args.run(),
+        Command::Load(LoadCommand::Echo(args)) => args.run(),
+        Command::Load(LoadCommand::Http(args)) => args.run(),
+        Command::Report(args) => args.run(),
+        Command::Compare(args) => args.run(),
+        Command::Run(args) => args.run(),
+    }
+}

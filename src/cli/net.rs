@@ -1,0 +1,299 @@
+//! `echo`, `http` and `serve`: the network studies' flags and the server's, and the plans they
+//! turn into. The two studies share their rig and output flags (`NetStudyArgs`, flattened);
+//! each adds its own defaults and what it sends.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use clap::Args;
+
+use super::common::{duration_arg, parse_list, size_arg, HelperArgs, OutputArgs};
+use crate::engines::{default_list, engines_of, find, select, Workload};
+use crate::protocols::Proto;
+use crate::studies::echo::EchoStudy;
+use crate::studies::http::HttpStudy;
+use crate::studies::net::{NetStudy, Rig};
+use crate::studies::serve::Serve;
+use crate::system::tuning::{Idle, Sched};
+
+/// The flags both network studies share. They carry the names of the file studies' flags
+/// (`--engine`, `--runs`, `--format`, `--output`, `--quiet`) but not all their defaults: 3 runs,
+/// not 5, so the default matrix ends in a few minutes; and two CPUs (`--server-cpu`,
+/// `--client-cpu`) instead of one `--cpu`.
+#[derive(Args, Debug, Clone)]
+pub struct NetStudyArgs {
+    /// Measured runs per cell; engines alternate run by run.
+    #[arg(long, short = 'r', default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    pub runs: u32,
+    /// Unmeasured time before each run's window.
+    #[arg(long, default_value = "1s", value_parser = duration_arg)]
+    pub warmup: Duration,
+    /// A message not echoed, or a response not in, within this time is a timeout (a client
+    /// `blocking` never serves).
+    #[arg(long, default_value = "2s", value_parser = duration_arg)]
+    pub timeout: Duration,
+    /// CPU of the server process.
+    #[arg(long, default_value_t = 0)]
+    pub server_cpu: usize,
+    /// CPU of the load generator.
+    #[arg(long, default_value_t = 1)]
+    pub client_cpu: usize,
+    /// Scheduling class of server and client (fifo = SCHED_FIFO 50, as `chrt -f 50`).
+    #[arg(long, value_enum, default_value_t = Sched::Other)]
+    pub sched: Sched,
+    /// CPU idle state during the study (poll = hold /dev/cpu_dma_latency at 0).
+    #[arg(long, value_enum, default_value_t = Idle::Default)]
+    pub idle: Idle,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// Also write the JSON document (every run's row) to this file, whatever --format says.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// No progress on stderr.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct EchoArgs {
+    /// Server engines, comma separated (see `ringside engines`).
+    #[arg(
+        long,
+        short = 'e',
+        value_delimiter = ',',
+        default_value = default_list(Workload::Echo)
+    )]
+    pub engine: Vec<String>,
+    /// Connection counts, comma separated: one column each.
+    #[arg(long, short = 'c', value_delimiter = ',', default_value = "1,50,256")]
+    pub connections: Vec<String>,
+    /// Message sizes, comma separated (k suffix allowed): one table each.
+    #[arg(long, value_delimiter = ',', default_value = "64")]
+    pub payload: Vec<String>,
+    /// Measured time per run.
+    #[arg(long, short = 'd', default_value = "5s", value_parser = duration_arg)]
+    pub duration: Duration,
+    /// Load generator threads.
+    #[arg(long, short = 't', default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub threads: u32,
+    #[command(flatten)]
+    pub study: NetStudyArgs,
+}
+
+/// The echo study's flags with HTTP's defaults (seed 001's engines and connection counts, 10 s
+/// runs as wrk's default) and a body size instead of a payload.
+#[derive(Args, Debug, Clone)]
+pub struct HttpArgs {
+    /// Server engines, comma separated (see `ringside engines`); the first `epoll` in the list
+    /// is the baseline of "% more requests".
+    #[arg(
+        long,
+        short = 'e',
+        value_delimiter = ',',
+        default_value = default_list(Workload::Http)
+    )]
+    pub engine: Vec<String>,
+    /// Connection counts, comma separated: one table each.
+    #[arg(long, short = 'c', value_delimiter = ',', default_value = "50,256")]
+    pub connections: Vec<String>,
+    /// Serve bodies of this many bytes (k suffix allowed) instead of "Hello, World!".
+    #[arg(long)]
+    pub body_size: Option<String>,
+    /// Measured time per run.
+    #[arg(long, short = 'd', default_value = "10s", value_parser = duration_arg)]
+    pub duration: Duration,
+    #[command(flatten)]
+    pub study: NetStudyArgs,
+}
+
+impl NetStudyArgs {
+    fn study(
+        &self,
+        workload: Workload,
+        engines: &[String],
+        connections: &[String],
+        duration: Duration,
+        serve: Vec<String>,
+    ) -> anyhow::Result<NetStudy> {
+        let connection_counts = parse_list(connections, "--connections", |text| {
+            text.parse::<usize>()
+                .ok()
+                .filter(|&n| (1..=65_000).contains(&n))
+        })?;
+        Ok(NetStudy {
+            engines: select(workload, engines)?,
+            connection_counts,
+            runs: self.runs,
+            duration,
+            warmup: self.warmup,
+            timeout: self.timeout,
+            rig: Rig {
+                server_cpu: self.server_cpu,
+                client_cpu: self.client_cpu,
+                sched: self.sched,
+                idle: self.idle,
+                serve,
+            },
+            destination: self.output.destination(self.json.clone()),
+            quiet: self.quiet,
+        })
+    }
+}
+
+impl EchoArgs {
+    pub fn run(&self) -> anyhow::Result<ExitCode> {
+        let net = self.study.study(
+            Workload::Echo,
+            &self.engine,
+            &self.connections,
+            self.duration,
+            vec!["echo".into()],
+        )?;
+        let payloads = parse_list(&self.payload, "--payload", |text| {
+            crate::units::parse_size(text)
+                .ok()
+                .filter(|&n| (1..=1 << 24).contains(&n))
+                .map(|n| n as usize)
+        })?;
+        let study = EchoStudy {
+            net,
+            payloads,
+            threads: self.threads,
+        };
+        crate::studies::echo::run(&study)
+    }
+}
+
+impl HttpArgs {
+    pub fn run(&self) -> anyhow::Result<ExitCode> {
+        let mut serve = vec!["http".to_string()];
+        if let Some(body_size) = &self.body_size {
+            serve.extend(["--body-size".to_string(), body_size.clone()]);
+        }
+        let net = self.study.study(
+            Workload::Http,
+            &self.engine,
+            &self.connections,
+            self.duration,
+            serve,
+        )?;
+        let study = HttpStudy {
+            net,
+            body_size: self.body_size.clone(),
+        };
+        crate::studies::http::run(&study)
+    }
+}
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct ServeArgs {
+    #[arg(long, short = 'e', help = serve_engine_help())]
+    pub engine: String,
+    /// Address to listen on; port 0 lets the kernel choose (the first line of stdout says which).
+    #[arg(long, default_value = "127.0.0.1:3001")]
+    pub listen: SocketAddr,
+    /// Pin the server to this CPU.
+    #[arg(long)]
+    pub cpu: Option<usize>,
+    /// Connections served at once; more are accepted and closed at once.
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_connections: u32,
+    /// Buffers in the provided-buffer pool of the multishot io_uring engines (a power of two,
+    /// 8 KiB each): fewer connections' worth of unsent echoes fit before recv runs out.
+    #[arg(long, default_value_t = 1024, value_parser = provided_buffers_arg)]
+    pub provided_buffers: u16,
+    /// Scheduling class of the server (fifo = SCHED_FIFO 50, as `chrt -f 50`).
+    #[arg(long, value_enum, default_value_t = Sched::Other)]
+    pub sched: Sched,
+    /// The io_uring engines' kernel threads. A server pinned with --cpu keeps its io-wq workers
+    /// on that CPU unless --iowq-cpus says otherwise: a study gives the server one core and its
+    /// load generator the other, and sockets rarely need workers.
+    #[command(flatten)]
+    pub helpers: HelperArgs,
+    /// Also write the counters as JSON to this file when the server stops.
+    #[arg(long)]
+    pub stats: Option<PathBuf>,
+    /// Count the server's own syscalls (kernel tracepoint) for the summary and --stats. Off by
+    /// default: the tracepoint sends every syscall down the kernel's slow path, a cost the
+    /// server's peers do not pay (a study counts its servers from outside, over its window).
+    #[arg(long)]
+    pub count_syscalls: bool,
+    /// No summary on stderr when the server stops.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+/// `serve http`: the echo server's flags plus the response body.
+#[derive(clap::Args, Debug, Clone)]
+pub struct HttpServeArgs {
+    #[command(flatten)]
+    pub serve: ServeArgs,
+    /// Serve bodies of this many bytes (k/m suffixes) instead of the 13-byte "Hello, World!",
+    /// so that larger sends are measured.
+    #[arg(long, value_parser = body_size_arg)]
+    pub body_size: Option<usize>,
+}
+
+fn body_size_arg(text: &str) -> Result<usize, String> {
+    match size_arg(text)? {
+        bytes if bytes > 1 << 24 => Err("bodies above 16 MiB are not supported".into()),
+        bytes => Ok(bytes as usize),
+    }
+}
+
+fn provided_buffers_arg(text: &str) -> Result<u16, String> {
+    match text.parse::<u16>() {
+        Ok(count) if count.is_power_of_two() && count <= 32768 => Ok(count),
+        _ => Err(format!("'{text}' is not a power of two from 1 to 32768")),
+    }
+}
+
+/// `--engine`'s help: the server engines of the table.
+fn serve_engine_help() -> &'static str {
+    static HELP: OnceLock<String> = OnceLock::new();
+    HELP.get_or_init(|| {
+        let names: Vec<&str> = engines_of(Workload::Echo).map(|e| e.name).collect();
+        format!(
+            "The server engine (see `ringside engines`): {}.",
+            names.join(", ")
+        )
+    })
+}
+
+impl ServeArgs {
+    /// The server to run for `workload`, speaking `proto`.
+    fn serve(&self, workload: Workload, proto: Proto) -> anyhow::Result<Serve> {
+        let mut helpers = self.helpers.resolve(self.cpu)?;
+        // A pinned server keeps its io-wq workers on its own CPU unless told otherwise.
+        if let (Some(cpu), None) = (self.cpu, &self.helpers.iowq_cpus) {
+            helpers.iowq_cpus = vec![cpu];
+        }
+        Ok(Serve {
+            engine: find(workload, &self.engine)?,
+            proto,
+            listen: self.listen,
+            cpu: self.cpu,
+            max_connections: self.max_connections as usize,
+            provided_buffers: self.provided_buffers,
+            sched: self.sched,
+            helpers,
+            stats: self.stats.clone(),
+            count_syscalls: self.count_syscalls,
+            quiet: self.quiet,
+        })
+    }
+
+    pub fn run(&self) -> anyhow::Result<ExitCode> {
+        crate::studies::serve::run(&self.serve(Workload::Echo, Proto::Echo)?)
+    }
+}
+
+impl HttpServeArgs {
+    pub fn run(&self) -> anyhow::Result<ExitCode> {
+        let proto = Proto::http(self.body_size);
+        crate::studies::serve::run(&self.serve.serve(Workload::Http, proto)?)
+    }
+}

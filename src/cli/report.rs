@@ -1,0 +1,85 @@
+//! `report`, `compare` and `run`: their flags, and the plain values they turn into.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+
+use crate::report::compare::Comparison;
+use crate::run::steps::Mode;
+use crate::run::RunPlan;
+
+#[derive(Args, Debug, Clone)]
+pub struct ReportArgs {
+    /// A results directory (holding results.json) or a results JSON file.
+    pub input: PathBuf,
+    /// Where to write report.md and report.html (default: beside the JSON).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+impl ReportArgs {
+    pub fn run(&self) -> anyhow::Result<ExitCode> {
+        crate::report::run(&self.input, self.out.as_deref())
+    }
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct CompareArgs {
+    /// The baseline: a results JSON or a results directory.
+    pub base: PathBuf,
+    /// The candidate compared with the baseline.
+    pub new: PathBuf,
+    /// Compare even when the kernels or the parameters differ (with a warning).
+    #[arg(long)]
+    pub force: bool,
+    /// Exit with code 2 when any throughput dropped by more than PCT percent, outside noise.
+    #[arg(long, value_name = "PCT")]
+    pub fail_if_slower: Option<f64>,
+}
+
+impl CompareArgs {
+    pub fn run(&self) -> anyhow::Result<ExitCode> {
+        crate::report::compare::run(&Comparison {
+            base: self.base.clone(),
+            new: self.new.clone(),
+            force: self.force,
+            fail_if_slower: self.fail_if_slower,
+        })
+    }
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct RunArgs {
+    /// About a minute: small files, one or two runs (for CI and a first look).
+    #[arg(long, conflicts_with = "full")]
+    pub quick: bool,
+    /// The source documents' sizes and durations (1 GiB files, 20 s network runs).
+    #[arg(long)]
+    pub full: bool,
+    /// Results directory (default: results/<UTC timestamp>).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Directory for the scratch files of the file studies (default: the results directory).
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+    /// No progress bar, and no progress from the steps themselves: one line per step on stderr.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+impl RunArgs {
+    pub fn run(&self) -> anyhow::Result<ExitCode> {
+        let mode = match (self.quick, self.full) {
+            (true, _) => Mode::Quick,
+            (_, true) => Mode::Full,
+            _ => Mode::Default,
+        };
+        crate::run::run(&RunPlan {
+            mode,
+            out: self.out.clone(),
+            dir: self.dir.clone(),
+            quiet: self.quiet,
+        })
+    }
+}

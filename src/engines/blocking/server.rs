@@ -1,0 +1,120 @@
+//! The `blocking` echo server: accept one connection, serve it with blocking `recv`/`send` until
+//! it closes, then accept the next (seed 000's net_blocking.zig). Two syscalls a message and no
+//! event loop at all, so with one client it is the floor every other engine is measured
+//! against; with more clients it cannot keep up, and the study shows that as a row, not a hang.
+//!
+//! `serve_connection` is also the body of every thread of the `threads` engine. It speaks
+//! whichever `Proto` it is given: an echo sends the input back, HTTP sends the responses the
+//! connection's `ServerSession` owes (one slice of the prebuilt responses when it can, else
+//! assembled), and closes after a closing one.
+
+use std::os::fd::OwnedFd;
+
+use rustix::io::Errno;
+use rustix::net::{RecvFlags, SendFlags, SocketFlags};
+
+use crate::engines::server::STOP_POLL_INTERVAL;
+use crate::engines::server::{is_peer_gone, Run, ServerConfig, ServerCounters};
+use crate::protocols::http::ServerSession;
+use crate::protocols::Reply;
+use crate::system::stop::stopped;
+
+/// Receive buffer per connection: larger than any message the study sends, so one `recv`
+/// takes all a client has sent.
+pub const RECV_BUFFER_BYTES: usize = 64 * 1024;
+
+pub fn serve(run: Run<'_>) -> anyhow::Result<()> {
+    let (listener, config, counters) = (run.listener, run.config, run.counters);
+    set_timeouts(&listener)?;
+    let mut buffer = vec![0u8; RECV_BUFFER_BYTES];
+    while !stopped() {
+        let connection = match rustix::net::accept_with(&listener, SocketFlags::CLOEXEC) {
+            Ok(connection) => connection,
+            Err(Errno::AGAIN | Errno::INTR | Errno::CONNABORTED) => continue,
+            Err(error) => return Err(anyhow::anyhow!("accept failed: {error}")),
+        };
+        ServerCounters::add(&counters.connections_accepted, 1);
+        serve_connection(connection, config, counters, &mut buffer);
+    }
+    Ok(())
+}
+
+/// Socket timeouts so a blocked `accept`, `recv` or `send` returns now and then to look at the
+/// stop flag (Ctrl-C must end even a server whose client went silent).
+pub fn set_timeouts(socket: &OwnedFd) -> anyhow::Result<()> {
+    use rustix::net::sockopt::{set_socket_timeout, Timeout};
+    set_socket_timeout(socket, Timeout::Recv, Some(STOP_POLL_INTERVAL))?;
+    set_socket_timeout(socket, Timeout::Send, Some(STOP_POLL_INTERVAL))?;
+    Ok(())
+}
+
+/// Serves one connection until the peer closes it, resets it, or the server stops. Errors end
+/// the connection only; the fd closes when `connection` drops.
+pub fn serve_connection(
+    connection: OwnedFd,
+    config: ServerConfig,
+    counters: &ServerCounters,
+    buffer: &mut [u8],
+) {
+    if set_timeouts(&connection).is_err() {
+        ServerCounters::add(&counters.connections_failed, 1);
+        return;
+    }
+    let mut session = ServerSession::default();
+    // Replies that are not one slice of the prebuilt responses are assembled here.
+    let mut assembled = Vec::new();
+    while !stopped() {
+        let received = match rustix::net::recv(&connection, &mut *buffer, RecvFlags::empty()) {
+            Ok((0, _)) => return,
+            Ok((received, _)) => received,
+            Err(Errno::AGAIN | Errno::INTR) => continue,
+            Err(error) => {
+                debug_assert!(is_peer_gone(error), "recv: {error}");
+                ServerCounters::add(&counters.connections_failed, 1);
+                return;
+            }
+        };
+        ServerCounters::add(&counters.bytes_received, received as u64);
+        let input = &buffer[..received];
+        let (output, close) = match config.proto.reply(&mut session, input) {
+            Reply::Input => (input, false),
+            Reply::Http(reply) => {
+                let responses = config.proto.responses().expect("HTTP has responses");
+                let bytes = match responses.contiguous(reply) {
+                    Some(bytes) => bytes,
+                    None => {
+                        assembled.clear();
+                        responses.write(reply, &mut assembled);
+                        &assembled[..]
+                    }
+                };
+                (bytes, reply.closing.is_some())
+            }
+        };
+        match send_all(&connection, output) {
+            Ok(()) => ServerCounters::add(&counters.bytes_sent, output.len() as u64),
+            Err(_) => {
+                ServerCounters::add(&counters.connections_failed, 1);
+                return;
+            }
+        }
+        if close {
+            // The FIN goes out behind the response; the fd closes when `connection` drops.
+            let _ = rustix::net::shutdown(&connection, rustix::net::Shutdown::Write);
+            return;
+        }
+    }
+}
+
+/// Sends every byte of `bytes`, resuming after short sends and send timeouts (a client that
+/// reads slowly), giving up only when the peer is gone or the server stops.
+fn send_all(connection: &OwnedFd, mut bytes: &[u8]) -> Result<(), Errno> {
+    while !bytes.is_empty() {
+        match rustix::net::send(connection, bytes, SendFlags::NOSIGNAL) {
+            Ok(sent) => bytes = &bytes[sent..],
+            Err(Errno::AGAIN | Errno::INTR) if !stopped() => continue,
+            Err(error) => return Err(error),
+        }
+    }
+    Ok(())
+}

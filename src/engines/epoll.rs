@@ -1,0 +1,338 @@
+//! The `epoll` echo server: non-blocking sockets on one edge-triggered epoll instance, the way
+//! a careful readiness loop is written (unlike the seeds' peers, which drop data on EAGAIN or
+//! partial writes, or stall on bytes left behind an edge).
+//!
+//! Each connection is in one of two modes. Reading: interest is EPOLLIN | EPOLLRDHUP, and a
+//! readiness edge is followed by `recv`s until one comes back short (the socket is empty) or the
+//! peer hung up and the stream ended; at most `READS_PER_TURN` of them before the others get
+//! their turn, the rest later in the same pass. Draining: a `send` was short or hit EAGAIN, the unsent rest
+//! waits in the connection's pending output, interest switches to EPOLLOUT only, and the
+//! connection reads nothing until its output is gone. So a client that never reads costs the
+//! server at most one receive buffer, and bytes can never be reordered. With HTTP the output is
+//! the responses the connection's `ServerSession` owes rather than the input, and a closing
+//! response switches the connection to close once its output is gone (FIN behind it).
+
+use std::os::fd::OwnedFd;
+
+use rustix::event::epoll::{self, CreateFlags, Event, EventData, EventFlags};
+use rustix::io::Errno;
+use rustix::net::{RecvFlags, SendFlags, SocketFlags};
+use slab::Slab;
+
+use super::server::{Run, ServerConfig, ServerCounters, STOP_POLL_INTERVAL};
+use crate::protocols::http::ServerSession;
+use crate::protocols::Reply;
+use crate::system::stop::stopped;
+
+/// One receive takes at most this much; it is also the bound on a connection's pending output.
+const RECV_BUFFER_BYTES: usize = 64 * 1024;
+const STOP_TOKEN: u64 = u64::MAX - 1;
+/// Reads one connection may make before the loop serves the others (up to 1 MiB).
+const READS_PER_TURN: usize = 16;
+/// Connections are watched edge-triggered, with the peer's hang-up reported (see `receive`); the
+/// listener level-triggered.
+const EDGE: EventFlags = EventFlags::ET.union(EventFlags::RDHUP);
+/// Events that say the peer closed or reset the connection.
+const HUNG_UP: EventFlags = EventFlags::RDHUP
+    .union(EventFlags::HUP)
+    .union(EventFlags::ERR);
+
+/// Readiness events taken per `epoll_wait`: one syscall reports up to this many connections.
+const EVENTS_PER_WAIT: usize = 512;
+/// Accepts per listener readiness event, so a connection storm cannot starve served clients.
+const ACCEPTS_PER_EVENT: usize = 64;
+const LISTENER_TOKEN: u64 = u64::MAX;
+
+struct Connection {
+    fd: OwnedFd,
+    /// Bytes received but not yet sent back; empty while reading.
+    pending: Vec<u8>,
+    pending_sent: usize,
+    session: ServerSession,
+    /// The protocol ended the connection: close once the pending output is gone.
+    close_after_drain: bool,
+    /// Stopped at the read bound with bytes perhaps left: queued to be served again.
+    turn_owed: bool,
+}
+
+pub fn serve(run: Run<'_>) -> anyhow::Result<()> {
+    let (listener, config, counters) = (run.listener, run.config, run.counters);
+    rustix::io::ioctl_fionbio(&listener, true)?;
+    let epoll_fd = epoll::create(CreateFlags::CLOEXEC)?;
+    epoll::add(
+        &epoll_fd,
+        &listener,
+        EventData::new_u64(LISTENER_TOKEN),
+        EventFlags::IN,
+    )?;
+    let mut connections: Slab<Connection> = Slab::with_capacity(config.max_connections.min(4096));
+    let mut scratch = vec![0u8; RECV_BUFFER_BYTES];
+    // Replies that are not one slice of the prebuilt responses are assembled here.
+    let mut assembled = Vec::new();
+    let empty = Event {
+        flags: EventFlags::empty(),
+        data: EventData::new_u64(0),
+    };
+    let mut events = vec![empty; EVENTS_PER_WAIT];
+    // Wait with no timeout, woken for Ctrl-C by the stop event; only without one look now and
+    // then (a timeout costs every wait a timer).
+    let stop = crate::system::stop::stop_event();
+    if let Some(stop) = stop {
+        epoll::add(
+            &epoll_fd,
+            stop,
+            EventData::new_u64(STOP_TOKEN),
+            EventFlags::IN,
+        )?;
+    }
+    let timeout = match stop {
+        Some(_) => None,
+        None => Some(rustix::event::Timespec::try_from(STOP_POLL_INTERVAL)?),
+    };
+    // Connections that hit the read bound with bytes left: served again before the next wait,
+    // which then does not block. Swapped with `served`, so neither allocates once grown.
+    let mut again: Vec<usize> = Vec::new();
+    let mut served: Vec<usize> = Vec::new();
+    let zero = rustix::event::Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    while !stopped() {
+        let wait = if again.is_empty() {
+            timeout.as_ref()
+        } else {
+            Some(&zero)
+        };
+        let ready = match epoll::wait(&epoll_fd, &mut events[..], wait) {
+            Ok(ready) => ready,
+            Err(Errno::INTR) => continue,
+            Err(error) => return Err(anyhow::anyhow!("epoll_wait failed: {error}")),
+        };
+        std::mem::swap(&mut again, &mut served);
+        let mut loop_state = Loop {
+            epoll_fd: &epoll_fd,
+            connections: &mut connections,
+            config,
+            counters,
+            buffers: (&mut scratch[..], &mut assembled),
+            again: &mut again,
+        };
+        for slot in served.drain(..) {
+            if let Some(connection) = loop_state.connections.get_mut(slot) {
+                connection.turn_owed = false;
+                loop_state.serve(slot, false);
+            }
+        }
+        for event in &events[..ready] {
+            let token = event.data.u64();
+            if token == STOP_TOKEN {
+                continue; // The loop's condition sees the flag.
+            }
+            if token == LISTENER_TOKEN {
+                accept_ready(
+                    &listener,
+                    &epoll_fd,
+                    loop_state.connections,
+                    config,
+                    counters,
+                );
+                continue;
+            }
+            let flags = event.flags;
+            loop_state.serve(token as usize, flags.intersects(HUNG_UP));
+        }
+    }
+    Ok(())
+}
+
+/// What serving one ready connection needs from the loop.
+struct Loop<'a> {
+    epoll_fd: &'a OwnedFd,
+    connections: &'a mut Slab<Connection>,
+    config: ServerConfig,
+    counters: &'a ServerCounters,
+    buffers: (&'a mut [u8], &'a mut Vec<u8>),
+    again: &'a mut Vec<usize>,
+}
+
+impl Loop<'_> {
+    /// Serves the connection in `slot` (if it is still open): sends its pending output, or
+    /// receives and replies; closes it when it ended.
+    fn serve(&mut self, slot: usize, hung_up: bool) {
+        let Some(connection) = self.connections.get_mut(slot) else {
+            return; // Closed earlier in this batch.
+        };
+        // Dispatch on the connection's mode, not on the event: a reset reports ERR|HUP
+        // whatever the interest, and a draining connection must not read.
+        let outcome = if !connection.pending.is_empty() {
+            drain(connection, self.epoll_fd, slot, self.counters)
+        } else {
+            let buffers = (&mut *self.buffers.0, &mut *self.buffers.1);
+            let owners = (self.config, self.counters);
+            let more = receive(connection, self.epoll_fd, slot, hung_up, owners, buffers);
+            if more == Ok(true) && !connection.turn_owed {
+                connection.turn_owed = true;
+                self.again.push(slot);
+            }
+            more.map(drop)
+        };
+        if let Err(failed) = outcome {
+            let connection = self.connections.remove(slot);
+            if failed {
+                ServerCounters::add(&self.counters.connections_failed, 1);
+            }
+            // Closing the fd also removes it from the epoll set.
+            drop(connection);
+        }
+    }
+}
+
+fn accept_ready(
+    listener: &OwnedFd,
+    epoll_fd: &OwnedFd,
+    connections: &mut Slab<Connection>,
+    config: ServerConfig,
+    counters: &ServerCounters,
+) {
+    for _ in 0..ACCEPTS_PER_EVENT {
+        let flags = SocketFlags::NONBLOCK | SocketFlags::CLOEXEC;
+        let fd = match rustix::net::accept_with(listener, flags) {
+            Ok(fd) => fd,
+            Err(Errno::AGAIN) => return,
+            Err(_) => continue, // ECONNABORTED, EMFILE: that connection is lost, not the server.
+        };
+        if connections.len() >= config.max_connections {
+            ServerCounters::add(&counters.connections_refused, 1);
+            continue;
+        }
+        let entry = connections.vacant_entry();
+        let data = EventData::new_u64(entry.key() as u64);
+        if epoll::add(epoll_fd, &fd, data, EDGE | EventFlags::IN).is_err() {
+            ServerCounters::add(&counters.connections_failed, 1);
+            continue;
+        }
+        ServerCounters::add(&counters.connections_accepted, 1);
+        entry.insert(Connection {
+            fd,
+            pending: Vec::new(),
+            pending_sent: 0,
+            session: ServerSession::default(),
+            close_after_drain: false,
+            turn_owed: false,
+        });
+    }
+}
+
+/// Receives and replies until the socket is empty. `Err(failed)` means close the connection
+/// (`failed` when it ended with an error rather than an orderly close).
+///
+/// Interest is edge-triggered, so an event is not repeated for bytes left unread: a read that
+/// filled the buffer may have left more behind and is followed by another, while a shorter read
+/// emptied the socket (a TCP receive queue hands over all it holds) — unless the peer has hung
+/// up (`hung_up`): its FIN or reset came with the data and raises no new edge, so the reads go
+/// on to the end of the stream. Level-triggered, each ready socket was polled again by the next
+/// wait, one more poll per message. So that one busy connection cannot hold the loop, it reads
+/// at most `READS_PER_TURN` times; `Ok(true)` says it stopped there with bytes perhaps left.
+fn receive(
+    connection: &mut Connection,
+    epoll_fd: &OwnedFd,
+    slot: usize,
+    hung_up: bool,
+    (config, counters): (ServerConfig, &ServerCounters),
+    (scratch, assembled): (&mut [u8], &mut Vec<u8>),
+) -> Result<bool, bool> {
+    for _ in 0..READS_PER_TURN {
+        debug_assert!(connection.pending.is_empty());
+        let received = match rustix::net::recv(&connection.fd, &mut *scratch, RecvFlags::empty()) {
+            Ok((0, _)) => return Err(false),
+            Ok((received, _)) => received,
+            Err(Errno::AGAIN) => return Ok(false),
+            Err(Errno::INTR) => continue,
+            Err(_) => return Err(true),
+        };
+        ServerCounters::add(&counters.bytes_received, received as u64);
+        let input = &scratch[..received];
+        let output = match config.proto.reply(&mut connection.session, input) {
+            Reply::Input => input,
+            // Half a request: the rest comes with a later read.
+            Reply::Http(reply) if reply.is_empty() => &[][..],
+            Reply::Http(reply) => {
+                connection.close_after_drain = reply.closing.is_some();
+                let responses = config.proto.responses().expect("HTTP has responses");
+                match responses.contiguous(reply) {
+                    Some(bytes) => bytes,
+                    None => {
+                        assembled.clear();
+                        responses.write(reply, assembled);
+                        &assembled[..]
+                    }
+                }
+            }
+        };
+        if !output.is_empty() {
+            let sent = match rustix::net::send(&connection.fd, output, SendFlags::NOSIGNAL) {
+                Ok(sent) => sent,
+                Err(Errno::AGAIN | Errno::INTR) => 0,
+                Err(_) => return Err(true),
+            };
+            ServerCounters::add(&counters.bytes_sent, sent as u64);
+            if sent < output.len() {
+                // Backed up: keep the rest and stop reading until it is gone. Reading resumes
+                // when `drain` switches the interest back, which reports bytes already waiting.
+                connection.pending.extend_from_slice(&output[sent..]);
+                connection.pending_sent = 0;
+                let data = EventData::new_u64(slot as u64);
+                epoll::modify(epoll_fd, &connection.fd, data, EDGE | EventFlags::OUT)
+                    .map_err(|_| true)?;
+                return Ok(false);
+            }
+            close_if_done(connection)?;
+        }
+        if received < scratch.len() && !hung_up {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// Ends a connection whose protocol said so once its output is all sent: the FIN goes out
+/// behind the last response, and the caller drops the fd.
+fn close_if_done(connection: &Connection) -> Result<(), bool> {
+    if !connection.close_after_drain {
+        return Ok(());
+    }
+    let _ = rustix::net::shutdown(&connection.fd, rustix::net::Shutdown::Write);
+    Err(false)
+}
+
+/// Sends pending output; once it is all gone, the connection reads again.
+fn drain(
+    connection: &mut Connection,
+    epoll_fd: &OwnedFd,
+    slot: usize,
+    counters: &ServerCounters,
+) -> Result<(), bool> {
+    debug_assert!(connection.pending_sent < connection.pending.len());
+    // Edge-triggered: send until the output is gone or the socket is full again, or no new
+    // event comes for the rest.
+    while connection.pending_sent < connection.pending.len() {
+        let rest = &connection.pending[connection.pending_sent..];
+        match rustix::net::send(&connection.fd, rest, SendFlags::NOSIGNAL) {
+            Ok(sent) => {
+                connection.pending_sent += sent;
+                ServerCounters::add(&counters.bytes_sent, sent as u64);
+            }
+            Err(Errno::AGAIN) => return Ok(()),
+            Err(Errno::INTR) => continue,
+            Err(_) => return Err(true),
+        }
+    }
+    {
+        connection.pending.clear();
+        connection.pending_sent = 0;
+        close_if_done(connection)?;
+        let data = EventData::new_u64(slot as u64);
+        epoll::modify(epoll_fd, &connection.fd, data, EDGE | EventFlags::IN).map_err(|_| true)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,118 @@
+//! The interface of a server engine: what a server loop is given (`Run`: its listener, the
+//! protocol and limits, the counters it keeps, its io_uring helper settings), the counters
+//! themselves, and the socket plumbing every server shares. A loop runs until the stop flag
+//! rises; `run_server` starts the loop of a row of the engine table.
+
+use std::net::SocketAddr;
+use std::os::fd::OwnedFd;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use rustix::net::{AddressFamily, SocketFlags, SocketType};
+use serde::Serialize;
+
+use super::uring::ring::Helpers;
+use super::{EngineDef, Make};
+use crate::protocols::Proto;
+
+/// What every server loop needs besides its listener: the protocol and its limits.
+#[derive(Clone, Copy, Debug)]
+pub struct ServerConfig {
+    pub proto: Proto,
+    /// Connections open at once; further ones are accepted and closed at once (counted as
+    /// refused) so memory stays bounded.
+    pub max_connections: usize,
+    /// Buffers in the provided-buffer pool of the multishot io_uring engines (a power of two);
+    /// 8 KiB each (`uring/server/receive_multishot.rs`). Other engines ignore it.
+    pub provided_buffers: u16,
+}
+
+/// A server's own counters, shared with the threads of the `threads` engine (hence atomics; the
+/// single-threaded loops pay one uncontended add per message).
+#[derive(Debug, Default)]
+pub struct ServerCounters {
+    pub connections_accepted: AtomicU64,
+    pub connections_refused: AtomicU64,
+    /// Connections that ended with an error (reset, broken pipe) rather than an orderly close.
+    pub connections_failed: AtomicU64,
+    pub bytes_received: AtomicU64,
+    pub bytes_sent: AtomicU64,
+}
+
+impl ServerCounters {
+    pub fn add(counter: &AtomicU64, amount: u64) {
+        counter.fetch_add(amount, Ordering::Relaxed);
+    }
+
+    pub fn snapshot(&self) -> CountersSnapshot {
+        let get = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
+        CountersSnapshot {
+            connections_accepted: get(&self.connections_accepted),
+            connections_refused: get(&self.connections_refused),
+            connections_failed: get(&self.connections_failed),
+            bytes_received: get(&self.bytes_received),
+            bytes_sent: get(&self.bytes_sent),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct CountersSnapshot {
+    pub connections_accepted: u64,
+    pub connections_refused: u64,
+    pub connections_failed: u64,
+    pub bytes_received: u64,
+    pub bytes_sent: u64,
+}
+
+/// How often a loop blocked in the kernel wakes up to look at the stop flag. Only an idle
+/// server pays for it: a busy loop returns from the kernel long before.
+pub const STOP_POLL_INTERVAL: Duration = Duration::from_millis(100);
+
+/// Everything a server loop is given.
+pub struct Run<'a> {
+    pub listener: OwnedFd,
+    pub config: ServerConfig,
+    pub counters: &'a ServerCounters,
+    /// The kernel threads an io_uring server sets up for its ring (others ignore them).
+    pub helpers: &'a Helpers,
+}
+
+/// Runs the server loop of `engine` until the stop flag rises.
+pub fn run_server(engine: &EngineDef, run: Run<'_>) -> anyhow::Result<()> {
+    assert!(run.config.max_connections > 0);
+    match engine.make {
+        Make::Server(serve) => serve(engine, run),
+        Make::File(_) => anyhow::bail!("{} is a file engine, not a server", engine.name),
+    }
+}
+
+/// A listening TCP socket with a backlog deep enough for 256 clients connecting at once (std's
+/// `TcpListener` uses 128, and a SYN dropped on a full backlog costs a client a 1 s retry).
+pub fn listen(address: SocketAddr) -> std::io::Result<OwnedFd> {
+    let family = match address {
+        SocketAddr::V4(_) => AddressFamily::INET,
+        SocketAddr::V6(_) => AddressFamily::INET6,
+    };
+    let socket = rustix::net::socket_with(family, SocketType::STREAM, SocketFlags::CLOEXEC, None)?;
+    rustix::net::sockopt::set_socket_reuseaddr(&socket, true)?;
+    rustix::net::bind(&socket, &address)?;
+    rustix::net::listen(&socket, 4096)?;
+    Ok(socket)
+}
+
+/// The address a socket is bound to (port 0 resolved to the port the kernel chose).
+pub fn local_address(socket: &OwnedFd) -> std::io::Result<SocketAddr> {
+    let address = rustix::net::getsockname(socket)?;
+    SocketAddr::try_from(address).map_err(|_| std::io::Error::other("not an IP socket"))
+}
+
+/// Whether an error from a connection means the peer went away (reset, broken pipe) rather
+/// than a fault of the server; such errors end that connection only.
+pub fn is_peer_gone(errno: rustix::io::Errno) -> bool {
+    use rustix::io::Errno;
+    matches!(
+        errno,
+        Errno::CONNRESET | Errno::PIPE | Errno::TIMEDOUT | Errno::HOSTUNREACH | Errno::NOTCONN
+    )
+}

@@ -1,0 +1,178 @@
+//! A provided-buffer ring (`IORING_REGISTER_PBUF_RING`, kernel 5.19): a pool of equal buffers
+//! the kernel picks from when a receive completes, so a server need not dedicate a buffer to
+//! every idle connection (seed 004's `io_uring_buf_ring_init`).
+//!
+//! io-uring the crate exposes only the raw registration; this is the small safe wrapper around
+//! it, modelled on the crate's own test (`io-uring-test/src/tests/register_buf_ring.rs`). The
+//! kernel takes buffers from the head of the ring; the application gives them back at the tail,
+//! writing the entry first and publishing the new tail with a release store.
+//!
+//! Lifetime: the kernel keeps pointers into this memory until the ring is destroyed or the
+//! group unregistered. Create the `BufRing` before the `IoUring` it is registered with, so that
+//! the ring is dropped (and the registration with it) first.
+
+use std::alloc::{alloc_zeroed, dealloc, Layout};
+use std::io;
+use std::sync::atomic::{AtomicU16, Ordering};
+
+use io_uring::types::BufRingEntry;
+use io_uring::Submitter;
+
+const PAGE_BYTES: usize = 4096;
+
+pub struct BufRing {
+    /// `entries` ring entries, page aligned as the kernel requires.
+    entries_memory: *mut BufRingEntry,
+    entries_layout: Layout,
+    buffers: Box<[u8]>,
+    entries: u16,
+    buffer_bytes: u32,
+    group: u16,
+    /// The next tail to publish; wraps as a u16, as the kernel's does.
+    tail: u16,
+}
+
+impl BufRing {
+    /// `entries` buffers (a power of two, at most 32768) of `buffer_bytes` each, for buffer
+    /// group `group`. Nothing is given to the kernel before `register`.
+    pub fn new(entries: u16, buffer_bytes: u32, group: u16) -> BufRing {
+        assert!(entries.is_power_of_two() && entries <= 32768);
+        assert!(buffer_bytes > 0);
+        let entries_layout = Layout::from_size_align(
+            usize::from(entries) * std::mem::size_of::<BufRingEntry>(),
+            PAGE_BYTES,
+        )
+        .expect("a valid layout");
+        // SAFETY: the layout has a non-zero size.
+        let entries_memory = unsafe { alloc_zeroed(entries_layout) }.cast::<BufRingEntry>();
+        assert!(!entries_memory.is_null(), "out of memory for a buffer ring");
+        let buffers = vec![0u8; usize::from(entries) * buffer_bytes as usize].into_boxed_slice();
+        BufRing {
+            entries_memory,
+            entries_layout,
+            buffers,
+            entries,
+            buffer_bytes,
+            group,
+            tail: 0,
+        }
+    }
+
+    /// Registers the ring as buffer group `group` and hands every buffer to the kernel.
+    pub fn register(&mut self, submitter: &Submitter<'_>) -> io::Result<()> {
+        // SAFETY: the entries memory lives as long as `self`, which the module doc requires to
+        // outlive the io_uring it is registered with.
+        unsafe {
+            submitter.register_buf_ring_with_flags(
+                self.entries_memory as u64,
+                self.entries,
+                self.group,
+                0,
+            )?;
+        }
+        for id in 0..self.entries {
+            self.push(id);
+        }
+        self.publish();
+        Ok(())
+    }
+
+    /// How many buffers the pool holds.
+    pub fn entries(&self) -> u16 {
+        self.entries
+    }
+
+    pub fn group(&self) -> u16 {
+        self.group
+    }
+
+    /// The first `len` bytes of buffer `id`, as a completion that selected it reported them.
+    pub fn bytes(&self, id: u16, len: usize) -> &[u8] {
+        assert!(id < self.entries && len <= self.buffer_bytes as usize);
+        let start = usize::from(id) * self.buffer_bytes as usize;
+        &self.buffers[start..start + len]
+    }
+
+    /// Gives buffer `id` back to the kernel. The caller must hold no reference into it and
+    /// must not have given it back already.
+    pub fn recycle(&mut self, id: u16) {
+        self.push(id);
+        self.publish();
+    }
+
+    fn push(&mut self, id: u16) {
+        assert!(id < self.entries);
+        let index = usize::from(self.tail & (self.entries - 1));
+        let address = self.buffers.as_ptr() as u64 + u64::from(id) * u64::from(self.buffer_bytes);
+        // SAFETY: index < entries, inside the allocation; the kernel reads this entry only
+        // after the tail that covers it is published.
+        let entry = unsafe { &mut *self.entries_memory.add(index) };
+        entry.set_addr(address);
+        entry.set_len(self.buffer_bytes);
+        entry.set_bid(id);
+        self.tail = self.tail.wrapping_add(1);
+    }
+
+    fn publish(&self) {
+        // SAFETY: the tail field lives in entry 0's reserved word, inside the allocation; it is
+        // u16-aligned and shared with the kernel, hence the atomic.
+        let tail = unsafe { &*BufRingEntry::tail(self.entries_memory).cast::<AtomicU16>() };
+        tail.store(self.tail, Ordering::Release);
+    }
+}
+
+impl Drop for BufRing {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new` with this layout.
+        unsafe { dealloc(self.entries_memory.cast(), self.entries_layout) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use io_uring::{cqueue, opcode, squeue, types};
+    use std::io::Write;
+    use std::os::fd::AsRawFd;
+    use std::os::unix::net::UnixStream;
+
+    /// Receives more messages than the ring has buffers, recycling each after reading it: the
+    /// kernel must keep finding buffers, report ids inside the pool, and the bytes must match.
+    #[test]
+    fn buffers_come_back_after_recycling() {
+        let Ok(mut ring) = crate::engines::uring::ring::RingSetup::with_entries(8).build() else {
+            eprintln!("skipped: io_uring is not usable here");
+            return;
+        };
+        let mut buffers = BufRing::new(4, 64, 7);
+        buffers
+            .register(&ring.submitter())
+            .expect("register the buffer ring");
+        let (mut writer, reader) = UnixStream::pair().unwrap();
+        for round in 0..10u8 {
+            let message = [round; 5];
+            writer.write_all(&message).unwrap();
+            let recv = opcode::Recv::new(types::Fd(reader.as_raw_fd()), std::ptr::null_mut(), 64)
+                .buf_group(buffers.group())
+                .build()
+                .flags(squeue::Flags::BUFFER_SELECT)
+                .user_data(u64::from(round));
+            // SAFETY: the entry points into no user memory (the kernel picks the buffer).
+            unsafe { ring.submission().push(&recv).unwrap() };
+            ring.submit_and_wait(1).unwrap();
+            let cqe = ring.completion().next().expect("a completion");
+            assert_eq!(cqe.result(), 5, "round {round}");
+            let id = cqueue::buffer_select(cqe.flags()).expect("a selected buffer");
+            assert!(id < 4);
+            assert_eq!(buffers.bytes(id, 5), &message);
+            buffers.recycle(id);
+        }
+        drop(ring);
+    }
+
+    #[test]
+    #[should_panic]
+    fn entries_must_be_a_power_of_two() {
+        BufRing::new(3, 64, 0);
+    }
+}

@@ -1,0 +1,524 @@
+//! The io_uring file engine. One event loop, no threads of its own; its features are options
+//! (like fio's `io_uring` engine options), so each engine in the table is one rung of the
+//! ladder: one SQE at a time, batches, a ring kept full, registered file and buffers, SQPOLL.
+//! The submission style is the engine's own (`Submit`); its ring flags and whether it uses a
+//! registered file and buffers come from what its table row needs.
+//!
+//! Buffered writes on ext4 are punted by the kernel to io-wq worker threads (`iou-wrk`); their
+//! CPU time lands in the process's rusage, which is what the rows report, so the engine does not
+//! look cheaper than it is.
+
+use std::os::fd::{AsRawFd, BorrowedFd};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use io_uring::{cqueue, opcode, squeue, types, IoUring};
+use serde_json::{Map, Value};
+
+use super::ring::{Helpers, RingSetup, SQPOLL_IDLE_MS};
+use crate::engines::aligned::AlignedBuffer;
+use crate::engines::blocking::file::io_error;
+use crate::engines::file::{CycleJob, FileEngine, FileOutcome, WriteJob};
+use crate::engines::needs::{Needs, Registration, SetupFlags};
+use crate::measure::Meter;
+use crate::row::Tally;
+
+/// The largest buffer the kernel registers in one iovec is 1 GiB; stay well under it.
+const REGISTERED_CHUNK_BYTES: usize = 256 << 20;
+/// How long an SQPOLL engine polls the completion queue before sleeping in io_uring_enter.
+const SQPOLL_SPIN: Duration = Duration::from_micros(20);
+
+/// How an io_uring file engine submits: the rungs of the feature ladder.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Submit {
+    /// One SQE, submit and wait for it, every block (seed 003's first io_uring attempt).
+    Single,
+    /// Fill `depth` SQEs, submit, wait for all of them, repeat (seed 003's "N entries").
+    Batch,
+    /// Keep `depth` SQEs in flight; reap completions as they arrive (seed 003's "ring buffer").
+    Ring,
+}
+
+pub struct Uring {
+    submit: Submit,
+    /// Registered file (`types::Fixed`) and registered buffers (`WriteFixed`/`ReadFixed`).
+    fixed: bool,
+    flags: SetupFlags,
+}
+
+impl Uring {
+    /// The engine that submits as `submit` with what its table row `needs`.
+    pub fn new(submit: Submit, needs: Needs) -> Uring {
+        Uring {
+            submit,
+            fixed: needs.registrations.contains(&Registration::Files),
+            flags: needs.setup,
+        }
+    }
+
+    /// Builds the measured ring with its kernel helpers set, and what the row records of them.
+    fn build_ring(
+        &self,
+        entries: u32,
+        helpers: &Helpers,
+    ) -> anyhow::Result<(IoUring, Map<String, Value>, Vec<String>)> {
+        let sqpoll = self.flags.sqpoll;
+        let setup = RingSetup {
+            helpers: Some(helpers.clone()),
+            ..RingSetup::with_flags(entries.next_power_of_two(), self.flags)
+        };
+        let ring = setup.build().map_err(anyhow::Error::msg)?;
+        let mut params = helpers.params(&ring, sqpoll);
+        if sqpoll {
+            params.insert("sqpoll_idle_ms".into(), Value::from(SQPOLL_IDLE_MS));
+        }
+        let notes = sqpoll
+            .then(|| helpers.sqpoll_note())
+            .flatten()
+            .into_iter()
+            .collect();
+        Ok((ring, params, notes))
+    }
+}
+
+/// The file and buffers as the ring sees them: plain fd and pointers, or registered indexes.
+struct Target {
+    fd: i32,
+    fixed: bool,
+    /// Registered buffer regions (start, length), in registration order.
+    regions: Vec<(usize, usize)>,
+}
+
+impl Target {
+    /// Registers the file and the buffer regions when the engine uses fixed resources.
+    fn new(
+        ring: &IoUring,
+        file: BorrowedFd,
+        fixed: bool,
+        buffers: &[&[u8]],
+    ) -> anyhow::Result<Target> {
+        let mut target = Target {
+            fd: file.as_raw_fd(),
+            fixed,
+            regions: Vec::new(),
+        };
+        if !fixed {
+            return Ok(target);
+        }
+        ring.submitter()
+            .register_files(&[target.fd])
+            .context("cannot register the file")?;
+        let mut iovecs = Vec::new();
+        for buffer in buffers {
+            for chunk in buffer.chunks(REGISTERED_CHUNK_BYTES) {
+                target.regions.push((chunk.as_ptr() as usize, chunk.len()));
+                iovecs.push(libc::iovec {
+                    iov_base: chunk.as_ptr() as *mut _,
+                    iov_len: chunk.len(),
+                });
+            }
+        }
+        // SAFETY: the buffers outlive the ring: the caller drops the ring before them.
+        unsafe { ring.submitter().register_buffers(&iovecs) }.map_err(|error| {
+            anyhow::anyhow!(
+                "cannot register {} MiB of buffers ({error}); raise the locked-memory limit \
+                 (ulimit -l) or use a smaller --size",
+                buffers.iter().map(|b| b.len()).sum::<usize>() >> 20
+            )
+        })?;
+        Ok(target)
+    }
+
+    fn buffer_index(&self, start: usize, len: usize) -> u16 {
+        let index = self
+            .regions
+            .iter()
+            .position(|&(region, region_len)| start >= region && start + len <= region + region_len)
+            .expect("an I/O buffer lies inside one registered region");
+        index as u16
+    }
+
+    fn write(&self, buf: &[u8], offset: u64) -> squeue::Entry {
+        let (ptr, len) = (buf.as_ptr(), buf.len() as u32);
+        if self.fixed {
+            let index = self.buffer_index(ptr as usize, buf.len());
+            opcode::WriteFixed::new(types::Fixed(0), ptr, len, index)
+                .offset(offset)
+                .build()
+        } else {
+            opcode::Write::new(types::Fd(self.fd), ptr, len)
+                .offset(offset)
+                .build()
+        }
+    }
+
+    fn read(&self, buf: &mut [u8], offset: u64) -> squeue::Entry {
+        let (ptr, len) = (buf.as_mut_ptr(), buf.len() as u32);
+        if self.fixed {
+            let index = self.buffer_index(ptr as usize, buf.len());
+            opcode::ReadFixed::new(types::Fixed(0), ptr, len, index)
+                .offset(offset)
+                .build()
+        } else {
+            opcode::Read::new(types::Fd(self.fd), ptr, len)
+                .offset(offset)
+                .build()
+        }
+    }
+
+    fn fsync(&self, datasync: bool) -> squeue::Entry {
+        let flags = if datasync {
+            types::FsyncFlags::DATASYNC
+        } else {
+            types::FsyncFlags::empty()
+        };
+        if self.fixed {
+            opcode::Fsync::new(types::Fixed(0)).flags(flags).build()
+        } else {
+            opcode::Fsync::new(types::Fd(self.fd)).flags(flags).build()
+        }
+    }
+}
+
+/// Submits what is queued and waits until `want` completions are ready. An SQPOLL engine
+/// instead polls the completion queue and returns as soon as anything completed: waking costs it
+/// no syscall, so it reaps and refills at once, and it sleeps in io_uring_enter only when
+/// nothing completes for a while.
+fn wait(ring: &mut IoUring, want: usize, sqpoll: bool, tally: &mut Tally) -> anyhow::Result<()> {
+    if sqpoll {
+        // With SQPOLL, submit() enters the kernel only to wake a sleeping poller thread.
+        if ring.submission().need_wakeup() {
+            tally.syscalls_self += 1;
+        }
+        ring.submit().context("io_uring submit failed")?;
+        let until = Instant::now() + SQPOLL_SPIN;
+        while ring.completion().len() < want && Instant::now() < until {
+            std::hint::spin_loop();
+        }
+        if ring.completion().len() >= want {
+            return Ok(());
+        }
+    }
+    tally.syscalls_self += 1;
+    super::ring::submit_and_wait(ring, want).context("io_uring_enter failed")?;
+    Ok(())
+}
+
+/// Takes one completion off the queue, releasing the queue borrow at once.
+fn next_completion(ring: &mut IoUring) -> Option<cqueue::Entry> {
+    ring.completion().next()
+}
+
+/// Pushes SQEs with one tail update, so a linked chain reaches an SQPOLL thread whole. The
+/// rings are sized for every operation in flight, but an SQPOLL thread moves the queue head
+/// only after it submitted a batch, and inline completions of that batch can be seen earlier:
+/// then the queue is briefly full, and the engine waits for the poller to take entries.
+fn push(
+    ring: &mut IoUring,
+    entries: &[squeue::Entry],
+    sqpoll: bool,
+    tally: &mut Tally,
+) -> anyhow::Result<()> {
+    loop {
+        // SAFETY: every buffer an entry points to outlives the ring's in-flight operations:
+        // the engine drains all completions before it returns.
+        if unsafe { ring.submission().push_multiple(entries) }.is_ok() {
+            return Ok(());
+        }
+        tally.syscalls_self += 1;
+        if sqpoll {
+            ring.submitter()
+                .squeue_wait()
+                .context("io_uring_enter(SQ_WAIT) failed")?;
+        } else {
+            ring.submit().context("io_uring submit failed")?;
+        }
+    }
+}
+
+impl FileEngine for Uring {
+    fn write(&mut self, job: &WriteJob, meter: &mut Meter) -> anyhow::Result<FileOutcome> {
+        let depth = match self.submit {
+            Submit::Single => 1,
+            Submit::Batch | Submit::Ring => job.depth.max(1),
+        };
+        let (mut ring, params, notes) = self.build_ring(depth, job.helpers)?;
+        let target = Target::new(&ring, job.file, self.fixed, &[job.data])?;
+        let block_end =
+            |offset: usize| ((offset / job.block_size + 1) * job.block_size).min(job.data.len());
+        let mut tally = Tally::default();
+        let mut next = 0usize;
+        let mut in_flight = 0usize;
+        meter.start();
+        loop {
+            while in_flight < depth as usize && next < job.data.len() && !(job.should_stop)() {
+                let end = block_end(next);
+                let write = target
+                    .write(&job.data[next..end], next as u64)
+                    .user_data(next as u64);
+                push(&mut ring, &[write], self.flags.sqpoll, &mut tally)?;
+                tally.ops += 1;
+                next = end;
+                in_flight += 1;
+            }
+            if in_flight == 0 {
+                break;
+            }
+            // The ring is sized for `depth` SQEs; a short write's rest replaces its block.
+            debug_assert!(in_flight <= depth as usize);
+            // Batch waits for everything; the ring sleeps until three quarters of its queue
+            // completed, then tops it up: the kernel never runs dry, and the submitter is not
+            // woken (a context switch) per completion. Measured here at depth 128, 4 KiB:
+            // waiting for 1/2 or 3/4 of the queue ran at the same speed, waiting for all of it
+            // was slower, and 3/4 made a third fewer io_uring_enter calls than 1/2.
+            let want = match self.submit {
+                Submit::Batch => in_flight,
+                Submit::Single | Submit::Ring => (in_flight * 3 / 4).max(1),
+            };
+            wait(&mut ring, want, self.flags.sqpoll, &mut tally)?;
+            while let Some(cqe) = next_completion(&mut ring) {
+                debug_assert!(in_flight > 0, "a completion nothing was in flight for");
+                in_flight -= 1;
+                let offset = cqe.user_data() as usize;
+                let end = block_end(offset);
+                let written = completion_result(&cqe, "write")?;
+                if offset + written < end {
+                    // A short write: resubmit the rest of the block.
+                    let rest = offset + written;
+                    let write = target
+                        .write(&job.data[rest..end], rest as u64)
+                        .user_data(rest as u64);
+                    push(&mut ring, &[write], self.flags.sqpoll, &mut tally)?;
+                    in_flight += 1;
+                }
+            }
+        }
+        if job.fsync_end {
+            let fsync = target.fsync(false).user_data(u64::MAX);
+            push(&mut ring, &[fsync], self.flags.sqpoll, &mut tally)?;
+            wait(&mut ring, 1, self.flags.sqpoll, &mut tally)?;
+            let cqe = ring
+                .completion()
+                .next()
+                .expect("a completion after waiting for one");
+            completion_result(&cqe, "fsync")?;
+        }
+        let measured = meter.stop();
+        tally.bytes = next as u64;
+        Ok(FileOutcome {
+            params,
+            notes,
+            ..FileOutcome::new(measured, tally)
+        })
+    }
+
+    // Kept whole (87 lines): the measured loop, from `meter.start` to `meter.stop`, reads in one
+    // place, so what is timed and what each completion does to the chains are seen together.
+    fn cycle(&mut self, job: &CycleJob, meter: &mut Meter) -> anyhow::Result<FileOutcome> {
+        let chains = job.depth.max(1) as usize;
+        let (mut ring, params, notes) =
+            self.build_ring((chains * CHAIN_LENGTH) as u32, job.helpers)?;
+        let mut read_buffers = AlignedBuffer::zeroed(chains * job.page_size);
+        let target = Target::new(
+            &ring,
+            job.file,
+            self.fixed,
+            &[job.data, read_buffers.as_slice()],
+        )?;
+        let pages = job.data.len().div_ceil(job.page_size);
+        let mut slots: Vec<Option<usize>> = vec![None; chains];
+        // When each slot's page was first submitted (a re-run after a broken link keeps it).
+        let mut started = vec![Instant::now(); chains];
+        let mut latency = crate::stats::histogram::new_latency();
+        let mut tally = Tally::default();
+        let mut mismatches = 0;
+        let mut next_page = 0usize;
+        let mut in_flight = 0usize;
+        // Completions still to come: a chain's write and fsync may be reaped well before its
+        // read, so this, not the chain count, bounds what a wait may ask for.
+        let mut completions_due = 0usize;
+        meter.start();
+        loop {
+            for (slot, page) in slots.iter_mut().enumerate() {
+                if page.is_some() || next_page >= pages || (job.should_stop)() {
+                    continue;
+                }
+                *page = Some(next_page);
+                started[slot] = Instant::now();
+                let buffer =
+                    &mut read_buffers.as_mut_slice()[slot * job.page_size..][..job.page_size];
+                let entries = chain(&target, job, next_page, slot, buffer);
+                push(&mut ring, &entries, self.flags.sqpoll, &mut tally)?;
+                next_page += 1;
+                in_flight += 1;
+                completions_due += CHAIN_LENGTH;
+            }
+            if in_flight == 0 {
+                break;
+            }
+            // One chain per slot, and every chain still owes at least its read's completion.
+            debug_assert!(in_flight <= chains && in_flight <= completions_due);
+            debug_assert!(completions_due <= chains * CHAIN_LENGTH);
+            // Sleep until about half the completions due arrived, so wakeups stay rare and the
+            // device always has fsyncs to merge.
+            let want = (completions_due / 2).max(1);
+            wait(&mut ring, want, self.flags.sqpoll, &mut tally)?;
+            while let Some(cqe) = next_completion(&mut ring) {
+                completions_due -= 1;
+                let (step, slot) = ChainStep::decode(cqe.user_data());
+                let page = slots[slot].expect("a completion belongs to a busy slot");
+                match chain_completion(&cqe, step, job, page)? {
+                    ChainState::Running => continue,
+                    ChainState::Broken => {
+                        // A short write or read broke the link: run the whole page again.
+                        if step == ChainStep::Read {
+                            let buffer = &mut read_buffers.as_mut_slice()[slot * job.page_size..]
+                                [..job.page_size];
+                            let entries = chain(&target, job, page, slot, buffer);
+                            push(&mut ring, &entries, self.flags.sqpoll, &mut tally)?;
+                            completions_due += CHAIN_LENGTH;
+                        }
+                    }
+                    ChainState::Done => {
+                        let (start, len) = page_span(job, page);
+                        let read = &read_buffers.as_slice()[slot * job.page_size..][..len];
+                        if read != &job.data[start..start + len] {
+                            mismatches += 1;
+                        }
+                        latency.saturating_record(started[slot].elapsed().as_nanos() as u64);
+                        tally.ops += 1;
+                        tally.bytes += len as u64;
+                        slots[slot] = None;
+                        in_flight -= 1;
+                    }
+                }
+            }
+        }
+        let measured = meter.stop();
+        drop(ring);
+        Ok(FileOutcome {
+            mismatches,
+            latency_ns: Some(latency),
+            params,
+            notes,
+            ..FileOutcome::new(measured, tally)
+        })
+    }
+}
+
+/// Write, fsync, read: three linked SQEs per page.
+const CHAIN_LENGTH: usize = 3;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ChainStep {
+    Write = 0,
+    Fsync = 1,
+    Read = 2,
+}
+
+impl ChainStep {
+    fn encode(self, slot: usize) -> u64 {
+        ((slot as u64) << 2) | self as u64
+    }
+
+    fn decode(user_data: u64) -> (ChainStep, usize) {
+        let step = match user_data & 3 {
+            0 => ChainStep::Write,
+            1 => ChainStep::Fsync,
+            2 => ChainStep::Read,
+            other => unreachable!("no chain step {other}"),
+        };
+        (step, (user_data >> 2) as usize)
+    }
+}
+
+enum ChainState {
+    Running,
+    Broken,
+    Done,
+}
+
+fn page_span(job: &CycleJob, page: usize) -> (usize, usize) {
+    let start = page * job.page_size;
+    (start, job.page_size.min(job.data.len() - start))
+}
+
+/// The linked write -> fsync -> read chain of one page. Push it with one `push` call: an SQPOLL
+/// thread that saw only its first SQE would submit it alone, and the link would be broken.
+fn chain(
+    target: &Target,
+    job: &CycleJob,
+    page: usize,
+    slot: usize,
+    buffer: &mut [u8],
+) -> [squeue::Entry; CHAIN_LENGTH] {
+    let (start, len) = page_span(job, page);
+    let offset = start as u64;
+    let link = squeue::Flags::IO_LINK;
+    [
+        target
+            .write(&job.data[start..start + len], offset)
+            .flags(link)
+            .user_data(ChainStep::Write.encode(slot)),
+        target
+            .fsync(job.datasync)
+            .flags(link)
+            .user_data(ChainStep::Fsync.encode(slot)),
+        target
+            .read(&mut buffer[..len], offset)
+            .user_data(ChainStep::Read.encode(slot)),
+    ]
+}
+
+/// Judges one completion of a chain: a real error fails the run; a short transfer or a
+/// cancellation caused by one breaks the chain, which is then queued again whole.
+fn chain_completion(
+    cqe: &cqueue::Entry,
+    step: ChainStep,
+    job: &CycleJob,
+    page: usize,
+) -> anyhow::Result<ChainState> {
+    let (_, len) = page_span(job, page);
+    let result = cqe.result();
+    if result == -libc::ECANCELED {
+        return Ok(ChainState::Broken);
+    }
+    let name = match step {
+        ChainStep::Write => "write",
+        ChainStep::Fsync => "fsync",
+        ChainStep::Read => "read",
+    };
+    let transferred = completion_result(cqe, name)?;
+    Ok(match step {
+        ChainStep::Fsync => ChainState::Running,
+        _ if transferred < len => ChainState::Broken,
+        ChainStep::Write => ChainState::Running,
+        ChainStep::Read => ChainState::Done,
+    })
+}
+
+/// The byte count of a completion, or its error named like the syscall it stands for.
+fn completion_result(cqe: &cqueue::Entry, operation: &str) -> anyhow::Result<usize> {
+    let result = cqe.result();
+    if result < 0 {
+        return Err(io_error(
+            operation,
+            rustix::io::Errno::from_raw_os_error(-result),
+        ));
+    }
+    Ok(result as usize)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chain_tokens_round_trip() {
+        for slot in [0, 1, 127, 1 << 20] {
+            for step in [ChainStep::Write, ChainStep::Fsync, ChainStep::Read] {
+                assert_eq!(ChainStep::decode(step.encode(slot)), (step, slot));
+            }
+        }
+    }
+}

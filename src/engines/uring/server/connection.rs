@@ -1,0 +1,114 @@
+//! One connection of the io_uring server: its fd, what the kernel holds of it, and the chunks it
+//! still has to send, in order. `check` states the loop's invariants in one place; the loop
+//! asserts them after every completion it handles (in debug builds: they cost a few branches per
+//! message).
+
+use std::collections::VecDeque;
+use std::os::fd::{AsRawFd, OwnedFd};
+
+use io_uring::types;
+
+use crate::protocols::http::{ServerSession, SliceOf};
+
+/// Where the bytes of a chunk live.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// The receive buffer that received them (the strategy's buffer id), sent as they came
+    /// (echo).
+    Received(u16),
+    /// A slice of the prebuilt HTTP responses, which outlive every connection.
+    Response(SliceOf),
+}
+
+/// Bytes queued to send and not yet all sent.
+#[derive(Clone, Copy, Debug)]
+pub struct Chunk {
+    pub source: Source,
+    pub len: u32,
+    pub sent: u32,
+}
+
+impl Chunk {
+    pub fn new(source: Source, len: u32) -> Chunk {
+        debug_assert!(len > 0);
+        Chunk {
+            source,
+            len,
+            sent: 0,
+        }
+    }
+}
+
+pub struct Connection {
+    pub fd: OwnedFd,
+    pub generation: u32,
+    /// Operations of this connection the kernel still holds; the fd closes only at zero.
+    pub in_flight: u32,
+    pub recv_armed: bool,
+    /// The multishot strategies' poll for the peer hanging up is armed.
+    pub hangup_armed: bool,
+    pub send_in_flight: bool,
+    /// A cancel of the armed receive is on its way.
+    pub cancel_sent: bool,
+    /// Waiting for a pool buffer after a receive ended with ENOBUFS.
+    pub starved: bool,
+    pub closing: bool,
+    /// The protocol ended the connection: close once the queued output is sent.
+    pub close_after_send: bool,
+    pub session: ServerSession,
+    /// The receive strategy's per-connection buffer (empty when bytes land in a shared pool).
+    pub own_buffer: Box<[u8]>,
+    /// Chunks to send, in order; the head is the one a send in flight reads.
+    pub pending: VecDeque<Chunk>,
+}
+
+impl Connection {
+    pub fn new(fd: OwnedFd, generation: u32, own_buffer: Box<[u8]>) -> Connection {
+        Connection {
+            fd,
+            generation,
+            in_flight: 0,
+            recv_armed: false,
+            hangup_armed: false,
+            send_in_flight: false,
+            cancel_sent: false,
+            starved: false,
+            closing: false,
+            close_after_send: false,
+            session: ServerSession::default(),
+            own_buffer,
+            pending: VecDeque::new(),
+        }
+    }
+
+    pub fn fd(&self) -> types::Fd {
+        types::Fd(self.fd.as_raw_fd())
+    }
+
+    /// The loop's invariants for one connection:
+    /// - one send in flight at most (two sends on one socket may complete out of order), and
+    ///   only with a chunk to read from;
+    /// - the kernel holds at least the operations the flags say are armed, and the fd closes
+    ///   only when it holds none (checked where the connection is removed);
+    /// - a closing connection arms nothing new;
+    /// - `received_chunks_max` bounds the received chunks queued (the receive strategy's
+    ///   buffers: one for an own buffer, the pool for a shared one).
+    pub fn check(&self, received_chunks_max: usize) {
+        if !cfg!(debug_assertions) {
+            return;
+        }
+        debug_assert!(!self.send_in_flight || !self.pending.is_empty());
+        let armed = u32::from(self.recv_armed)
+            + u32::from(self.hangup_armed)
+            + u32::from(self.send_in_flight);
+        debug_assert!(self.in_flight >= armed, "{} < {armed}", self.in_flight);
+        debug_assert!(!(self.starved && self.recv_armed));
+        let received = self
+            .pending
+            .iter()
+            .filter(|chunk| matches!(chunk.source, Source::Received(_)))
+            .count();
+        debug_assert!(received <= received_chunks_max, "{received} chunks queued");
+        debug_assert!(self.pending.iter().all(|chunk| chunk.sent < chunk.len));
+    }
+}

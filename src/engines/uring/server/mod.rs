@@ -1,0 +1,136 @@
+//! The io_uring servers (echo or HTTP, per `Proto`): one event loop, generic over how a
+//! connection receives (`ReceiveStrategy`) and how it sends (`SendStrategy`), on a ring built
+//! with the setup flags its table row needs. Each strategy is one file:
+//!
+//! - `receive_own_buffer.rs` (the `uring` engine, seed 000's net_io_uring): one accept SQE,
+//!   and per connection one recv SQE into the connection's own buffer; the kernel's FAST_POLL
+//!   waits for readiness inside the ring, so there is no epoll and no readiness syscall.
+//! - `receive_multishot.rs` (`uring-multishot`, seed 004, and `uring-defer`): one multishot
+//!   accept for all connections and one multishot recv per connection, taking buffers from a
+//!   registered provided-buffer ring. Beside each multishot recv sits a one-shot poll for the
+//!   peer hanging up (`Op::Hangup`): on Linux 6.18, when many clients send half a request and
+//!   reset at once, a multishot recv sometimes stays armed with no completion ever (the ring's
+//!   fdinfo shows the RECV still in its poll list, the socket in TCP CLOSE), leaking the
+//!   connection. When the hang-up poll fires, the recv is cancelled and re-armed, and the fresh
+//!   recv reads the rest, the EOF or the reset. It costs one SQE and one CQE per connection,
+//!   not per message.
+//! - `send_plain.rs`: one send SQE of what arrived, the rest resubmitted after a short send.
+//!
+//! `uring-defer` is the multishot server on a SINGLE_ISSUER | DEFER_TASKRUN | COOP_TASKRUN ring
+//! with its fd registered, so completion work runs in a batch when the loop waits, on this
+//! thread: a row of the engine table, not code.
+//!
+//! Invariants that keep bytes in order and memory bounded, asserted in `Connection::check` after
+//! every completion: one send in flight per connection (two sends in flight on one socket may
+//! complete out of order); a connection's chunks queue in order behind it; a connection with too
+//! many queued chunks has its multishot recv cancelled until it drains, so one slow reader
+//! cannot hold the whole buffer pool; an fd is closed only when the kernel holds no operation of
+//! it. `user_data` is a `Token` (op kind, connection slot, generation), so a completion that
+//! outlives its connection is recognised.
+//!
+//! With HTTP, received bytes are parsed at once (the receive buffer goes straight back) and the
+//! chunks queued are slices of the prebuilt responses, so a response is sent without a copy;
+//! after a closing response the connection reads no more and closes once it is sent.
+
+mod connection;
+mod handlers;
+mod receive;
+mod receive_multishot;
+mod receive_own_buffer;
+mod send;
+mod send_plain;
+
+use std::os::fd::AsRawFd;
+
+use io_uring::{types, Submitter};
+
+use crate::engines::needs::{Needs, Registration};
+use crate::engines::server::{Run, STOP_POLL_INTERVAL};
+use crate::engines::uring::ring::RingSetup;
+use crate::system::stop::stopped;
+use handlers::Server;
+
+pub use receive::ReceiveStrategy;
+pub use receive_multishot::MultishotReceive;
+pub use receive_own_buffer::OwnBufferReceive;
+pub use send::SendStrategy;
+pub use send_plain::PlainSend;
+
+/// Submission queue size; a full queue spills into the loop's backlog, never drops an SQE.
+const SQ_ENTRIES: u32 = 1024;
+/// Completion queue size: multishot operations post many CQEs per SQE.
+const CQ_ENTRIES: u32 = 8192;
+/// Received chunks a connection may hold unsent before its multishot recv is cancelled.
+const CHUNKS_PER_CONNECTION_MAX: usize = 8;
+
+/// Serves `run.listener` until the stop flag rises, receiving with `R` and sending with `S` on
+/// a ring with the setup flags and registrations of `needs`.
+pub fn serve<R: ReceiveStrategy, S: SendStrategy>(
+    run: Run<'_>,
+    needs: Needs,
+) -> anyhow::Result<()> {
+    let ring_setup = RingSetup {
+        helpers: Some(run.helpers.clone()),
+        cq_entries: Some(CQ_ENTRIES),
+        ..RingSetup::with_flags(SQ_ENTRIES, needs.setup)
+    };
+    // Declared before the ring so that it is dropped after it (see buf_ring.rs).
+    let mut receive = R::new(&run.config);
+    let mut ring = ring_setup.build().map_err(anyhow::Error::msg)?;
+    receive.register(&ring.submitter())?;
+    let (mut submitter, mut sq, mut cq) = ring.split();
+    if needs.registrations.contains(&Registration::RingFd) {
+        submitter.register_ring_fd()?;
+    }
+    let listener = types::Fd(run.listener.as_raw_fd());
+    let mut server: Server<R, S> = Server::new(run.config, run.counters, listener, &mut receive);
+    server.arm_accept(&mut sq);
+    let stop = crate::system::stop::stop_event();
+    if let Some(stop) = stop {
+        server.arm_stop(&mut sq, types::Fd(stop.as_raw_fd()));
+    }
+    while !stopped() {
+        server.flush_backlog(&mut sq);
+        sq.sync();
+        wait_for_completions(&mut submitter, stop.is_some())?;
+        cq.sync();
+        for cqe in &mut cq {
+            server.complete(&mut sq, &cqe);
+        }
+        // Publish the new head before entering the kernel again. A split completion queue
+        // writes its head back only on sync; without this the kernel still counts the CQEs
+        // just reaped as waiting, so the next wait for one completion returns at once, empty:
+        // one wasted io_uring_enter per loop (measured: exactly one per message at 1 conn).
+        cq.sync();
+    }
+    // Closing the fds first and then the ring cancels whatever is still in flight.
+    server.connections.clear();
+    Ok(())
+}
+
+/// The loop's one syscall: submits what is queued and waits for at least one completion. With
+/// the stop pipe polled in the ring (`stoppable`), that is all: Ctrl-C completes the poll. A
+/// timeout would arm and cancel a timer on every wait, a cost the seeds' servers do not pay.
+/// Without it, the wait also ends at the stop-flag tick (`STOP_POLL_INTERVAL`).
+fn wait_for_completions(submitter: &mut Submitter<'_>, stoppable: bool) -> anyhow::Result<()> {
+    let timeout = types::Timespec::from(STOP_POLL_INTERVAL);
+    let args = types::SubmitArgs::new().timespec(&timeout);
+    let entered = if stoppable {
+        submitter.submit_and_wait(1)
+    } else {
+        submitter.submit_with_args(1, &args)
+    };
+    match entered {
+        Ok(_) => Ok(()),
+        // ETIME: the stop-flag tick. EBUSY: completions are backed up, reap them first.
+        Err(error)
+            if matches!(
+                error.raw_os_error(),
+                Some(libc::ETIME | libc::EINTR | libc::EBUSY)
+            ) =>
+        {
+            Ok(())
+        }
+        Err(error) => Err(anyhow::anyhow!("io_uring_enter failed: {error}")),
+    }
+}

@@ -1,0 +1,48 @@
+//! The receive strategy of the io_uring server: how a connection's bytes arrive. A strategy
+//! says which SQE arms a receive, where the received bytes live, when they can be given back,
+//! and when a connection may read again. The loop (`handlers.rs`) is generic over it, so each
+//! completion is dispatched statically and a strategy's constants fold away. A new way to
+//! receive (a bundle, a registered file) is one file implementing this trait and one row of
+//! the engine table.
+
+use io_uring::{squeue, types, Submitter};
+
+use crate::engines::server::ServerConfig;
+
+pub trait ReceiveStrategy: Sized {
+    /// One multishot SQE receives for many completions (and one multishot accept takes every
+    /// connection). The loop then cancels it to pause or close a connection, and watches for the
+    /// peer hanging up beside it (a multishot receive may stay armed after a reset; see the
+    /// server's module doc). A one-shot receive ends with its completion.
+    const MULTISHOT: bool;
+
+    /// Sets up the strategy's memory. Made before the ring, so that it outlives it: the kernel
+    /// may write into registered memory until the ring is gone.
+    fn new(config: &ServerConfig) -> Self;
+
+    /// Registers the memory the kernel picks buffers from, if any, with the ring.
+    fn register(&mut self, submitter: &Submitter<'_>) -> anyhow::Result<()>;
+
+    /// The buffer a new connection receives into (empty when the bytes land elsewhere). Made
+    /// once per connection, never per message.
+    fn connection_buffer(&self) -> Box<[u8]>;
+
+    /// The SQE that arms a receive on `fd`; `own` is the connection's own buffer.
+    fn arm(&self, fd: types::Fd, own: &mut [u8]) -> squeue::Entry;
+
+    /// The buffer that holds the bytes of a receive completion with `flags`.
+    fn buffer_of(&mut self, flags: u32) -> u16;
+
+    /// The `len` bytes buffer `buffer` received; `own` is the connection's own buffer.
+    fn bytes<'a>(&'a self, own: &'a [u8], buffer: u16, len: usize) -> &'a [u8];
+
+    /// Gives `buffer` back once nothing reads it any more. True when it went back to a pool
+    /// that connections starved of a buffer wait for.
+    fn release(&mut self, buffer: u16) -> bool;
+
+    /// How many received chunks one connection can hold queued: the bound on its memory.
+    fn received_chunks_max(&self) -> usize;
+
+    /// Whether a connection with `pending` chunks still to send may read again.
+    fn may_read(pending: usize) -> bool;
+}

@@ -1,0 +1,70 @@
+//! Multishot receive (seed 004): one multishot recv per connection, which takes buffers from a
+//! registered provided-buffer ring (`buf_ring.rs`) shared by every connection, so an idle
+//! connection holds no buffer. Bytes are sent straight from the buffer that received them, and
+//! the buffer goes back to the ring once all its bytes are sent. The kernel may end a multishot
+//! (no IORING_CQE_F_MORE: out of buffers, an error, a full CQ); the loop re-arms it.
+
+use io_uring::{cqueue, opcode, squeue, types, Submitter};
+
+use super::receive::ReceiveStrategy;
+use super::CHUNKS_PER_CONNECTION_MAX;
+use crate::engines::server::ServerConfig;
+use crate::engines::uring::buf_ring::BufRing;
+
+/// Size of each buffer of the shared pool (`--provided-buffers` of them).
+const POOL_BUFFER_BYTES: u32 = 8 * 1024;
+const POOL_GROUP: u16 = 0;
+
+pub struct MultishotReceive {
+    pool: BufRing,
+    /// Pool buffers held by connections (received, not yet sent).
+    held: usize,
+}
+
+impl ReceiveStrategy for MultishotReceive {
+    const MULTISHOT: bool = true;
+
+    fn new(config: &ServerConfig) -> Self {
+        let pool = BufRing::new(config.provided_buffers, POOL_BUFFER_BYTES, POOL_GROUP);
+        MultishotReceive { pool, held: 0 }
+    }
+
+    fn register(&mut self, submitter: &Submitter<'_>) -> anyhow::Result<()> {
+        Ok(self.pool.register(submitter)?)
+    }
+
+    fn connection_buffer(&self) -> Box<[u8]> {
+        Box::default()
+    }
+
+    fn arm(&self, fd: types::Fd, _own: &mut [u8]) -> squeue::Entry {
+        opcode::RecvMulti::new(fd, self.pool.group()).build()
+    }
+
+    fn buffer_of(&mut self, flags: u32) -> u16 {
+        let id = cqueue::buffer_select(flags).expect("a multishot recv selects a buffer");
+        self.held += 1;
+        debug_assert!(self.held <= usize::from(self.pool.entries()));
+        id
+    }
+
+    fn bytes<'a>(&'a self, _own: &'a [u8], buffer: u16, len: usize) -> &'a [u8] {
+        self.pool.bytes(buffer, len)
+    }
+
+    fn release(&mut self, buffer: u16) -> bool {
+        debug_assert!(self.held > 0);
+        self.pool.recycle(buffer);
+        self.held -= 1;
+        true
+    }
+
+    fn received_chunks_max(&self) -> usize {
+        usize::from(self.pool.entries())
+    }
+
+    /// Half the cap, so a paused connection resumes with room to read before it pauses again.
+    fn may_read(pending: usize) -> bool {
+        pending <= CHUNKS_PER_CONNECTION_MAX / 2
+    }
+}

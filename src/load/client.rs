@@ -1,0 +1,333 @@
+//! One client thread of the load generator: its connections on one epoll instance, the loop
+//! that drives them through the warm-up and the measured window, and what it measured. Nothing
+//! is allocated inside the loop: buffers and connections are made before the warm-up.
+
+use std::net::TcpStream;
+use std::os::fd::{AsFd, OwnedFd};
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use rustix::event::epoll::{self, CreateFlags, Event, EventData, EventFlags};
+use rustix::io::Errno;
+
+use super::connection::{
+    close, connect, continue_send, expire, may_send_more, receive, receive_http, start_message,
+    Connection, Received,
+};
+use super::schedule::Schedule;
+use super::slow_reader::SlowReader;
+use super::{LoadErrors, LoadPlan, LoadReport, Mode, Shared};
+use super::{PHASE_CONNECTING, PHASE_DONE, PHASE_MEASURE, STATUS_CODES, WAIT_TIMEOUT};
+use crate::measure::Usage;
+use crate::protocols::http::{Framed, ResponseFramer};
+
+/// Ready connections taken per `epoll_wait`.
+const EVENTS_PER_WAIT: usize = 512;
+/// Bytes taken per `recv`; echoes larger than this arrive in several.
+const RECV_BUFFER_BYTES: usize = 64 * 1024;
+
+/// What one client thread measured is a `LoadReport` of its own connections (its CPU in
+/// `client_usage`); the coordinator adds them up.
+impl LoadReport {
+    fn record_response(&mut self, framed: Framed, due: Instant, sent: Instant, now: Instant) {
+        self.messages += 1;
+        self.bytes += framed.body_bytes;
+        self.status_counts[usize::from(framed.status).min(STATUS_CODES - 1)] += 1;
+        let corrected = now.duration_since(due);
+        let uncorrected = now.duration_since(sent);
+        self.latency_ns
+            .saturating_record(corrected.as_nanos() as u64);
+        self.latency_uncorrected_ns
+            .saturating_record(uncorrected.as_nanos() as u64);
+    }
+}
+
+/// The body of one client thread: connect, wait for the coordinator's go, then drive the
+/// connections until the window closes.
+pub fn client_thread(
+    plan: &LoadPlan,
+    ids: std::ops::Range<usize>,
+    shared: &Shared,
+) -> anyhow::Result<LoadReport> {
+    let prepared = prepare_thread(plan, ids);
+    shared.ready.fetch_add(1, Ordering::AcqRel);
+    let (epoll_fd, connections, connect_errors) = prepared?;
+    shared
+        .connected
+        .fetch_add(connections.len(), Ordering::AcqRel);
+    while shared.phase.load(Ordering::Acquire) == PHASE_CONNECTING {
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    let mut client = Client {
+        plan,
+        schedule: Schedule::new(plan, connections.len()),
+        slow_reader: SlowReader::new(plan, connections.len()),
+        epoll_fd,
+        connections,
+        report: LoadReport {
+            errors: LoadErrors {
+                connect: connect_errors,
+                ..LoadErrors::default()
+            },
+            ..LoadReport::empty()
+        },
+        scratch: vec![0u8; RECV_BUFFER_BYTES],
+        expected: vec![0u8; RECV_BUFFER_BYTES],
+    };
+    if client.connections.is_empty() {
+        return Ok(client.report);
+    }
+    client.start();
+    client.run(shared)?;
+    Ok(client.report)
+}
+
+/// A client thread's state while it drives its connections.
+struct Client<'a> {
+    plan: &'a LoadPlan,
+    epoll_fd: OwnedFd,
+    connections: Vec<Connection>,
+    schedule: Option<Schedule>,
+    slow_reader: Option<SlowReader>,
+    report: LoadReport,
+    /// Receive buffer, and the bytes a stream's echo should hold (computed to compare).
+    scratch: Vec<u8>,
+    expected: Vec<u8>,
+}
+
+impl Client<'_> {
+    /// Sends every connection's first message, or in an open loop schedules it.
+    fn start(&mut self) {
+        for (index, connection) in self.connections.iter_mut().enumerate() {
+            match self.schedule.as_mut() {
+                Some(schedule) => schedule.first(connection, index),
+                None => start_message(
+                    connection,
+                    self.plan.mode,
+                    &self.epoll_fd,
+                    index,
+                    &mut self.report.errors,
+                ),
+            }
+        }
+    }
+
+    /// The loop: wait for ready connections (or the next due request or paused reader), serve
+    /// them, expire the ones that waited too long; until the coordinator says the window is
+    /// over. The thread's CPU is read at the window's start and end, for saturation.
+    fn run(&mut self, shared: &Shared) -> anyhow::Result<()> {
+        let empty = Event {
+            flags: EventFlags::empty(),
+            data: EventData::new_u64(0),
+        };
+        let mut events = vec![empty; EVENTS_PER_WAIT];
+        let mut usage_start = None;
+        let mut timeouts_checked = Instant::now();
+        loop {
+            let phase = shared.phase.load(Ordering::Acquire);
+            if phase == PHASE_DONE {
+                break;
+            }
+            let measuring = phase == PHASE_MEASURE;
+            if measuring && usage_start.is_none() {
+                usage_start = Some(Usage::of_thread());
+            }
+            let wait = self.start_due();
+            let wait_timeout = rustix::event::Timespec::try_from(wait)?;
+            let ready = match epoll::wait(&self.epoll_fd, &mut events[..], Some(&wait_timeout)) {
+                Ok(ready) => ready,
+                Err(Errno::INTR) => continue,
+                Err(error) => return Err(anyhow::anyhow!("epoll_wait failed: {error}")),
+            };
+            for event in &events[..ready] {
+                // Copied out: `Event` is packed on x86-64, its fields cannot be borrowed.
+                let (flags, index) = (event.flags, event.data.u64() as usize);
+                self.on_ready(index, flags, measuring);
+            }
+            if timeouts_checked.elapsed() >= WAIT_TIMEOUT {
+                timeouts_checked = Instant::now();
+                let errors = &mut self.report.errors;
+                expire(
+                    &mut self.connections,
+                    &self.epoll_fd,
+                    self.plan.timeout,
+                    errors,
+                );
+            }
+        }
+        if let Some(start) = usage_start {
+            self.report.client_usage = Usage::of_thread().since(&start);
+        }
+        Ok(())
+    }
+
+    /// Sends the requests that fell due and resumes the paused readers whose pause is over;
+    /// returns how long the loop may wait for readiness before the next of either.
+    fn start_due(&mut self) -> Duration {
+        let mut wait = WAIT_TIMEOUT;
+        let errors = &mut self.report.errors;
+        if let Some(schedule) = self.schedule.as_mut() {
+            let now = Instant::now();
+            while let Some(index) = schedule.pop_due(now) {
+                let connection = &mut self.connections[index];
+                if connection.open {
+                    connection.idle = false;
+                    start_message(connection, self.plan.mode, &self.epoll_fd, index, errors);
+                }
+            }
+            wait = wait.min(schedule.until_next(Instant::now()));
+        }
+        if let Some(reader) = self.slow_reader.as_mut() {
+            let now = Instant::now();
+            reader.resume_due(&mut self.connections, now, &self.epoll_fd, errors);
+            wait = wait.min(reader.until_next(now));
+        }
+        wait
+    }
+
+    /// One ready connection: send what it may, receive what arrived, and act on it.
+    fn on_ready(&mut self, index: usize, flags: EventFlags, measuring: bool) {
+        let mode = self.plan.mode;
+        let connection = &mut self.connections[index];
+        if !connection.open {
+            return;
+        }
+        let errors = &mut self.report.errors;
+        if flags.contains(EventFlags::OUT) {
+            continue_send(connection, mode, &self.epoll_fd, index, errors);
+        }
+        if !flags.intersects(EventFlags::IN | EventFlags::ERR | EventFlags::HUP) {
+            return;
+        }
+        let received = match mode {
+            Mode::Http => receive_http(connection, &self.epoll_fd, &mut self.scratch, errors),
+            _ => {
+                let buffers = (&mut self.scratch[..], &mut self.expected[..]);
+                receive(connection, mode, &self.epoll_fd, buffers, errors)
+            }
+        };
+        match received {
+            Received::Nothing => {}
+            Received::Message(latency) => self.on_message(index, latency, measuring),
+            Received::Bytes(bytes) => self.on_stream_bytes(index, bytes, measuring),
+            Received::Response(framed) => self.on_response(index, framed, measuring),
+        }
+    }
+
+    /// Ping-pong: the whole echo is back; the next message goes out.
+    fn on_message(&mut self, index: usize, latency: Duration, measuring: bool) {
+        let connection = &mut self.connections[index];
+        if measuring {
+            self.report.messages += 1;
+            self.report.bytes += connection.message.len() as u64;
+            self.report
+                .latency_ns
+                .saturating_record(latency.as_nanos() as u64);
+        }
+        let errors = &mut self.report.errors;
+        start_message(connection, self.plan.mode, &self.epoll_fd, index, errors);
+    }
+
+    /// Stream: more echo is back and checked; a slow reader pauses, and a sender that waited
+    /// for its echo to catch up goes on.
+    fn on_stream_bytes(&mut self, index: usize, bytes: usize, measuring: bool) {
+        if measuring {
+            self.report.bytes += bytes as u64;
+        }
+        let connection = &mut self.connections[index];
+        let errors = &mut self.report.errors;
+        if let Some(reader) = self.slow_reader.as_mut() {
+            let now = Instant::now();
+            reader.pause(connection, index, bytes, now, &self.epoll_fd, errors);
+            if !connection.open {
+                return;
+            }
+        }
+        let idle = connection.sent == connection.message.len();
+        if idle && may_send_more(connection) {
+            continue_send(connection, self.plan.mode, &self.epoll_fd, index, errors);
+        }
+    }
+
+    /// HTTP: a whole response is framed; recorded, then the next request goes out now (closed
+    /// loop, or a late open-loop request) or when it falls due.
+    fn on_response(&mut self, index: usize, framed: Framed, measuring: bool) {
+        let now = Instant::now();
+        let connection = &mut self.connections[index];
+        if measuring {
+            // A closed loop sends each request the moment it is due.
+            let due = match self.schedule {
+                Some(_) => connection.due,
+                None => connection.started,
+            };
+            self.report
+                .record_response(framed, due, connection.started, now);
+        }
+        let errors = &mut self.report.errors;
+        if framed.close {
+            // The server said it closes: this connection is done.
+            errors.reset += 1;
+            close(connection, &self.epoll_fd);
+            return;
+        }
+        let late = match self.schedule.as_mut() {
+            Some(schedule) => schedule.next(connection, index, now),
+            None => false,
+        };
+        self.report.late += u64::from(late && measuring);
+        if !connection.idle {
+            let errors = &mut self.report.errors;
+            start_message(connection, self.plan.mode, &self.epoll_fd, index, errors);
+        }
+    }
+}
+
+type Prepared = (OwnedFd, Vec<Connection>, u64);
+
+/// Connects this thread's connections (blocking, one after another, each within the timeout)
+/// and registers them with a new epoll instance. Refused connections are counted, not fatal.
+fn prepare_thread(plan: &LoadPlan, ids: std::ops::Range<usize>) -> anyhow::Result<Prepared> {
+    if let Some(cpu) = plan.cpu {
+        crate::system::pin::pin_current_thread(cpu)?;
+    }
+    plan.sched.apply_to_current_thread()?;
+    let epoll_fd = epoll::create(CreateFlags::CLOEXEC)?;
+    let mut connections = Vec::with_capacity(ids.len());
+    let mut failed = 0;
+    for id in ids {
+        let stream: TcpStream = match connect(&plan.target, plan.timeout, plan.rcvbuf_bytes) {
+            Ok(stream) => stream,
+            Err(_) => {
+                failed += 1;
+                continue;
+            }
+        };
+        stream.set_nodelay(true)?;
+        stream.set_nonblocking(true)?;
+        let data = EventData::new_u64(connections.len() as u64);
+        epoll::add(&epoll_fd, stream.as_fd(), data, EventFlags::IN)?;
+        connections.push(Connection {
+            stream,
+            id: id as u64,
+            sequence: 0,
+            message: match &plan.http {
+                Some(http) => http.request.clone().into_boxed_slice(),
+                None => vec![0u8; plan.payload_bytes].into_boxed_slice(),
+            },
+            sent: 0,
+            received: 0,
+            stream_sent: 0,
+            stream_received: 0,
+            started: Instant::now(),
+            due: Instant::now(),
+            idle: false,
+            framer: ResponseFramer::default(),
+            writing: false,
+            paused: false,
+            read_at: Instant::now(),
+            window_bytes: plan.window_bytes,
+            open: true,
+        });
+    }
+    Ok((epoll_fd, connections, failed))
+}

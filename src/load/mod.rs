@@ -1,0 +1,314 @@
+//! The load generator, the control of every network study (`ringside load`, and the client side
+//! of `echo` and `http`).
+//!
+//! Closed loop per connection, like rust_echo_bench: send a message, wait for the whole echo,
+//! compare every byte with what was sent (each message carries a different pattern, so a stale,
+//! reordered, crossed or corrupted echo fails), record the round trip in an HdrHistogram,
+//! repeat. Unlike rust_echo_bench (a blocking thread per connection, which FINDINGS saw
+//! saturate its core above ≈50 connections), all connections share one epoll loop on one pinned
+//! thread (`--threads` for more), with nothing allocated and one `epoll_wait` per batch of
+//! ready connections. The loop measures its own thread CPU time and marks a run whose client
+//! was busy for ≥90% of the window as saturated: then the client, not the server, set the pace.
+//!
+//! A connection the server never serves (the `blocking` engine with two clients) times out per
+//! `--timeout`, is counted and closed; the run goes on with the others.
+//!
+//! This file is the plan and the coordinator (threads, warm-up, the measured window); a client
+//! thread's loop is `client.rs`, one connection's sends and checks `connection.rs`, the open
+//! loop's timetable `schedule.rs`, the slow reader `slow_reader.rs`, and the result row
+//! `row.rs`. The `load` subcommand is `studies/load.rs`.
+
+mod client;
+mod connection;
+mod row;
+mod schedule;
+mod slow_reader;
+
+pub use row::{http_summary, load_row};
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+
+use crate::measure::{SyscallCounter, Usage};
+use crate::system::tuning::Sched;
+
+/// How each connection uses the server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Mode {
+    /// Closed loop: send a message of `--payload` bytes, wait for all of it, repeat.
+    PingPong,
+    /// Send an endless pattern in `--payload`-byte writes while reading the echo in odd-sized
+    /// reads; the sender stays at most `--window` bytes ahead of the checked echo.
+    Stream,
+    /// HTTP requests and framed responses (`load http`; not an echo mode).
+    #[value(skip)]
+    Http,
+}
+
+impl Mode {
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::PingPong => "ping-pong",
+            Mode::Stream => "stream",
+            Mode::Http => "http",
+        }
+    }
+}
+
+/// One load run, validated.
+#[derive(Clone, Debug)]
+pub struct LoadPlan {
+    pub target: SocketAddr,
+    pub connections: usize,
+    pub payload_bytes: usize,
+    pub duration: Duration,
+    pub warmup: Duration,
+    pub threads: usize,
+    pub timeout: Duration,
+    pub cpu: Option<usize>,
+    pub sched: Sched,
+    /// How echo connections use the server (ignored by HTTP runs).
+    pub mode: Mode,
+    /// Stream mode: each connection reads its echo at no more than this rate (a slow reader).
+    pub read_bytes_per_sec: Option<u64>,
+    /// SO_RCVBUF of every client socket, set before connecting.
+    pub rcvbuf_bytes: Option<usize>,
+    /// Stream mode: how far a connection's writes may run ahead of its checked echo.
+    pub window_bytes: u64,
+    /// Some for an HTTP run: connections send requests and frame responses instead of echoes.
+    pub http: Option<HttpLoad>,
+}
+
+/// What an HTTP run sends, and at what pace.
+#[derive(Clone, Debug)]
+pub struct HttpLoad {
+    /// The request every connection sends, one in flight at a time.
+    pub request: Vec<u8>,
+    /// Open loop: requests per second over all connections, each request due at a fixed time
+    /// whatever happened to the ones before it; latency runs from that due time (wrk2's
+    /// coordinated-omission correction). None: closed loop, the next request goes out when
+    /// the previous response is in.
+    pub rate_per_sec: Option<f64>,
+}
+
+/// The edges of the measured window, reported to the caller as they pass so it can measure a
+/// server over exactly that window.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WindowEdge {
+    Start,
+    Stop,
+}
+
+/// Errors by kind. Every kind ends the connection it happened on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LoadErrors {
+    /// Connections the server refused or did not accept in time.
+    pub connect: u64,
+    /// Connections the server reset or closed while a message was in flight (read side).
+    pub reset: u64,
+    /// Sends that failed (the server had reset the connection).
+    pub write: u64,
+    /// Messages not echoed in full within `--timeout`.
+    pub timeout: u64,
+    /// Echoes that differed from what was sent (or came with extra bytes).
+    pub mismatch: u64,
+}
+
+impl LoadErrors {
+    pub fn total(&self) -> u64 {
+        self.connect + self.reset + self.write + self.timeout + self.mismatch
+    }
+
+    fn add(&mut self, other: &LoadErrors) {
+        self.connect += other.connect;
+        self.reset += other.reset;
+        self.write += other.write;
+        self.timeout += other.timeout;
+        self.mismatch += other.mismatch;
+    }
+}
+
+/// What one load run measured.
+pub struct LoadReport {
+    /// The measured window's wall time.
+    pub seconds: f64,
+    /// Round trips (ping-pong) or `--payload`-sized stretches echoed (stream).
+    pub messages: u64,
+    /// Bytes echoed back and checked.
+    pub bytes: u64,
+    /// From each message's send (closed loop) or due time (open loop) to its answer.
+    pub latency_ns: Histogram<u64>,
+    /// From each request's actual send to its response: what a tool without the
+    /// coordinated-omission correction reports (equal to `latency_ns` in a closed loop).
+    pub latency_uncorrected_ns: Histogram<u64>,
+    /// HTTP responses by status code (index = code).
+    pub status_counts: Vec<u64>,
+    /// Open loop: requests that fell due while their connection still awaited the previous
+    /// response, so went out late.
+    pub late: u64,
+    pub errors: LoadErrors,
+    /// CPU and switches of the client threads over the window, summed.
+    pub client_usage: Usage,
+    pub client_syscalls: Option<u64>,
+    /// Client threads busy for at least `SATURATED_SHARE` of the window.
+    pub saturated_threads: usize,
+}
+
+impl LoadReport {
+    pub(crate) fn empty() -> LoadReport {
+        LoadReport {
+            seconds: 0.0,
+            messages: 0,
+            bytes: 0,
+            latency_ns: crate::stats::histogram::new_latency(),
+            latency_uncorrected_ns: crate::stats::histogram::new_latency(),
+            status_counts: vec![0; STATUS_CODES],
+            late: 0,
+            errors: LoadErrors::default(),
+            client_usage: Usage::default(),
+            client_syscalls: None,
+            saturated_threads: 0,
+        }
+    }
+
+    /// Adds what one client thread measured; `window_seconds` (when the window opened) judges
+    /// whether the thread was saturated.
+    fn add(&mut self, part: &LoadReport, window_seconds: Option<f64>) {
+        self.messages += part.messages;
+        self.bytes += part.bytes;
+        self.latency_ns.add(&part.latency_ns).expect("same bounds");
+        self.latency_uncorrected_ns
+            .add(&part.latency_uncorrected_ns)
+            .expect("same bounds");
+        for (total, count) in self.status_counts.iter_mut().zip(&part.status_counts) {
+            *total += count;
+        }
+        self.late += part.late;
+        self.errors.add(&part.errors);
+        let usage = part.client_usage;
+        self.client_usage.cpu_user_s += usage.cpu_user_s;
+        self.client_usage.cpu_sys_s += usage.cpu_sys_s;
+        self.client_usage.ctx_switches_voluntary += usage.ctx_switches_voluntary;
+        self.client_usage.ctx_switches_involuntary += usage.ctx_switches_involuntary;
+        if let Some(seconds) = window_seconds {
+            let busy = usage.cpu_user_s + usage.cpu_sys_s;
+            self.saturated_threads += usize::from(busy >= SATURATED_SHARE * seconds);
+        }
+    }
+}
+
+/// Share of the window a client thread must be on CPU to count as saturated.
+pub(crate) const SATURATED_SHARE: f64 = 0.9;
+/// How long a client loop blocks at most, so it notices the window's edges and timeouts.
+pub(crate) const WAIT_TIMEOUT: Duration = Duration::from_millis(10);
+/// How far a stream may run ahead of its echo by default: bounds what the server must hold.
+pub const STREAM_WINDOW_BYTES: u64 = 256 * 1024;
+/// The default window with a slow reader: twice Linux's default send-buffer maximum
+/// (net.ipv4.tcp_wmem), so the server's send buffer fills before the window does.
+pub const SLOW_READER_WINDOW_BYTES: u64 = 8 << 20;
+/// HTTP status codes are three digits.
+pub(crate) const STATUS_CODES: usize = 1000;
+
+const PHASE_CONNECTING: u8 = 0;
+const PHASE_WARMUP: u8 = 1;
+const PHASE_MEASURE: u8 = 2;
+const PHASE_DONE: u8 = 3;
+
+/// State the coordinating thread shares with the client threads.
+struct Shared {
+    phase: AtomicU8,
+    /// Client threads done connecting (or failing to).
+    ready: AtomicUsize,
+    /// Connections made, over all threads.
+    connected: AtomicUsize,
+}
+
+/// Runs `plan`, calling `on_window` at the measured window's start and stop.
+pub fn run(plan: &LoadPlan, on_window: &mut dyn FnMut(WindowEdge)) -> anyhow::Result<LoadReport> {
+    assert!(plan.connections > 0 && plan.payload_bytes > 0 && plan.threads > 0);
+    let threads = plan.threads.min(plan.connections);
+    let shared = Shared {
+        phase: AtomicU8::new(PHASE_CONNECTING),
+        ready: AtomicUsize::new(0),
+        connected: AtomicUsize::new(0),
+    };
+    // Opened before the client threads start so that it counts them too (perf's inherit).
+    let mut syscall_counter = if std::env::var_os("RINGSIDE_NO_PERF").is_none() {
+        SyscallCounter::open().ok()
+    } else {
+        None
+    };
+    let outcome = std::thread::scope(|scope| -> anyhow::Result<LoadReport> {
+        let workers: Vec<_> = (0..threads)
+            .map(|index| {
+                let first = plan.connections * index / threads;
+                let last = plan.connections * (index + 1) / threads;
+                let shared = &shared;
+                std::thread::Builder::new()
+                    .name(format!("ringside-load-{index}"))
+                    .spawn_scoped(scope, move || {
+                        client::client_thread(plan, first..last, shared)
+                    })
+                    .expect("spawn a client thread")
+            })
+            .collect();
+        while shared.ready.load(Ordering::Acquire) < threads {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let mut window = None;
+        if shared.connected.load(Ordering::Acquire) > 0 {
+            shared.phase.store(PHASE_WARMUP, Ordering::Release);
+            sleep_unless_stopped(plan.warmup);
+            shared.phase.store(PHASE_MEASURE, Ordering::Release);
+            on_window(WindowEdge::Start);
+            if let Some(counter) = syscall_counter.as_mut() {
+                counter.start();
+            }
+            let started = Instant::now();
+            sleep_unless_stopped(plan.duration);
+            let seconds = started.elapsed().as_secs_f64();
+            let syscalls = syscall_counter.as_mut().map(SyscallCounter::stop);
+            shared.phase.store(PHASE_DONE, Ordering::Release);
+            on_window(WindowEdge::Stop);
+            window = Some((seconds, syscalls));
+        } else {
+            shared.phase.store(PHASE_DONE, Ordering::Release);
+        }
+        let mut report = LoadReport::empty();
+        for worker in workers {
+            let part = worker.join().expect("a client thread panicked")?;
+            report.add(&part, window.map(|(seconds, _)| seconds));
+        }
+        match window {
+            Some((seconds, syscalls)) => {
+                report.seconds = seconds;
+                report.client_syscalls = syscalls;
+                Ok(report)
+            }
+            None => Err(anyhow::anyhow!(
+                "no connection to {} succeeded ({} tried): is a server listening there?",
+                plan.target,
+                plan.connections
+            )),
+        }
+    });
+    if crate::system::stop::stopped() {
+        anyhow::bail!("interrupted");
+    }
+    outcome
+}
+
+fn sleep_unless_stopped(duration: Duration) {
+    let until = Instant::now() + duration;
+    let stop = crate::system::stop::stop_flag();
+    while !stop.load(Ordering::Relaxed) {
+        let now = Instant::now();
+        if now >= until {
+            return;
+        }
+        std::thread::sleep((until - now).min(Duration::from_millis(50)));
+    }
+}

@@ -1,0 +1,406 @@
+//! A load run as a result row: its rates, latency, errors by kind and verdict, and (HTTP) its
+//! statuses and open-loop figures; and the wrk-style summary `load http` prints.
+
+use serde_json::{Map, Value};
+
+use super::{LoadPlan, LoadReport, Mode, SATURATED_SHARE};
+use crate::measure::Measured;
+use crate::row::Row;
+use crate::stats::per_second;
+
+/// The result row of one load run. `server` is the server's own measurement over the window
+/// when there was one (the study, or `--server-pid`).
+pub fn load_row(
+    engine: &str,
+    mut params: Map<String, Value>,
+    run: u32,
+    plan: &LoadPlan,
+    report: &LoadReport,
+    server: Option<&Measured>,
+) -> Row {
+    add_plan_params(&mut params, plan);
+    let bytes = report.bytes;
+    let workload = if plan.mode == Mode::Http {
+        "http"
+    } else {
+        "echo"
+    };
+    let mut row = Row {
+        workload: workload.into(),
+        engine: engine.into(),
+        params,
+        run,
+        seconds: report.seconds,
+        ops: report.messages,
+        bytes,
+        ops_per_sec: per_second(report.messages as f64, report.seconds),
+        bytes_per_sec: per_second(bytes as f64, report.seconds),
+        syscalls_source: "none".into(),
+        verified: report.messages > 0 && report.errors.mismatch == 0,
+        errors: report.errors.total(),
+        client_cpu_user_s: Some(report.client_usage.cpu_user_s),
+        client_cpu_sys_s: Some(report.client_usage.cpu_sys_s),
+        client_syscalls: report.client_syscalls,
+        client_ctx_switches_voluntary: Some(report.client_usage.ctx_switches_voluntary),
+        client_ctx_switches_involuntary: Some(report.client_usage.ctx_switches_involuntary),
+        client_saturated: Some(report.saturated_threads > 0),
+        ..Row::default()
+    };
+    if plan.mode == Mode::Stream {
+        // Streams have no round trips: ops are payload-sized stretches echoed.
+        row.ops = bytes / plan.payload_bytes as u64;
+        row.ops_per_sec = per_second(row.ops as f64, report.seconds);
+        // A stream always has bytes out, so one that times out stalled: bytes the server
+        // received were never echoed (a paused slow reader is not timed).
+        let errors = &report.errors;
+        row.verified = bytes > 0 && errors.mismatch == 0 && errors.timeout == 0;
+    } else {
+        row.set_latency(&report.latency_ns);
+    }
+    if plan.mode == Mode::Http {
+        add_http_fields(&mut row, plan, report);
+    }
+    add_errors(&mut row, plan, report);
+    match server {
+        Some(measured) => row.set_server_costs(measured),
+        None => row
+            .notes
+            .push("server not measured: pass --server-pid to count its syscalls and CPU".into()),
+    }
+    row
+}
+
+/// The plan's parameters every row of the run carries.
+fn add_plan_params(params: &mut Map<String, Value>, plan: &LoadPlan) {
+    params.insert("connections".into(), Value::from(plan.connections));
+    if plan.mode != Mode::Http {
+        params.insert("payload_bytes".into(), Value::from(plan.payload_bytes));
+    }
+    params.insert("client_threads".into(), Value::from(plan.threads));
+    params.insert("sched".into(), Value::from(plan.sched.name()));
+    params.insert("mode".into(), Value::from(plan.mode.name()));
+    if let Some(rate) = plan.read_bytes_per_sec {
+        params.insert("read_bytes_per_sec".into(), Value::from(rate));
+    }
+    if let Some(bytes) = plan.rcvbuf_bytes {
+        params.insert("rcvbuf_bytes".into(), Value::from(bytes));
+    }
+    if plan.mode == Mode::Stream {
+        params.insert("window_bytes".into(), Value::from(plan.window_bytes));
+    }
+}
+
+/// The error counts by kind, and the notes that explain them and a saturated client.
+fn add_errors(row: &mut Row, plan: &LoadPlan, report: &LoadReport) {
+    let errors = report.errors;
+    // HTTP rows always say their socket errors, under wrk's names too (`read`: a connection
+    // reset or closed while a response was awaited, the same count as `reset`).
+    if errors.total() > 0 || plan.mode == Mode::Http {
+        for (kind, count) in [
+            ("connect", errors.connect),
+            ("reset", errors.reset),
+            ("write", errors.write),
+            ("timeout", errors.timeout),
+            ("mismatch", errors.mismatch),
+        ] {
+            row.error_counts.insert(kind.into(), Value::from(count));
+        }
+        if plan.mode == Mode::Http {
+            row.error_counts
+                .insert("read".into(), Value::from(errors.reset));
+        }
+    }
+    if errors.total() > 0 {
+        row.notes.push(format!(
+            "{} errors: {} connect, {} reset or closed while reading, {} failed sends, {} timed \
+             out after the --timeout, {} answers that differed from what was sent or could not \
+             be framed",
+            errors.total(),
+            errors.connect,
+            errors.reset,
+            errors.write,
+            errors.timeout,
+            errors.mismatch
+        ));
+    }
+    if errors.mismatch > 0 {
+        row.notes.push(format!(
+            "NOT VERIFIED: {} answers came back with different bytes or broken framing",
+            errors.mismatch
+        ));
+    }
+    if plan.mode == Mode::Stream && errors.timeout > 0 {
+        row.notes.push(format!(
+            "NOT VERIFIED: {} streams stalled: bytes sent were not echoed within --timeout",
+            errors.timeout
+        ));
+    }
+    if report.saturated_threads > 0 {
+        row.notes.push(format!(
+            "client saturated: {} of {} load threads were on CPU for >= {:.0}% of the window, \
+             so the client may have set the pace (try --threads)",
+            report.saturated_threads,
+            plan.threads.min(plan.connections),
+            SATURATED_SHARE * 100.0
+        ));
+    }
+}
+
+/// What the generic table leaves out of an HTTP row, laid out as wrk prints it: the latency
+/// distribution (corrected and uncorrected side by side in an open loop), statuses, errors.
+pub fn http_summary(row: &Row) -> String {
+    let ms = |ns: Option<u64>| ns.map_or("-".to_string(), |ns| format!("{:.3}", ns as f64 / 1e6));
+    let mut text = format!("requests/s {:.0}", row.ops_per_sec);
+    if let (Some(target), Some(late)) = (row.ops_per_sec_target, row.ops_late) {
+        text.push_str(&format!(" (target {target:.0}, {late} sent late)"));
+    }
+    text.push_str("\nlatency ms      p50      p90      p99    p99.9      max\n");
+    let mut lines = vec![(
+        if row.ops_per_sec_target.is_some() {
+            "corrected"
+        } else {
+            ""
+        },
+        [
+            row.latency_ns_p50,
+            row.latency_ns_p90,
+            row.latency_ns_p99,
+            row.latency_ns_p999,
+        ],
+        row.latency_ns_max,
+    )];
+    if row.ops_per_sec_target.is_some() {
+        lines.push((
+            "uncorrected",
+            [
+                row.latency_uncorrected_ns_p50,
+                row.latency_uncorrected_ns_p90,
+                row.latency_uncorrected_ns_p99,
+                row.latency_uncorrected_ns_p999,
+            ],
+            row.latency_uncorrected_ns_max,
+        ));
+    }
+    for (label, quantiles, max) in lines {
+        text.push_str(&format!("{label:<11}"));
+        for value in quantiles.into_iter().chain([max]) {
+            text.push_str(&format!(" {:>8}", ms(value)));
+        }
+        text.push('\n');
+    }
+    let statuses: Vec<String> = row
+        .status_counts
+        .iter()
+        .map(|(status, count)| format!("{status}: {count}"))
+        .collect();
+    text.push_str(&format!("statuses {}\n", statuses.join(", ")));
+    let count = |kind: &str| {
+        row.error_counts
+            .get(kind)
+            .and_then(Value::as_u64)
+            .unwrap_or(0)
+    };
+    text.push_str(&format!(
+        "socket errors: connect {}, read {}, write {}, timeout {}; unframeable responses {}\n",
+        count("connect"),
+        count("reset"),
+        count("write"),
+        count("timeout"),
+        count("mismatch")
+    ));
+    text
+}
+
+/// The HTTP run's own fields: status counts, and in an open loop the target rate, the late
+/// requests and the uncorrected latency beside the corrected one.
+fn add_http_fields(row: &mut Row, plan: &LoadPlan, report: &LoadReport) {
+    let mut not_ok = 0;
+    for (status, &count) in report.status_counts.iter().enumerate() {
+        if count > 0 {
+            row.status_counts
+                .insert(status.to_string(), Value::from(count));
+            not_ok += count * u64::from(!(200..300).contains(&status));
+        }
+    }
+    if not_ok > 0 {
+        row.verified = false;
+        row.notes.push(format!(
+            "NOT VERIFIED: {not_ok} responses had a status other than 2xx"
+        ));
+    }
+    let Some(rate) = plan.http.as_ref().and_then(|http| http.rate_per_sec) else {
+        return;
+    };
+    row.params.insert("rate_per_sec".into(), Value::from(rate));
+    row.ops_per_sec_target = Some(rate);
+    row.ops_late = Some(report.late);
+    row.set_latency_uncorrected(&report.latency_uncorrected_ns);
+    if row.ops_per_sec < 0.95 * rate {
+        row.notes.push(format!(
+            "open loop fell behind: {:.0} requests/s achieved of {rate:.0} targeted ({} late); \
+             latency counts from each request's due time",
+            row.ops_per_sec, report.late
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::load::{HttpLoad, LoadErrors, STATUS_CODES, STREAM_WINDOW_BYTES};
+    use crate::measure::Usage;
+    use crate::system::tuning::Sched;
+    use std::net::SocketAddr;
+    use std::time::Duration;
+
+    fn plan() -> LoadPlan {
+        LoadPlan {
+            target: SocketAddr::from(([127, 0, 0, 1], 1)),
+            connections: 2,
+            payload_bytes: 64,
+            duration: Duration::from_secs(1),
+            warmup: Duration::ZERO,
+            threads: 1,
+            timeout: Duration::from_secs(1),
+            cpu: None,
+            sched: Sched::Other,
+            mode: Mode::PingPong,
+            read_bytes_per_sec: None,
+            rcvbuf_bytes: None,
+            window_bytes: STREAM_WINDOW_BYTES,
+            http: None,
+        }
+    }
+
+    fn report(messages: u64, errors: LoadErrors) -> LoadReport {
+        let mut latency_ns = crate::stats::histogram::new_latency();
+        for value in 1..=1000u64 {
+            latency_ns.record(value * 1000).unwrap();
+        }
+        LoadReport {
+            seconds: 2.0,
+            messages,
+            bytes: messages * 64,
+            latency_ns,
+            latency_uncorrected_ns: crate::stats::histogram::new_latency(),
+            status_counts: vec![0; STATUS_CODES],
+            late: 0,
+            errors,
+            client_usage: Usage::default(),
+            client_syscalls: Some(10),
+            saturated_threads: 0,
+        }
+    }
+
+    #[test]
+    fn a_clean_run_is_verified_with_percentiles_from_the_histogram() {
+        let row = load_row(
+            "epoll",
+            Map::new(),
+            1,
+            &plan(),
+            &report(1000, LoadErrors::default()),
+            None,
+        );
+        assert!(row.verified);
+        assert_eq!((row.ops, row.ops_per_sec, row.errors), (1000, 500.0, 0));
+        let p50 = row.latency_ns_p50.unwrap();
+        assert!((499_000..=501_000).contains(&p50), "{p50}");
+        assert!(row.latency_ns_max.unwrap() >= 999_000);
+        assert_eq!(row.syscalls_source, "none", "no server was measured");
+        assert!(row.error_counts.is_empty());
+    }
+
+    /// Goal: the histogram a row carries is the one the run recorded. Method: the row goes
+    /// through its JSON form and back, and the decoded histogram must have the recorded count
+    /// and the row's own p99.
+    #[test]
+    fn a_row_histogram_round_trips_through_json() {
+        let report = report(1000, LoadErrors::default());
+        let row = load_row("epoll", Map::new(), 1, &plan(), &report, None);
+        assert!(
+            row.latency_uncorrected_ns_histogram.is_none(),
+            "closed loop"
+        );
+        let json = serde_json::to_string(&row).unwrap();
+        let back: Row = serde_json::from_str(&json).unwrap();
+        let text = back.latency_ns_histogram.as_deref().expect("a histogram");
+        let histogram = crate::stats::histogram::decode(text).unwrap();
+        assert_eq!(histogram.len(), report.latency_ns.len());
+        assert_eq!(histogram.len(), 1000);
+        assert_eq!(Some(histogram.value_at_quantile(0.99)), row.latency_ns_p99);
+    }
+
+    #[test]
+    fn one_mismatch_makes_the_run_unverified_and_is_counted_by_kind() {
+        let errors = LoadErrors {
+            timeout: 2,
+            mismatch: 1,
+            ..LoadErrors::default()
+        };
+        let row = load_row("epoll", Map::new(), 1, &plan(), &report(1000, errors), None);
+        assert!(!row.verified);
+        assert_eq!(row.errors, 3);
+        assert_eq!(row.error_counts["mismatch"], 1);
+        assert_eq!(row.error_counts["timeout"], 2);
+        assert!(row
+            .notes
+            .iter()
+            .any(|note| note.starts_with("NOT VERIFIED")));
+    }
+
+    #[test]
+    fn a_stream_that_stalls_is_not_verified() {
+        let mut plan = plan();
+        plan.mode = Mode::Stream;
+        let clean = load_row(
+            "x",
+            Map::new(),
+            1,
+            &plan,
+            &report(1000, LoadErrors::default()),
+            None,
+        );
+        assert!(clean.verified);
+        let errors = LoadErrors {
+            timeout: 1,
+            ..LoadErrors::default()
+        };
+        let row = load_row("x", Map::new(), 1, &plan, &report(1000, errors), None);
+        assert!(!row.verified);
+        assert!(row
+            .notes
+            .iter()
+            .any(|note| note.contains("1 streams stalled")));
+    }
+
+    #[test]
+    fn http_rows_carry_statuses_and_open_loop_figures() {
+        let mut plan = plan();
+        plan.mode = Mode::Http;
+        plan.http = Some(HttpLoad {
+            request: b"GET / HTTP/1.1\r\n\r\n".to_vec(),
+            rate_per_sec: Some(400.0),
+        });
+        let mut report = report(1000, LoadErrors::default());
+        report.status_counts[200] = 999;
+        report.status_counts[503] = 1;
+        report.late = 7;
+        report.latency_uncorrected_ns.record(42_000).unwrap();
+        let row = load_row("epoll", Map::new(), 1, &plan, &report, None);
+        assert_eq!(row.workload, "http");
+        assert_eq!(row.status_counts["503"], 1);
+        assert!(!row.verified, "a 503 is not a verified answer");
+        assert_eq!(
+            (row.ops_per_sec_target, row.ops_late),
+            (Some(400.0), Some(7))
+        );
+        assert!(row.latency_uncorrected_ns_p99.is_some());
+        let uncorrected = row.latency_uncorrected_ns_histogram.as_deref().unwrap();
+        assert_eq!(
+            crate::stats::histogram::decode(uncorrected).unwrap().len(),
+            1
+        );
+        assert!(row.params.get("payload_bytes").is_none());
+    }
+}

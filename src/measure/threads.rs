@@ -1,0 +1,100 @@
+//! Which of a process's threads are io_uring's kernel helpers, and how much CPU each kind took.
+
+use std::fs;
+use std::io;
+
+use super::syscalls::task_ids;
+use super::usage::clock_ticks_per_sec;
+
+/// What io_uring's kernel threads of a process did over a section, told apart by the names
+/// the kernel gives them: io-wq workers (`iou-wrk-PID`), which run what a ring cannot finish
+/// inline, and SQPOLL threads (`iou-sqp-PID`). A worker counts if it ran during the section.
+/// Their CPU time is also inside the process's `cpu_*` figures; this says how much of it was
+/// theirs. A worker that exited before the section ended is missed here (not there): workers
+/// outlive 5 s of idleness, longer than the gaps inside one run.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct HelperThreads {
+    pub iowq_workers: u32,
+    pub iowq_cpu_s: f64,
+    pub sqpoll_threads: u32,
+    pub sqpoll_cpu_s: f64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ThreadRole {
+    Own,
+    IowqWorker,
+    Sqpoll,
+}
+
+/// The CPU time of every living thread of a process, in ns, with its role.
+#[derive(Clone, Debug)]
+pub(super) struct ThreadTimes {
+    threads: Vec<(i32, ThreadRole, u64)>,
+}
+
+impl ThreadTimes {
+    pub(super) fn of_pid(pid: i32) -> io::Result<ThreadTimes> {
+        let mut threads = Vec::new();
+        for tid in task_ids(pid)? {
+            let dir = format!("/proc/{pid}/task/{tid}");
+            // The thread may exit between the listing and the reads.
+            let Ok(comm) = fs::read_to_string(format!("{dir}/comm")) else {
+                continue;
+            };
+            let role = if comm.starts_with("iou-wrk-") {
+                ThreadRole::IowqWorker
+            } else if comm.starts_with("iou-sqp-") {
+                ThreadRole::Sqpoll
+            } else {
+                ThreadRole::Own
+            };
+            if let Some(runtime_ns) = thread_runtime_ns(&dir) {
+                threads.push((tid, role, runtime_ns));
+            }
+        }
+        Ok(ThreadTimes { threads })
+    }
+
+    pub(super) fn helpers_since(&self, earlier: &ThreadTimes) -> HelperThreads {
+        let mut helpers = HelperThreads::default();
+        for &(tid, role, runtime_ns) in &self.threads {
+            let before = earlier
+                .threads
+                .iter()
+                .find(|(earlier_tid, ..)| *earlier_tid == tid)
+                .map_or(0, |&(.., ns)| ns);
+            let ran_ns = runtime_ns.saturating_sub(before);
+            if ran_ns == 0 {
+                continue;
+            }
+            let seconds = ran_ns as f64 / 1e9;
+            match role {
+                ThreadRole::Own => {}
+                ThreadRole::IowqWorker => {
+                    helpers.iowq_workers += 1;
+                    helpers.iowq_cpu_s += seconds;
+                }
+                ThreadRole::Sqpoll => {
+                    helpers.sqpoll_threads += 1;
+                    helpers.sqpoll_cpu_s += seconds;
+                }
+            }
+        }
+        helpers
+    }
+}
+
+/// A thread's time on CPU in ns: `schedstat`'s first field (exact), else `stat`'s utime and
+/// stime (clock ticks).
+fn thread_runtime_ns(dir: &str) -> Option<u64> {
+    if let Ok(text) = fs::read_to_string(format!("{dir}/schedstat")) {
+        if let Some(ns) = text.split_whitespace().next().and_then(|f| f.parse().ok()) {
+            return Some(ns);
+        }
+    }
+    let stat = fs::read_to_string(format!("{dir}/stat")).ok()?;
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    Some((ticks as f64 / clock_ticks_per_sec() * 1e9) as u64)
+}

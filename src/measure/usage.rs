@@ -1,0 +1,173 @@
+//! CPU time and context switches: of this process or thread (getrusage, io_uring's io-wq workers
+//! and SQPOLL thread included, as threads of the process), of another process (/proc), and of
+//! one core (softirq and steal, /proc/stat).
+
+use std::fs;
+use std::io;
+
+use super::syscalls::task_ids;
+
+/// CPU time and context switches of the whole process (all threads, io_uring workers included).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Usage {
+    pub cpu_user_s: f64,
+    pub cpu_sys_s: f64,
+    pub ctx_switches_voluntary: u64,
+    pub ctx_switches_involuntary: u64,
+}
+
+impl Usage {
+    pub fn of_process() -> Usage {
+        Self::read(libc::RUSAGE_SELF)
+    }
+
+    /// Usage of the calling thread alone (a load generator thread measuring its own saturation).
+    pub fn of_thread() -> Usage {
+        Self::read(libc::RUSAGE_THREAD)
+    }
+
+    fn read(who: libc::c_int) -> Usage {
+        // SAFETY: getrusage fills the zeroed struct it is given.
+        let usage = unsafe {
+            let mut usage: libc::rusage = std::mem::zeroed();
+            libc::getrusage(who, &mut usage);
+            usage
+        };
+        let seconds = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
+        Usage {
+            cpu_user_s: seconds(usage.ru_utime),
+            cpu_sys_s: seconds(usage.ru_stime),
+            ctx_switches_voluntary: usage.ru_nvcsw as u64,
+            ctx_switches_involuntary: usage.ru_nivcsw as u64,
+        }
+    }
+
+    pub fn since(&self, earlier: &Usage) -> Usage {
+        Usage {
+            cpu_user_s: (self.cpu_user_s - earlier.cpu_user_s).max(0.0),
+            cpu_sys_s: (self.cpu_sys_s - earlier.cpu_sys_s).max(0.0),
+            // Saturating: summed over living threads (`of_pid`), a count can shrink when a
+            // thread exits.
+            ctx_switches_voluntary: self
+                .ctx_switches_voluntary
+                .saturating_sub(earlier.ctx_switches_voluntary),
+            ctx_switches_involuntary: self
+                .ctx_switches_involuntary
+                .saturating_sub(earlier.ctx_switches_involuntary),
+        }
+    }
+}
+
+impl Usage {
+    /// CPU time of every thread of process `pid`, living or exited (`/proc/PID/stat`, in clock
+    /// ticks, so 10 ms resolution at the usual 100 Hz), and the context switches of its living
+    /// threads (`/proc/PID/task/*/status`).
+    pub fn of_pid(pid: i32) -> io::Result<Usage> {
+        let stat = fs::read_to_string(format!("/proc/{pid}/stat"))?;
+        // Fields after the command name, which is in parentheses and may contain spaces.
+        let after_name = stat
+            .rsplit_once(')')
+            .map(|(_, rest)| rest)
+            .ok_or_else(|| io::Error::other("malformed /proc/PID/stat"))?;
+        let fields: Vec<&str> = after_name.split_whitespace().collect();
+        // utime and stime are fields 14 and 15 of stat(5); field 3 is the first after the name.
+        let ticks = |index: usize| -> io::Result<f64> {
+            fields
+                .get(index - 3)
+                .and_then(|text| text.parse::<u64>().ok())
+                .map(|ticks| ticks as f64 / clock_ticks_per_sec())
+                .ok_or_else(|| io::Error::other("malformed /proc/PID/stat"))
+        };
+        let mut usage = Usage {
+            cpu_user_s: ticks(14)?,
+            cpu_sys_s: ticks(15)?,
+            ..Usage::default()
+        };
+        for tid in task_ids(pid)? {
+            let Ok(status) = fs::read_to_string(format!("/proc/{pid}/task/{tid}/status")) else {
+                continue; // The thread exited meanwhile.
+            };
+            for line in status.lines() {
+                let value = |prefix: &str| {
+                    line.strip_prefix(prefix)
+                        .and_then(|rest| rest.trim().parse::<u64>().ok())
+                };
+                if let Some(count) = value("voluntary_ctxt_switches:") {
+                    usage.ctx_switches_voluntary += count;
+                } else if let Some(count) = value("nonvoluntary_ctxt_switches:") {
+                    usage.ctx_switches_involuntary += count;
+                }
+            }
+        }
+        Ok(usage)
+    }
+}
+
+pub(super) fn clock_ticks_per_sec() -> f64 {
+    // SAFETY: sysconf has no preconditions.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if ticks > 0 {
+        ticks as f64
+    } else {
+        100.0
+    }
+}
+
+/// Time one CPU spent serving softirqs (the kernel's TCP receive work runs there) and stolen by
+/// the hypervisor, from `/proc/stat`. Without CONFIG_IRQ_TIME_ACCOUNTING (as on this VM) the
+/// softirq figure is sampled by the tick, so it is a share, not an exact time; steal says how
+/// much of the window another guest had the core.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CoreTimes {
+    pub softirq_s: f64,
+    pub steal_s: f64,
+}
+
+impl CoreTimes {
+    pub fn read(cpu: usize) -> io::Result<CoreTimes> {
+        let stat = fs::read_to_string("/proc/stat")?;
+        let prefix = format!("cpu{cpu} ");
+        let line = stat
+            .lines()
+            .find(|line| line.starts_with(&prefix))
+            .ok_or_else(|| io::Error::other(format!("/proc/stat has no line for CPU {cpu}")))?;
+        // user nice system idle iowait irq softirq steal ..., in USER_HZ ticks.
+        let fields: Vec<u64> = line
+            .split_whitespace()
+            .skip(1)
+            .map(|field| field.parse().unwrap_or(0))
+            .collect();
+        let seconds =
+            |index: usize| fields.get(index).copied().unwrap_or(0) as f64 / clock_ticks_per_sec();
+        Ok(CoreTimes {
+            softirq_s: seconds(6),
+            steal_s: seconds(7),
+        })
+    }
+
+    pub fn since(&self, earlier: &CoreTimes) -> CoreTimes {
+        CoreTimes {
+            softirq_s: (self.softirq_s - earlier.softirq_s).max(0.0),
+            steal_s: (self.steal_s - earlier.steal_s).max(0.0),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn usage_moves_forward_with_work() {
+        let before = Usage::of_process();
+        let mut spin = 0u64;
+        let until = Instant::now() + Duration::from_millis(30);
+        while Instant::now() < until {
+            spin = spin.wrapping_add(1);
+        }
+        let used = Usage::of_process().since(&before);
+        assert!(spin > 0);
+        assert!(used.cpu_user_s + used.cpu_sys_s > 0.0);
+    }
+}

@@ -1,0 +1,251 @@
+//! `ringside echo`: the echo study. Every server engine runs as a child process (`ringside serve
+//! echo`) pinned to one core, the load generator runs in this process pinned to the other, and
+//! the server is measured from outside over exactly the measured window: kernel-counted
+//! syscalls of all its threads, CPU time and context switches from /proc. The client's own
+//! costs go into the rows' `client_` fields.
+//!
+//! Runs alternate engines (A B C A B C ...), never all of A then all of B: on this VM the
+//! run-to-run spread is ±30%, and drift would otherwise land on one engine.
+//!
+//! The table is the seeds': engines as rows, connection counts as columns, messages/s median
+//! with the best in parentheses, then what explains it: server syscalls and CPU µs per message.
+
+use std::process::ExitCode;
+
+use comfy_table::{presets, Cell, CellAlignment, Table};
+
+use super::net::{engines_in, markers, param, per_message, NetCell, NetStudy};
+use crate::load::{LoadPlan, Mode};
+use crate::row::Row;
+use crate::stats::median;
+
+/// The echo study, as its flags asked for it.
+pub struct EchoStudy {
+    pub net: NetStudy,
+    /// Message sizes: one table each.
+    pub payloads: Vec<usize>,
+    /// Load generator threads.
+    pub threads: u32,
+}
+
+pub fn run(study: &EchoStudy) -> anyhow::Result<ExitCode> {
+    let net = &study.net;
+    let payloads: Vec<Option<usize>> = study.payloads.iter().copied().map(Some).collect();
+    let plan_of = |cell: &NetCell| LoadPlan {
+        threads: study.threads as usize,
+        ..net.load_plan(cell, cell.payload_bytes.expect("a payload"), Mode::PingPong)
+    };
+    let line = |cell: &NetCell, run: u32, row: &mut Row| {
+        format!(
+            "{:<16} run {run} conn {:>4} payload {:>5} B: {:>9.0} msg/s, {:.2} syscalls/msg, \
+             {:.1} µs server CPU/msg",
+            cell.engine.name,
+            cell.connections,
+            cell.payload_bytes.unwrap_or(0),
+            row.ops_per_sec,
+            per_message(row, row.syscalls as f64),
+            per_message(row, (row.cpu_user_s + row.cpu_sys_s) * 1e6),
+        )
+    };
+    let table = |rows: &[Row]| render_study(rows, &net.connection_counts);
+    net.run(&payloads, plan_of, line, table)
+}
+
+/// One of the echo study's tables: its title, and a cell's text from the cell's runs.
+type Metric = (&'static str, fn(&[&Row]) -> String);
+
+/// The echo study's tables, in order: the seeds' messages/s, then what explains it.
+const METRICS: [Metric; 6] = [
+    ("messages/s, median (best) of the runs", |runs| {
+        let rates: Vec<f64> = runs.iter().map(|r| r.ops_per_sec).collect();
+        let best = rates.iter().copied().fold(0.0, f64::max);
+        format!("{:.0} ({best:.0})", median(&rates))
+    }),
+    ("server syscalls per message, median", |runs| {
+        let values: Vec<f64> = runs
+            .iter()
+            .map(|r| per_message(r, r.syscalls as f64))
+            .collect();
+        format!("{:.2}", median(&values))
+    }),
+    ("server CPU µs per message (user+sys), median", |runs| {
+        let values: Vec<f64> = runs
+            .iter()
+            .map(|r| per_message(r, (r.cpu_user_s + r.cpu_sys_s) * 1e6))
+            .collect();
+        format!("{:.1}", median(&values))
+    }),
+    (
+        "client CPU µs per message, median (its sends run the server's TCP receive)",
+        |runs| {
+            let values: Vec<f64> = runs
+                .iter()
+                .map(|r| {
+                    let client =
+                        r.client_cpu_user_s.unwrap_or(0.0) + r.client_cpu_sys_s.unwrap_or(0.0);
+                    per_message(r, client * 1e6)
+                })
+                .collect();
+            format!("{:.1}", median(&values))
+        },
+    ),
+    (
+        "server core softirq / steal share of the window, median",
+        |runs| {
+            let share = |f: fn(&Row) -> Option<f64>| {
+                let values: Vec<f64> = runs
+                    .iter()
+                    .filter_map(|r| f(r).map(|s| s / r.seconds))
+                    .collect();
+                median(&values) * 100.0
+            };
+            format!(
+                "{:.0}% / {:.0}%",
+                share(|r| r.server_core_softirq_s),
+                share(|r| r.server_core_steal_s)
+            )
+        },
+    ),
+    ("round-trip latency p50 / p99 µs, median", |runs| {
+        let p = |f: fn(&Row) -> Option<u64>| {
+            let values: Vec<f64> = runs.iter().filter_map(|r| f(r)).map(|v| v as f64).collect();
+            median(&values) / 1e3
+        };
+        format!(
+            "{:.0} / {:.0}",
+            p(|r| r.latency_ns_p50),
+            p(|r| r.latency_ns_p99)
+        )
+    }),
+];
+
+/// The seeds' table per payload size, then the tables that explain it.
+pub fn render_study(rows: &[Row], connection_counts: &[usize]) -> String {
+    let mut payloads: Vec<u64> = rows
+        .iter()
+        .filter_map(|r| param(r, "payload_bytes"))
+        .collect();
+    payloads.dedup();
+    payloads.sort_unstable();
+    payloads.dedup();
+    let engines = engines_in(rows);
+    let mut text = String::new();
+    for payload in &payloads {
+        for (title, metric) in &METRICS {
+            text.push_str(&format!("echo, {payload} B messages: {title}\n"));
+            let mut table = Table::new();
+            table.load_style(presets::ASCII_MARKDOWN);
+            let mut header = vec!["engine".to_string()];
+            header.extend(connection_counts.iter().map(|c| format!("{c} conn")));
+            table.set_header(header);
+            for engine in &engines {
+                let mut cells = vec![Cell::new(engine)];
+                for &connections in connection_counts {
+                    let runs: Vec<&Row> = rows
+                        .iter()
+                        .filter(|r| r.engine == *engine)
+                        .filter(|r| param(r, "payload_bytes") == Some(*payload))
+                        .filter(|r| param(r, "connections") == Some(connections as u64))
+                        .collect();
+                    cells.push(
+                        Cell::new(cell_text(&runs, *metric)).set_alignment(CellAlignment::Right),
+                    );
+                }
+                table.add_row(cells);
+            }
+            text.push_str(&table.to_string());
+            text.push_str("\n\n");
+        }
+    }
+    text.push_str(
+        "* a load thread was saturated in some run (the client may have set the pace); \
+         ! errors (timeouts, resets) in some run; NOT VERIFIED: an echo differed\n",
+    );
+    for note in rows
+        .iter()
+        .flat_map(|row| row.notes.iter().map(move |note| (row, note)))
+        .filter(|(_, note)| note.starts_with("NOT VERIFIED"))
+    {
+        text.push_str(&format!(
+            "{} {}: {}\n",
+            note.0.engine,
+            note.0.params_text(),
+            note.1
+        ));
+    }
+    text
+}
+
+fn cell_text(runs: &[&Row], metric: fn(&[&Row]) -> String) -> String {
+    if runs.is_empty() {
+        return "-".into();
+    }
+    format!("{}{}", metric(runs), markers(runs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Map, Value};
+
+    fn row(engine: &str, connections: u64, ops_per_sec: f64, saturated: bool) -> Row {
+        let mut params = Map::new();
+        params.insert("connections".into(), Value::from(connections));
+        params.insert("payload_bytes".into(), Value::from(64));
+        Row {
+            workload: "echo".into(),
+            engine: engine.into(),
+            params,
+            seconds: 1.0,
+            ops: ops_per_sec as u64,
+            ops_per_sec,
+            syscalls: 2 * ops_per_sec as u64,
+            cpu_sys_s: 0.5,
+            verified: true,
+            client_saturated: Some(saturated),
+            ..Row::default()
+        }
+    }
+
+    #[test]
+    fn the_table_has_engines_as_rows_and_connections_as_columns() {
+        let rows = vec![
+            row("epoll", 1, 10_000.0, false),
+            row("uring", 1, 12_000.0, false),
+            row("epoll", 1, 30_000.0, false),
+            row("uring", 1, 14_000.0, false),
+            row("epoll", 50, 100_000.0, true),
+            row("epoll", 1, 20_000.0, false),
+        ];
+        let text = render_study(&rows, &[1, 50]);
+        let line = text
+            .lines()
+            .find(|line| line.starts_with("| epoll"))
+            .expect("an epoll row");
+        assert!(line.contains("20000 (30000)"), "median (best): {line}");
+        assert!(
+            line.contains("100000 (100000)*"),
+            "saturated marker: {line}"
+        );
+        let uring = text
+            .lines()
+            .find(|line| line.starts_with("| uring"))
+            .unwrap();
+        assert!(
+            uring.contains("13000 (14000)") && uring.contains(" - "),
+            "{uring}"
+        );
+        assert!(text.contains("server syscalls per message"));
+        assert!(text.contains(" 2.00 |"), "syscalls per message: {text}");
+    }
+
+    #[test]
+    fn an_unverified_run_is_marked_in_every_table() {
+        let mut bad = row("epoll", 1, 10_000.0, false);
+        bad.verified = false;
+        bad.notes
+            .push("NOT VERIFIED: 1 echoes came back with different bytes".into());
+        let text = render_study(&[bad], &[1]);
+        assert!(text.matches("NOT VERIFIED").count() >= 6, "{text}");
+    }
+}

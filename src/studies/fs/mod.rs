@@ -1,0 +1,220 @@
+//! The file studies, `fs write` and `fs cycle`. This file is what they share: checking the
+//! sizes, the scratch file and its random data, laying the file out, and the run loop on the
+//! studies' runner (engines alternating, the file truncated first when `--fresh`, every run's
+//! blocks stamped with the run number, each run on a thread of its own, results written at the
+//! end). `write.rs` and `cycle.rs` keep only their own options and their own measurement.
+
+pub mod cycle;
+pub mod scratch;
+pub mod write;
+
+use std::fs::File;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use serde_json::{Map, Value};
+
+use super::{finish, run_alternating, Cell, Destination};
+use crate::engines::aligned::AlignedBuffer;
+use crate::engines::blocking::file::io_error;
+use crate::engines::file::{FileEngine, FileOutcome};
+use crate::engines::uring::ring::Helpers;
+use crate::engines::{runnable, EngineDef, Make, Workload};
+use crate::measure::{meter_for_run, BlockDevice, Meter};
+use crate::output::progress::Progress;
+use crate::output::render_table;
+use crate::row::Row;
+use crate::units::format_size;
+use scratch::{stamp_blocks, Scratch};
+
+/// One file study, as its flags asked for it.
+pub struct FileStudy {
+    pub workload: Workload,
+    /// The engines named (or the workload's defaults), before the availability check.
+    pub engines: Vec<&'static EngineDef>,
+    pub runs: u32,
+    pub destination: Destination,
+    /// Pin the measuring thread to this CPU.
+    pub cpu: Option<usize>,
+    pub quiet: bool,
+    /// The kernel threads the io_uring engines set up (the same for every engine and run).
+    pub helpers: Helpers,
+    pub dir: PathBuf,
+    pub size: u64,
+    /// Bytes per operation (`--block-size` or `--page-size`, named by `block_flag`).
+    pub block_size: u64,
+    pub block_flag: &'static str,
+    /// Operations in flight (io_uring engines).
+    pub depth: u32,
+    pub direct: bool,
+    pub fresh: bool,
+    pub seed: u64,
+    /// fsync after laying out and after truncating, so a study of fsyncs starts from a file
+    /// that is clean on disk.
+    pub durable_setup: bool,
+}
+
+/// What a study's measurement gets for one run.
+pub struct RunContext<'a> {
+    pub def: &'static EngineDef,
+    /// The kernel threads the io_uring engines set up (the same for every engine and run).
+    pub helpers: &'a Helpers,
+    pub run: u32,
+    pub file: &'a File,
+    pub data: &'a AlignedBuffer,
+    pub scratch: &'a Scratch,
+}
+
+impl RunContext<'_> {
+    /// The run's engine, made from its row, and a meter that also reads the device under the
+    /// file.
+    pub fn engine_and_meter(&self) -> (Box<dyn FileEngine>, Meter) {
+        let Make::File(make) = self.def.make else {
+            unreachable!("the file studies run file engines");
+        };
+        let meter = meter_for_run().with_device(BlockDevice::of_file(self.file));
+        (make(self.def), meter)
+    }
+
+    /// The run's row: the study's parameters and the workload's own (`extra`), what the engine
+    /// measured, and what it set up for itself.
+    pub fn row(&self, study: &FileStudy, extra: (&str, Value), outcome: &FileOutcome) -> Row {
+        let mut params = study.params();
+        params.insert(extra.0.into(), extra.1);
+        let workload = study.workload.name();
+        let mut row = Row::measured(
+            workload,
+            self.def.name,
+            params,
+            self.run,
+            &outcome.measured,
+            outcome.tally,
+        );
+        row.params.extend(outcome.params.clone());
+        row.notes.extend(outcome.notes.iter().cloned());
+        row
+    }
+}
+
+impl Cell for &'static EngineDef {
+    fn step(&self, run: u32, runs: u32) -> String {
+        format!("{} run {run}/{runs}", self.name)
+    }
+
+    fn failed(&self, run: u32) -> String {
+        format!("{} run {run} failed", self.name)
+    }
+}
+
+impl FileStudy {
+    /// The parameters every row of the study carries; the workload adds its own.
+    pub fn params(&self) -> Map<String, Value> {
+        let block_key = self.block_flag.trim_start_matches("--").replace('-', "_");
+        let mut params = Map::new();
+        params.insert("size".into(), Value::from(format_size(self.size)));
+        params.insert(block_key, Value::from(format_size(self.block_size)));
+        params.insert("depth".into(), Value::from(self.depth));
+        params.insert(
+            "file".into(),
+            Value::from(if self.fresh { "fresh" } else { "overwrite" }),
+        );
+        params.insert("direct".into(), Value::from(self.direct));
+        params.insert("seed".into(), Value::from(self.seed));
+        params
+    }
+
+    pub fn check(&self) -> anyhow::Result<()> {
+        let flag = self.block_flag;
+        anyhow::ensure!(self.size > 0, "--size must be more than 0 bytes");
+        anyhow::ensure!(self.block_size > 0, "{flag} must be more than 0 bytes");
+        anyhow::ensure!(
+            self.block_size <= 1 << 30,
+            "{flag} {} is larger than the 1G a single operation can take",
+            format_size(self.block_size)
+        );
+        if self.direct {
+            anyhow::ensure!(
+                self.block_size.is_multiple_of(512) && self.size.is_multiple_of(512),
+                "--direct needs {flag} and --size to be multiples of 512 bytes (got {} and {})",
+                self.block_size,
+                self.size
+            );
+        }
+        Ok(())
+    }
+
+    /// Runs `measure` for every run and engine, prints `line(row)` for each, and writes the
+    /// results; the scratch file is removed before the results are written.
+    pub fn run(
+        &self,
+        measure: impl Fn(&RunContext) -> anyhow::Result<Row> + Sync,
+        line: impl Fn(&Row) -> String,
+    ) -> anyhow::Result<ExitCode> {
+        self.check()?;
+        let engines = runnable(self.engines.clone(), self.quiet)?;
+        if let Some(cpu) = self.cpu {
+            crate::system::pin::pin_current_thread(cpu)?;
+        }
+        let scratch = Scratch::create(&self.dir)?;
+        let file = scratch.open(self.direct)?;
+        let mut data = AlignedBuffer::random(self.size as usize, self.seed);
+        if !self.fresh {
+            lay_out(&file, data.as_slice(), self.block_size as usize)?;
+            self.make_durable(&file)?;
+        }
+        let steps = u64::from(self.runs) * engines.len() as u64;
+        let progress = Progress::new(steps, self.quiet);
+        let outcome = run_alternating(self.runs, &engines, &progress, |&def, run| {
+            stamp_blocks(data.as_mut_slice(), self.block_size as usize, run);
+            if self.fresh {
+                file.set_len(0)
+                    .map_err(|error| io_error("truncating the file", error))?;
+                self.make_durable(&file)?;
+            }
+            let context = RunContext {
+                def,
+                helpers: &self.helpers,
+                run,
+                file: &file,
+                data: &data,
+                scratch: &scratch,
+            };
+            // Each run measures on a thread of its own. Its rings are the only ones that thread
+            // ever makes (the kernel sizes a thread's io-wq pool from its first ring), and the
+            // thread's exit tears its io-wq workers down before the next run starts, so no
+            // engine inherits another's workers. The thread inherits the pin and the class.
+            let row = std::thread::scope(|scope| {
+                scope
+                    .spawn(|| measure(&context))
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })?;
+            progress.line(line(&row));
+            Ok(row)
+        });
+        progress.finish();
+        drop(file);
+        drop(scratch);
+        finish(outcome, &self.dir, &self.destination, render_table)
+    }
+
+    fn make_durable(&self, file: &File) -> anyhow::Result<()> {
+        if self.durable_setup {
+            rustix::fs::fsync(file).map_err(|error| io_error("fsync", error))?;
+        }
+        Ok(())
+    }
+}
+
+/// Writes the whole file once with plain writes, untimed: allocates its blocks and warms the
+/// page cache, so overwrite runs measure the API, not block allocation or cold memory. It
+/// writes in the runs' own block size (as fio lays out its files): on Linux 6.18 ext4 caches
+/// large writes in large folios, and 4 KiB overwrites of those ran 2x slower here.
+fn lay_out(file: &File, data: &[u8], block_size: usize) -> anyhow::Result<()> {
+    use std::os::unix::fs::FileExt;
+    for (index, chunk) in data.chunks(block_size).enumerate() {
+        file.write_all_at(chunk, (index * block_size) as u64)
+            .map_err(|error| io_error("laying out the file", error))?;
+    }
+    Ok(())
+}

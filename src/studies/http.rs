@@ -1,0 +1,146 @@
+//! `ringside http`: seed 001's study done so that its numbers can be trusted. Each server engine
+//! runs as a child process (`ringside serve http`) pinned to one core, ringside's HTTP load
+//! generator runs pinned to the other, runs alternate engines, and the server is measured from
+//! outside over exactly the measured window, through the same cell as the echo study
+//! (`net::run_cell`), so the two studies differ only in what goes over the wire.
+//!
+//! The table is seed 001's (API, median, p99, p99.9, requests/s, % more requests than epoll),
+//! one per connection count, plus what explains it: server CPU µs and syscalls per request.
+//! FINDINGS measured the first as the steadier comparison on this VM, so it is always printed.
+
+use std::process::ExitCode;
+
+use comfy_table::{presets, Cell, CellAlignment, Table};
+
+use super::net::{engines_in, markers, param, per_message, NetCell, NetStudy};
+use crate::load::{HttpLoad, LoadPlan, Mode};
+use crate::protocols::http::request_bytes;
+use crate::row::Row;
+use crate::stats::median;
+
+/// The HTTP study, as its flags asked for it.
+pub struct HttpStudy {
+    pub net: NetStudy,
+    /// The servers' body size as given (`16k`), recorded in every row; None: "Hello, World!".
+    pub body_size: Option<String>,
+}
+
+pub fn run(study: &HttpStudy) -> anyhow::Result<ExitCode> {
+    let net = &study.net;
+    let request = request_bytes("127.0.0.1", "/");
+    let plan_of = |cell: &NetCell| LoadPlan {
+        http: Some(HttpLoad {
+            request: request.clone(),
+            rate_per_sec: None,
+        }),
+        ..net.load_plan(cell, request.len(), Mode::Http)
+    };
+    let line = |cell: &NetCell, run: u32, row: &mut Row| {
+        if let Some(body_size) = &study.body_size {
+            row.params
+                .insert("body_size".into(), body_size.as_str().into());
+        }
+        format!(
+            "{:<16} run {run} conn {:>4}: {:>9.0} req/s, {:.2} syscalls/req, \
+             {:.1} µs server CPU/req",
+            cell.engine.name,
+            cell.connections,
+            row.ops_per_sec,
+            per_message(row, row.syscalls as f64),
+            per_message(row, (row.cpu_user_s + row.cpu_sys_s) * 1e6),
+        )
+    };
+    let table = |rows: &[Row]| render_study(rows, &net.connection_counts);
+    net.run(&[None], plan_of, line, table)
+}
+
+/// Seed 001's table per connection count; every figure is the median over the runs.
+pub fn render_study(rows: &[Row], connection_counts: &[usize]) -> String {
+    let engines = engines_in(rows);
+    let mut text = String::new();
+    for &connections in connection_counts {
+        let cell = |engine: &str| -> Vec<&Row> {
+            rows.iter()
+                .filter(|r| r.engine == engine)
+                .filter(|r| param(r, "connections") == Some(connections as u64))
+                .collect()
+        };
+        let rate = |runs: &[&Row]| median(&runs.iter().map(|r| r.ops_per_sec).collect::<Vec<_>>());
+        let baseline = engines
+            .iter()
+            .find(|&&engine| engine == "epoll")
+            .map(|&engine| rate(&cell(engine)));
+        text.push_str(&format!(
+            "HTTP, {connections} connections: median of {} runs per engine\n",
+            rows.iter().map(|r| r.run).max().unwrap_or(0)
+        ));
+        let mut table = Table::new();
+        table.load_style(presets::ASCII_MARKDOWN);
+        table.set_header(vec![
+            "API",
+            "Median",
+            "p(99)",
+            "p(99.9)",
+            "Req/s",
+            "% More Requests",
+            "server CPU µs/req",
+            "server syscalls/req",
+        ]);
+        for engine in &engines {
+            let runs = cell(engine);
+            if !runs.is_empty() {
+                table.add_row(engine_cells(engine, &runs, baseline));
+            }
+        }
+        text.push_str(&table.to_string());
+        text.push_str("\n\n");
+    }
+    text.push_str(
+        "* the load generator was saturated in some run (it may have set the pace); ! errors \
+         (timeouts, resets) in some run; NOT VERIFIED: a response could not be framed or was \
+         not 2xx\n",
+    );
+    text
+}
+
+/// One engine's line: the medians of its runs, and its requests against the epoll baseline.
+fn engine_cells(engine: &str, runs: &[&Row], baseline: Option<f64>) -> Vec<Cell> {
+    let latency = |f: fn(&Row) -> Option<u64>| {
+        let values: Vec<f64> = runs.iter().filter_map(|r| f(r)).map(|v| v as f64).collect();
+        format_ns(median(&values))
+    };
+    let requests = median(&runs.iter().map(|r| r.ops_per_sec).collect::<Vec<_>>());
+    let more = match baseline {
+        Some(_) if engine == "epoll" => "Baseline".to_string(),
+        Some(base) if base > 0.0 => format!("{:+.2}%", (requests / base - 1.0) * 100.0),
+        _ => "-".to_string(),
+    };
+    let cpu: Vec<f64> = runs
+        .iter()
+        .map(|r| per_message(r, (r.cpu_user_s + r.cpu_sys_s) * 1e6))
+        .collect();
+    let syscalls: Vec<f64> = runs
+        .iter()
+        .map(|r| per_message(r, r.syscalls as f64))
+        .collect();
+    let right = |text: String| Cell::new(text).set_alignment(CellAlignment::Right);
+    vec![
+        Cell::new(format!("{engine}{}", markers(runs))),
+        right(latency(|r| r.latency_ns_p50)),
+        right(latency(|r| r.latency_ns_p99)),
+        right(latency(|r| r.latency_ns_p999)),
+        right(format!("{requests:.0}")),
+        right(more),
+        right(format!("{:.1}", median(&cpu))),
+        right(format!("{:.2}", median(&syscalls))),
+    ]
+}
+
+/// A latency as seed 001 prints it: milliseconds with two decimals, or µs below 1 ms.
+fn format_ns(ns: f64) -> String {
+    if ns >= 1e6 {
+        format!("{:.2}ms", ns / 1e6)
+    } else {
+        format!("{:.0}µs", ns / 1e3)
+    }
+}

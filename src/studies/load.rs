@@ -1,0 +1,70 @@
+//! `ringside load echo` and `ringside load http`: the smallest study, one load run against any
+//! server (ringside's own or another), measured by `--server-pid` when given, its row printed
+//! or written.
+
+use std::io;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use serde_json::Map;
+
+use crate::load::{http_summary, load_row, LoadPlan, Mode, WindowEdge};
+use crate::measure::{Measured, ProcessMeter};
+use crate::output::Format;
+use crate::row::Document;
+
+/// What `load` does besides the run: whom it measures and where the row goes.
+#[derive(Clone, Debug)]
+pub struct LoadCommand {
+    /// Measure this server process over the window.
+    pub server_pid: Option<i32>,
+    pub format: Format,
+    pub output: Option<PathBuf>,
+}
+
+/// One load run against an external server, measured by `--server-pid` when given.
+pub fn run(plan: &LoadPlan, args: &LoadCommand) -> anyhow::Result<ExitCode> {
+    crate::system::stop::stop_flag();
+    let mut server_meter = args.server_pid.map(ProcessMeter::new);
+    let mut meter_error: Option<io::Error> = None;
+    let mut server: Option<Measured> = None;
+    let report = crate::load::run(plan, &mut |edge| {
+        let Some(meter) = server_meter.as_mut() else {
+            return;
+        };
+        if meter_error.is_some() {
+            return; // The server was gone at the window's start: nothing to stop.
+        }
+        let outcome = match edge {
+            WindowEdge::Start => meter.start(),
+            WindowEdge::Stop => meter.stop().map(|measured| server = Some(measured)),
+        };
+        if let Err(error) = outcome {
+            meter_error.get_or_insert(error);
+        }
+    })?;
+    if let (Some(error), Some(pid)) = (meter_error, args.server_pid) {
+        return Err(error).with_context(|| format!("cannot measure server process {pid}"));
+    }
+    let row = load_row("external", Map::new(), 1, plan, &report, server.as_ref());
+    let verified = row.verified;
+    let summary =
+        (plan.mode == Mode::Http && args.format == Format::Table && args.output.is_none())
+            .then(|| http_summary(&row));
+    let env = crate::probe::environment(std::path::Path::new("."));
+    crate::output::emit(
+        &Document::new(env, vec![row]),
+        args.format,
+        args.output.as_deref(),
+    )?;
+    if let Some(summary) = summary {
+        print!("{summary}");
+    }
+    Ok(if verified {
+        ExitCode::SUCCESS
+    } else {
+        eprintln!("ringside: the answers were not verified (see the notes)");
+        ExitCode::from(3)
+    })
+}
