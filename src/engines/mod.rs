@@ -223,7 +223,7 @@ pub const ENGINES: &[EngineDef] = &[
     },
     EngineDef {
         name: "epoll",
-        about: "non-blocking sockets, level-triggered epoll, per-connection pending output",
+        about: "non-blocking sockets, edge-triggered epoll, per-connection pending output",
         workloads: &[Echo, Http],
         default_for: &[Echo, Http],
         needs: Needs::NOTHING,
