@@ -18,6 +18,7 @@ use crate::studies::echo::EchoStudy;
 use crate::studies::http::HttpStudy;
 use crate::studies::net::{NetStudy, Rig};
 use crate::studies::serve::Serve;
+use crate::system::network::{parse_loss, parse_rate, Network, PathPlan, Shaping};
 use crate::system::tuning::{Idle, Sched};
 
 /// The flags both network studies share. They carry the names of the file studies' flags
@@ -54,6 +55,8 @@ pub struct NetStudyArgs {
     #[command(flatten)]
     pub helpers: HelperArgs,
     #[command(flatten)]
+    pub path: PathArgs,
+    #[command(flatten)]
     pub output: OutputArgs,
     /// Also write the JSON document (every run's row) to this file, whatever --format says.
     #[arg(long)]
@@ -61,6 +64,40 @@ pub struct NetStudyArgs {
     /// No progress on stderr.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+}
+
+/// The path between server and client, and how it is shaped (recorded in every row's params).
+#[derive(Args, Debug, Clone, Default)]
+pub struct PathArgs {
+    /// loopback: 127.0.0.1, the kernel's shortcut (no device, no qdisc, no offloads). veth:
+    /// server and client in two network namespaces joined by a veth pair (198.18.0.1 and
+    /// .2, no route anywhere else), so packets cross a device with its queue, GRO and softirq
+    /// on the receiving side; needs root and iproute2; removed at the end, also on Ctrl-C.
+    #[arg(long, value_enum, default_value_t = Network::Loopback)]
+    pub network: Network,
+    /// Round-trip time added on the veth pair (tc netem delay, half each way), e.g. 200us.
+    #[arg(long, value_name = "TIME", value_parser = duration_arg)]
+    pub rtt: Option<Duration>,
+    /// Rate of each direction of the veth pair, as tc writes it (10gbit, 500mbit): tbf, or
+    /// netem's rate beside --rtt or --loss.
+    #[arg(long, value_name = "RATE", value_parser = parse_rate)]
+    pub rate: Option<u64>,
+    /// Packets dropped in each direction of the veth pair (tc netem loss), e.g. 0.1%.
+    #[arg(long, value_name = "PERCENT", value_parser = parse_loss)]
+    pub loss: Option<f64>,
+}
+
+impl PathArgs {
+    pub fn plan(&self) -> PathPlan {
+        PathPlan {
+            network: self.network,
+            shaping: Shaping {
+                rtt: self.rtt,
+                rate_bits_per_sec: self.rate,
+                loss_percent: self.loss,
+            },
+        }
+    }
 }
 
 #[derive(Args, Debug, Clone)]
@@ -143,6 +180,7 @@ impl NetStudyArgs {
                 idle: self.idle,
                 serve,
                 helpers: server_helpers(&self.helpers, self.server_cpu)?,
+                path: self.path.plan(),
             },
             destination: self.output.destination(self.json.clone()),
             quiet: self.quiet,
@@ -313,5 +351,36 @@ impl HttpServeArgs {
     pub fn run(&self) -> anyhow::Result<ExitCode> {
         let proto = Proto::http(self.body_size);
         crate::studies::serve::run(&self.serve.serve(Workload::Http, proto)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `run` passes a path to its steps as flags: they must parse back to the same path.
+    #[test]
+    fn a_path_survives_its_flags() {
+        #[derive(clap::Parser)]
+        struct Command {
+            #[command(flatten)]
+            path: PathArgs,
+        }
+        let parse = |args: &[&str]| -> PathPlan {
+            let command: Command =
+                clap::Parser::try_parse_from(["ringside"].iter().chain(args)).unwrap();
+            command.path.plan()
+        };
+        let plan = parse(&["--network", "veth", "--rtt", "200us", "--rate", "10gbit"]);
+        assert_eq!(plan.shaping.rtt, Some(Duration::from_micros(200)));
+        assert_eq!(plan.shaping.rate_bits_per_sec, Some(10_000_000_000));
+        let flags = plan.args();
+        let again = parse(&flags.iter().map(String::as_str).collect::<Vec<_>>());
+        assert_eq!(again, plan);
+        assert_eq!(parse(&[]), PathPlan::default());
+        assert!(
+            parse(&["--loss", "1%"]).check().is_err(),
+            "loss on loopback"
+        );
     }
 }

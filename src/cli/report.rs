@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 
+use super::net::PathArgs;
 use crate::report::compare::Comparison;
 use crate::run::steps::Mode;
 use crate::run::RunPlan;
@@ -66,6 +67,9 @@ pub struct RunArgs {
     /// No progress bar, and no progress from the steps themselves: one line per step on stderr.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// The echo and HTTP steps' path between server and client.
+    #[command(flatten)]
+    pub path: PathArgs,
 }
 
 impl RunArgs {
@@ -75,11 +79,13 @@ impl RunArgs {
             (_, true) => Mode::Full,
             _ => Mode::Default,
         };
+        self.path.plan().check()?;
         crate::run::run(&RunPlan {
             mode,
             out: self.out.clone(),
             dir: self.dir.clone(),
             quiet: self.quiet,
+            path: self.path.plan(),
         })
     }
 }

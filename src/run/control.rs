@@ -18,6 +18,7 @@ use crate::report::summary::CONTROL_PARAM;
 use crate::row::Row;
 use crate::stats::per_second;
 use crate::studies::net::{Rig, ServerProcess};
+use crate::system::network::{NetPath, PathPlan};
 use crate::system::tuning::{Idle, Sched};
 
 /// The fio engines run as controls, with the arguments that make them fio's equivalents.
@@ -190,8 +191,9 @@ pub fn wrk_http(rows: &[Row], duration: &str) -> anyhow::Result<Vec<Row>> {
                 idle: Idle::Default,
                 serve,
                 helpers: Helpers::for_server(server_cpu),
+                path: PathPlan::default(),
             };
-            let mut server = ServerProcess::start(engine, &rig)?;
+            let mut server = ServerProcess::start(engine, &rig, &NetPath::Loopback)?;
             let mut meter = ProcessMeter::new(server.child.id() as i32);
             meter.start().context("cannot measure the server")?;
             let output = Command::new("taskset")

@@ -21,6 +21,7 @@ use crate::output::{render, render_csv, Format};
 use crate::report::load::load_document;
 use crate::row::{Document, Row};
 use crate::studies::EXIT_INTERRUPTED;
+use crate::system::network::{Network, PathPlan};
 use crate::system::stop::{stop_flag, stopped};
 use steps::{plan, Control, Mode, Step};
 
@@ -34,6 +35,8 @@ pub struct RunPlan {
     pub dir: Option<PathBuf>,
     /// No progress bar, and no progress from the steps themselves.
     pub quiet: bool,
+    /// The network steps' path between server and client.
+    pub path: PathPlan,
 }
 
 /// What the steps produced so far.
@@ -88,6 +91,7 @@ pub fn run(args: &RunPlan) -> anyhow::Result<ExitCode> {
             out: &out,
             progress: &progress,
             quiet: args.quiet,
+            path: args.path,
             done_seconds,
         };
         run_step(&context, step, &mut collected);
@@ -118,6 +122,8 @@ struct StepContext<'a> {
     progress: &'a Progress,
     /// `run --quiet`: the steps are run with `--quiet` too.
     quiet: bool,
+    /// The network steps' path.
+    path: PathPlan,
     /// Estimated seconds of the steps before this one: where the bar stands when it starts.
     done_seconds: u64,
 }
@@ -149,6 +155,9 @@ fn run_step(context: &StepContext, step: &Step, collected: &mut Collected) {
         .arg(&file);
     if step.takes_dir {
         command.arg("--dir").arg(scratch);
+    }
+    if step.takes_network {
+        command.args(context.path.args());
     }
     if context.quiet {
         command.arg("--quiet");
@@ -189,6 +198,13 @@ fn run_step(context: &StepContext, step: &Step, collected: &mut Collected) {
         }
     }
     let controls = match (step.control, rows.is_empty() || stopped()) {
+        (Some(Control::WrkHttp), false) if context.path.network != Network::Loopback => {
+            collected.note(format!(
+                "{}: wrk control skipped, it runs on loopback only",
+                step.name
+            ));
+            Vec::new()
+        }
         (Some(control), false) => run_control(control, step, &rows, context, collected),
         _ => Vec::new(),
     };

@@ -41,6 +41,8 @@ pub struct Step {
     pub args: [Option<&'static [&'static str]>; 3],
     /// Whether the subcommand takes `--dir` for its scratch files.
     pub takes_dir: bool,
+    /// Whether the subcommand takes `--network` and its shaping (the network studies).
+    pub takes_network: bool,
     /// Seconds per mode, for the time left on stderr (default: measured on a 2-vCPU VM).
     pub seconds: [u64; 3],
     pub control: Option<Control>,
@@ -73,6 +75,7 @@ pub const STEPS: &[Step] = &[
             Some(&["--size", "1g", "--runs", "5"]),
         ],
         takes_dir: true,
+        takes_network: false,
         seconds: [15, 35, 120],
         control: Some(Control::FioWrite),
     },
@@ -85,6 +88,7 @@ pub const STEPS: &[Step] = &[
             Some(&["--size", "1g", "--block-size", "1m", "--runs", "5"]),
         ],
         takes_dir: true,
+        takes_network: false,
         seconds: [0, 15, 60],
         control: Some(Control::FioWrite),
     },
@@ -97,6 +101,7 @@ pub const STEPS: &[Step] = &[
             Some(&["--size", "256m", "--runs", "5"]),
         ],
         takes_dir: true,
+        takes_network: false,
         seconds: [20, 10, 400],
         control: None,
     },
@@ -118,6 +123,7 @@ pub const STEPS: &[Step] = &[
             ]),
         ],
         takes_dir: false,
+        takes_network: true,
         seconds: [10, 165, 600],
         control: None,
     },
@@ -137,6 +143,7 @@ pub const STEPS: &[Step] = &[
             ]),
         ],
         takes_dir: false,
+        takes_network: true,
         seconds: [10, 110, 400],
         control: Some(Control::WrkHttp),
     },

@@ -8,11 +8,11 @@
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::Path;
-use std::process::{Child, Command, ExitCode, Stdio};
+use std::process::{Child, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::{finish, run_alternating, Cell, Destination};
 use crate::engines::uring::ring::Helpers;
@@ -21,6 +21,7 @@ use crate::load::{load_row, LoadPlan, Mode, WindowEdge, STREAM_WINDOW_BYTES};
 use crate::measure::{CoreTimes, Measured, ProcessMeter};
 use crate::output::progress::Progress;
 use crate::row::Row;
+use crate::system::network::{NetPath, PathPlan};
 use crate::system::tuning::{Idle, Sched};
 
 /// How long a server may take to say where it listens, and to exit after SIGTERM.
@@ -77,6 +78,8 @@ pub struct Rig {
     /// The io_uring servers' kernel threads, passed to every server and recorded in the rows of
     /// the engines that use a ring.
     pub helpers: Helpers,
+    /// The path between server and client (loopback, or a veth pair between namespaces).
+    pub path: PathPlan,
 }
 
 /// One (engine, connections, payload, run): a fresh server, one load run, the server measured
@@ -86,8 +89,9 @@ pub fn run_cell(
     mut plan: LoadPlan,
     run: u32,
     args: &Rig,
+    path: &NetPath,
 ) -> anyhow::Result<Row> {
-    let mut server = ServerProcess::start(engine, args)?;
+    let mut server = ServerProcess::start(engine, args, path)?;
     plan.target = server.address;
     let mut meter = ProcessMeter::new(server.child.id() as i32);
     let mut measured: Option<std::io::Result<Measured>> = None;
@@ -95,26 +99,28 @@ pub fn run_cell(
     let cores = [args.server_cpu, args.client_cpu];
     let mut cores_before = [None, None];
     let mut cores_during = [None, None];
-    let report = crate::load::run(&plan, &mut |edge| match edge {
-        WindowEdge::Start => {
-            cores_before = cores.map(|cpu| CoreTimes::read(cpu).ok());
-            started = meter.start();
-        }
-        WindowEdge::Stop => {
-            measured = Some(meter.stop());
-            for (index, cpu) in cores.into_iter().enumerate() {
-                let after = CoreTimes::read(cpu).ok();
-                cores_during[index] = after.zip(cores_before[index]).map(|(a, b)| a.since(&b));
+    let report = path.as_client(|| {
+        crate::load::run(&plan, &mut |edge| match edge {
+            WindowEdge::Start => {
+                cores_before = cores.map(|cpu| CoreTimes::read(cpu).ok());
+                started = meter.start();
             }
-        }
+            WindowEdge::Stop => {
+                measured = Some(meter.stop());
+                for (index, cpu) in cores.into_iter().enumerate() {
+                    let after = CoreTimes::read(cpu).ok();
+                    cores_during[index] = after.zip(cores_before[index]).map(|(a, b)| a.since(&b));
+                }
+            }
+        })
     });
     server.stop()?;
-    let report = report?;
+    let report = report??;
     started.context("cannot measure the server")?;
     let measured = measured
         .expect("a finished load run passed its window's end")
         .context("cannot measure the server")?;
-    let mut params = Map::new();
+    let mut params = args.path.params();
     params.insert("idle".into(), Value::from(args.idle.name()));
     params.insert("server_cpu".into(), Value::from(args.server_cpu));
     params.insert("client_cpu".into(), Value::from(args.client_cpu));
@@ -137,12 +143,16 @@ pub struct ServerProcess {
 }
 
 impl ServerProcess {
-    pub fn start(engine: &EngineDef, args: &Rig) -> anyhow::Result<ServerProcess> {
+    /// Starts `engine` on the server's side of `path`.
+    pub fn start(engine: &EngineDef, args: &Rig, path: &NetPath) -> anyhow::Result<ServerProcess> {
         let exe = std::env::current_exe().context("cannot find the ringside binary")?;
-        let mut child = Command::new(exe)
+        let mut child = path
+            .server_command(&exe)
             .arg("serve")
             .args(&args.serve)
-            .args(["--quiet", "--listen", "127.0.0.1:0", "--engine"])
+            .args(["--quiet", "--listen"])
+            .arg(path.server_listen().to_string())
+            .arg("--engine")
             .arg(engine.name)
             .arg("--cpu")
             .arg(args.server_cpu.to_string())
@@ -282,6 +292,8 @@ impl NetStudy {
     ) -> anyhow::Result<ExitCode> {
         let engines = crate::engines::runnable(self.engines.clone(), self.quiet)?;
         let _idle = self.rig.idle.hold()?;
+        // Set up once for the whole study, removed when it ends, however it ends.
+        let path = self.rig.path.open()?;
         let mut cells = Vec::new();
         for &payload_bytes in payloads {
             for &connections in &self.connection_counts {
@@ -294,7 +306,7 @@ impl NetStudy {
         }
         let progress = Progress::new(cells.len() as u64 * u64::from(self.runs), self.quiet);
         let outcome = run_alternating(self.runs, &cells, &progress, |cell, run| {
-            let mut row = run_cell(cell.engine, plan_of(cell), run, &self.rig)?;
+            let mut row = run_cell(cell.engine, plan_of(cell), run, &self.rig, &path)?;
             progress.line(line(cell, run, &mut row));
             Ok(row)
         });
