@@ -126,6 +126,12 @@ pub struct Row {
     pub device_writes: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device_flushes: Option<u64>,
+    /// Network rows: the measured window's edges on the wall clock, in seconds since the Unix
+    /// epoch, so rows of loads on several hosts can be checked for overlap (`ringside merge`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_start_unix_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_end_unix_s: Option<f64>,
     /// Sentences that qualify this run (a capped run, a saturated client, a refused feature).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,

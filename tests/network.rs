@@ -148,3 +148,211 @@ fn shaping_is_refused_with_a_reason_where_it_cannot_work() {
     }
     assert_eq!(namespaces_of(pid), Vec::<String>::new());
 }
+
+/// Network namespaces standing in for hosts: a server host with one veth pair to each load
+/// host (198.18.0.0/30 and 198.18.0.4/30, no route elsewhere), removed when dropped.
+struct Hosts {
+    names: Vec<String>,
+}
+
+impl Hosts {
+    fn create() -> Hosts {
+        let pid = std::process::id();
+        let hosts = Hosts {
+            names: ["server", "load-a", "load-b"]
+                .map(|name| format!("ringside-test-{pid}-{name}"))
+                .to_vec(),
+        };
+        for name in &hosts.names {
+            ip(&["netns", "add", name]);
+            ip(&["-n", name, "link", "set", "lo", "up"]);
+        }
+        let server = &hosts.names[0];
+        for (index, load) in hosts.names[1..].iter().enumerate() {
+            let (near, far) = (format!("to-load{index}"), format!("to-server{index}"));
+            ip(&[
+                "-n", server, "link", "add", "name", &near, "type", "veth", "peer", "name", &far,
+                "netns", load,
+            ]);
+            let base = 4 * index;
+            ip(&[
+                "-n",
+                server,
+                "addr",
+                "add",
+                &format!("198.18.0.{}/30", base + 1),
+                "dev",
+                &near,
+            ]);
+            ip(&[
+                "-n",
+                load,
+                "addr",
+                "add",
+                &format!("198.18.0.{}/30", base + 2),
+                "dev",
+                &far,
+            ]);
+            ip(&["-n", server, "link", "set", &near, "up"]);
+            ip(&["-n", load, "link", "set", &far, "up"]);
+        }
+        hosts
+    }
+
+    /// A command run on host `index` (0: the server).
+    fn command(&self, index: usize) -> Command {
+        let mut command = Command::new("ip");
+        command.args(["netns", "exec", &self.names[index], BIN]);
+        command
+    }
+}
+
+impl Drop for Hosts {
+    fn drop(&mut self) {
+        for name in &self.names {
+            let _ = Command::new("ip").args(["netns", "del", name]).status();
+        }
+    }
+}
+
+fn ip(args: &[&str]) {
+    let status = Command::new("ip").args(args).status().unwrap();
+    assert!(status.success(), "ip {args:?}");
+}
+
+/// Goal: loads on several hosts at once merge into exactly their sum. Method: a server host
+/// and two load hosts (network namespaces when root, else all on loopback); both loads start
+/// their windows at the same `--start-at`; the merge's operations are the sum of the hosts',
+/// and its p99 is the p99 of both histograms' samples together. Then the refusals: a load with
+/// another payload, and one whose window is elsewhere in time.
+#[test]
+fn loads_on_two_hosts_merge_into_their_sum() {
+    let hosts = is_root().then(Hosts::create);
+    let mut server_command = match &hosts {
+        Some(hosts) => hosts.command(0),
+        None => Command::new(BIN),
+    };
+    let listen = if hosts.is_some() {
+        "0.0.0.0:0"
+    } else {
+        "127.0.0.1:0"
+    };
+    let mut server = server_command
+        .args([
+            "serve", "echo", "--engine", "epoll", "--quiet", "--listen", listen,
+        ])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(server.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let port = line.trim().rsplit(':').next().unwrap().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let start_at = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64()
+        + 2.0;
+    let load = |index: usize, payload: &str, start: f64| {
+        let (mut command, target) = match &hosts {
+            Some(hosts) => (
+                hosts.command(index),
+                format!("198.18.0.{}:{port}", 4 * (index - 1) + 1),
+            ),
+            None => (Command::new(BIN), format!("127.0.0.1:{port}")),
+        };
+        let file = dir
+            .path()
+            .join(format!("host{index}-{payload}-{start}.json"));
+        command
+            .args([
+                "load",
+                "echo",
+                "--target",
+                &target,
+                "-c",
+                "4",
+                "--payload",
+                payload,
+            ])
+            .args([
+                "--duration",
+                "500ms",
+                "--warmup",
+                "200ms",
+                "--format",
+                "json",
+            ])
+            .arg(format!("--start-at=@{start}"))
+            .arg("--output")
+            .arg(&file)
+            .spawn()
+            .map(|child| (child, file))
+            .unwrap()
+    };
+    let runs = [
+        load(1, "64", start_at),
+        load(2, "64", start_at),
+        load(2, "100", start_at),
+    ];
+    let files: Vec<std::path::PathBuf> = runs
+        .into_iter()
+        .map(|(mut child, file)| {
+            assert!(child.wait().unwrap().success());
+            file
+        })
+        .collect();
+    // A window well after the others': the same load, started later.
+    let (mut late, late_file) = load(1, "64", start_at + 4.0);
+    assert!(late.wait().unwrap().success());
+    let _ = server.kill();
+    let _ = server.wait();
+    drop(hosts);
+
+    let merged = dir.path().join("all.json");
+    let status = Command::new(BIN)
+        .arg("merge")
+        .args(&files[..2])
+        .arg("-o")
+        .arg(&merged)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let read = |path: &std::path::Path| -> serde_json::Value {
+        serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+    };
+    let (a, b, all) = (read(&files[0]), read(&files[1]), read(&merged));
+    let (a, b, all) = (&a["results"][0], &b["results"][0], &all["results"][0]);
+    for row in [a, b, all] {
+        assert_eq!(row["verified"], true, "{row}");
+    }
+    let ops = |row: &serde_json::Value| row["ops"].as_u64().unwrap();
+    assert!(ops(a) > 0 && ops(b) > 0);
+    assert_eq!(ops(all), ops(a) + ops(b));
+    assert_eq!(all["params"]["connections"], 8);
+    let histogram = |row: &serde_json::Value| {
+        ringside::stats::histogram::decode(row["latency_ns_histogram"].as_str().unwrap()).unwrap()
+    };
+    let mut samples = histogram(a);
+    samples.add(histogram(b)).unwrap();
+    assert_eq!(samples.len(), histogram(all).len());
+    assert_eq!(all["latency_ns_p99"], samples.value_at_quantile(0.99));
+
+    let refused = |other: &std::path::Path, needle: &str| {
+        let output = Command::new(BIN)
+            .arg("merge")
+            .arg(&files[0])
+            .arg(other)
+            .output()
+            .unwrap();
+        assert!(!output.status.success());
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(needle), "{stderr}");
+    };
+    refused(&files[2], "payload_bytes differs");
+    refused(&late_file, "--start-at");
+}

@@ -87,6 +87,12 @@ pub struct LoadRunArgs {
     /// Measure this server process over the window: kernel-counted syscalls, CPU, switches.
     #[arg(long)]
     pub server_pid: Option<i32>,
+    /// Open the measured window at this wall-clock time: Unix seconds (`$(date -d '+20 sec'
+    /// +%s)`, `@` allowed) or RFC 3339 (`2026-01-01T12:00:00Z`). The load connects and warms
+    /// up just before it, so loads started on several hosts measure the same seconds and
+    /// `ringside merge` can add them up. Needs clocks in sync (NTP) to well within the window.
+    #[arg(long, value_name = "TIME", value_parser = start_at_arg)]
+    pub start_at: Option<std::time::SystemTime>,
     /// Scheduling class of the client threads (fifo = SCHED_FIFO 50, as `chrt -f 50`); by default the
     /// class it was started with (`chrt -f 50 ringside ...` stays real-time).
     #[arg(long, value_enum, default_value_t = Sched::Inherit)]
@@ -123,6 +129,18 @@ pub fn parse_target(url: &str) -> Result<(SocketAddr, String, String), String> {
         .and_then(|mut addresses| addresses.next())
         .ok_or_else(|| format!("cannot resolve '{authority}' in '{url}'"))?;
     Ok((address, authority.to_string(), path.to_string()))
+}
+
+fn start_at_arg(text: &str) -> Result<std::time::SystemTime, String> {
+    let seconds = text.strip_prefix('@').unwrap_or(text);
+    if let Ok(seconds) = seconds.parse::<f64>() {
+        return Duration::try_from_secs_f64(seconds)
+            .map(|since| std::time::UNIX_EPOCH + since)
+            .map_err(|_| format!("'{text}' is not a time after the Unix epoch"));
+    }
+    humantime::parse_rfc3339_weak(text).map_err(|_| {
+        format!("'{text}' is neither Unix seconds (e.g. 1767268800) nor RFC 3339 (e.g. 2026-01-01T12:00:00Z)")
+    })
 }
 
 fn connections_arg(text: &str) -> Result<usize, String> {
@@ -185,6 +203,7 @@ impl LoadRunArgs {
             rcvbuf_bytes: None,
             window_bytes: STREAM_WINDOW_BYTES,
             http: None,
+            start_at: self.start_at,
         }
     }
 }
@@ -301,6 +320,19 @@ mod tests {
         let error = echo_plan(&["--mode", "stream", "--payload", "1m"]).unwrap_err();
         assert!(error.to_string().contains("--window"), "{error}");
         assert!(echo_plan(&["--mode", "stream", "--read-rate", "0"]).is_err());
+    }
+
+    #[test]
+    fn start_times_are_unix_seconds_or_rfc3339() {
+        let epoch = std::time::UNIX_EPOCH;
+        assert_eq!(start_at_arg("@10"), Ok(epoch + Duration::from_secs(10)));
+        assert_eq!(start_at_arg("1.5"), Ok(epoch + Duration::from_millis(1500)));
+        assert_eq!(
+            start_at_arg("1970-01-01T00:01:00Z"),
+            Ok(epoch + Duration::from_secs(60))
+        );
+        assert!(start_at_arg("soon").unwrap_err().contains("RFC 3339"));
+        assert!(start_at_arg("-1").is_err());
     }
 
     #[test]

@@ -67,6 +67,11 @@ pub enum Command {
     /// range, and "within noise" where the ranges overlap. Exit 2 with --fail-if-slower PCT
     /// when a throughput dropped by more than PCT outside noise.
     Compare(report::CompareArgs),
+    /// Combine the results of loads run at once on several hosts (`load --start-at`) into one
+    /// document: operations, bytes and errors added, latency histograms added (so p99 is the
+    /// p99 of every sample), refused with the reason when parameters differ or the measured
+    /// windows do not overlap. See docs/multi-host.md.
+    Merge(report::MergeArgs),
     /// The whole study in one command: every workload, the engines that matter, fio controls
     /// where installed, and results.json, results.csv, report.md and report.html in one
     /// directory. About five minutes; --quick about one.
@@ -120,6 +125,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Load(LoadCommand::Http(args)) => args.run(),
         Command::Report(args) => args.run(),
         Command::Compare(args) => args.run(),
+        Command::Merge(args) => args.run(),
         Command::Run(args) => args.run(),
     }
 }

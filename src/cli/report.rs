@@ -6,7 +6,9 @@ use std::process::ExitCode;
 use clap::Args;
 
 use super::net::PathArgs;
+use crate::output::Format;
 use crate::report::compare::Comparison;
+use crate::report::merge::Merge;
 use crate::run::steps::Mode;
 use crate::run::RunPlan;
 
@@ -22,6 +24,30 @@ pub struct ReportArgs {
 impl ReportArgs {
     pub fn run(&self) -> anyhow::Result<ExitCode> {
         crate::report::run(&self.input, self.out.as_deref())
+    }
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct MergeArgs {
+    /// The results documents of one load run per host (`load ... --start-at TIME --format
+    /// json -o HOST.json`), two or more.
+    #[arg(required = true, num_args = 2..)]
+    pub inputs: Vec<PathBuf>,
+    /// Write the merged document to this file instead of stdout.
+    #[arg(long, short = 'o')]
+    pub output: Option<PathBuf>,
+    /// json (a results document, for `report`, `compare` and another merge), csv or table.
+    #[arg(long, value_enum, default_value_t = Format::Json)]
+    pub format: Format,
+}
+
+impl MergeArgs {
+    pub fn run(&self) -> anyhow::Result<ExitCode> {
+        crate::report::merge::run(&Merge {
+            inputs: self.inputs.clone(),
+            format: self.format,
+            output: self.output.clone(),
+        })
     }
 }
 

@@ -28,7 +28,7 @@ pub use row::{http_summary, load_row};
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use hdrhistogram::Histogram;
 
@@ -80,6 +80,9 @@ pub struct LoadPlan {
     pub window_bytes: u64,
     /// Some for an HTTP run: connections send requests and frame responses instead of echoes.
     pub http: Option<HttpLoad>,
+    /// Open the measured window at this wall-clock time (connecting and warming up before
+    /// it), so loads on several hosts measure the same seconds (`ringside merge` checks).
+    pub start_at: Option<SystemTime>,
 }
 
 /// What an HTTP run sends, and at what pace.
@@ -135,6 +138,8 @@ impl LoadErrors {
 pub struct LoadReport {
     /// The measured window's wall time.
     pub seconds: f64,
+    /// The measured window's edges on the wall clock.
+    pub window: Option<(SystemTime, SystemTime)>,
     /// Round trips (ping-pong) or `--payload`-sized stretches echoed (stream).
     pub messages: u64,
     /// Bytes echoed back and checked.
@@ -161,6 +166,7 @@ impl LoadReport {
     pub(crate) fn empty() -> LoadReport {
         LoadReport {
             seconds: 0.0,
+            window: None,
             messages: 0,
             bytes: 0,
             latency_ns: crate::stats::histogram::new_latency(),
@@ -230,6 +236,9 @@ struct Shared {
 pub fn run(plan: &LoadPlan, on_window: &mut dyn FnMut(WindowEdge)) -> anyhow::Result<LoadReport> {
     assert!(plan.connections > 0 && plan.payload_bytes > 0 && plan.threads > 0);
     let threads = plan.threads.min(plan.connections);
+    if let Some(start_at) = plan.start_at {
+        wait_to_connect(start_at, plan.warmup)?;
+    }
     let shared = Shared {
         phase: AtomicU8::new(PHASE_CONNECTING),
         ready: AtomicUsize::new(0),
@@ -261,30 +270,39 @@ pub fn run(plan: &LoadPlan, on_window: &mut dyn FnMut(WindowEdge)) -> anyhow::Re
         let mut window = None;
         if shared.connected.load(Ordering::Acquire) > 0 {
             shared.phase.store(PHASE_WARMUP, Ordering::Release);
-            sleep_unless_stopped(plan.warmup);
+            let warmup = match plan.start_at {
+                Some(start_at) => start_at
+                    .duration_since(SystemTime::now())
+                    .unwrap_or_default(),
+                None => plan.warmup,
+            };
+            sleep_unless_stopped(warmup);
             shared.phase.store(PHASE_MEASURE, Ordering::Release);
             on_window(WindowEdge::Start);
             if let Some(counter) = syscall_counter.as_mut() {
                 counter.start();
             }
             let started = Instant::now();
+            let started_wall = SystemTime::now();
             sleep_unless_stopped(plan.duration);
             let seconds = started.elapsed().as_secs_f64();
             let syscalls = syscall_counter.as_mut().map(SyscallCounter::stop);
+            let stopped_wall = SystemTime::now();
             shared.phase.store(PHASE_DONE, Ordering::Release);
             on_window(WindowEdge::Stop);
-            window = Some((seconds, syscalls));
+            window = Some((seconds, syscalls, (started_wall, stopped_wall)));
         } else {
             shared.phase.store(PHASE_DONE, Ordering::Release);
         }
         let mut report = LoadReport::empty();
         for worker in workers {
             let part = worker.join().expect("a client thread panicked")?;
-            report.add(&part, window.map(|(seconds, _)| seconds));
+            report.add(&part, window.map(|(seconds, _, _)| seconds));
         }
         match window {
-            Some((seconds, syscalls)) => {
+            Some((seconds, syscalls, edges)) => {
                 report.seconds = seconds;
+                report.window = Some(edges);
                 report.client_syscalls = syscalls;
                 Ok(report)
             }
@@ -299,6 +317,31 @@ pub fn run(plan: &LoadPlan, on_window: &mut dyn FnMut(WindowEdge)) -> anyhow::Re
         anyhow::bail!("interrupted");
     }
     outcome
+}
+
+/// How long before `--start-at`'s warm-up the load starts connecting.
+const CONNECT_ALLOWANCE: Duration = Duration::from_secs(1);
+
+/// Sleeps until it is time to connect for a window that opens at `start_at` after `warmup`;
+/// refuses a time too soon for that (the window would open late, misaligned with the others).
+fn wait_to_connect(start_at: SystemTime, warmup: Duration) -> anyhow::Result<()> {
+    let lead = warmup + CONNECT_ALLOWANCE;
+    let Some(connect_at) = start_at.checked_sub(lead) else {
+        anyhow::bail!("--start-at is before the epoch");
+    };
+    match connect_at.duration_since(SystemTime::now()) {
+        Ok(wait) => {
+            sleep_unless_stopped(wait);
+            Ok(())
+        }
+        Err(late) => anyhow::bail!(
+            "--start-at is too soon by {:.1} s: give a time at least --warmup ({:?}) plus {:?} \
+             ahead, so every load can connect and warm up before the window opens",
+            late.duration().as_secs_f64(),
+            warmup,
+            CONNECT_ALLOWANCE
+        ),
+    }
 }
 
 fn sleep_unless_stopped(duration: Duration) {

@@ -44,6 +44,8 @@ pub fn load_row(
         client_ctx_switches_voluntary: Some(report.client_usage.ctx_switches_voluntary),
         client_ctx_switches_involuntary: Some(report.client_usage.ctx_switches_involuntary),
         client_saturated: Some(report.saturated_threads > 0),
+        window_start_unix_s: report.window.map(|(start, _)| unix_seconds(start)),
+        window_end_unix_s: report.window.map(|(_, end)| unix_seconds(end)),
         ..Row::default()
     };
     if plan.mode == Mode::Stream {
@@ -68,6 +70,12 @@ pub fn load_row(
             .push("server not measured: pass --server-pid to count its syscalls and CPU".into()),
     }
     row
+}
+
+/// Seconds since the Unix epoch (0 for a time before it).
+fn unix_seconds(time: std::time::SystemTime) -> f64 {
+    time.duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |since| since.as_secs_f64())
 }
 
 /// The plan's parameters every row of the run carries.
@@ -269,6 +277,7 @@ mod tests {
             rcvbuf_bytes: None,
             window_bytes: STREAM_WINDOW_BYTES,
             http: None,
+            start_at: None,
         }
     }
 
@@ -279,6 +288,7 @@ mod tests {
         }
         LoadReport {
             seconds: 2.0,
+            window: None,
             messages,
             bytes: messages * 64,
             latency_ns,

@@ -10,6 +10,7 @@ pub mod html;
 pub mod ladder;
 pub mod load;
 pub mod markdown;
+pub mod merge;
 pub mod numbers;
 pub mod summary;
 pub mod table;

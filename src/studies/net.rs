@@ -276,6 +276,7 @@ impl NetStudy {
             rcvbuf_bytes: None,
             window_bytes: STREAM_WINDOW_BYTES,
             http: None,
+            start_at: None,
         }
     }
 
