@@ -237,20 +237,11 @@ fn loads_on_two_hosts_merge_into_their_sum() {
     } else {
         "127.0.0.1:0"
     };
-    let mut server = server_command
-        .args([
-            "serve", "echo", "--engine", "epoll", "--quiet", "--listen", listen,
-        ])
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(server.stdout.take().unwrap()),
-        &mut line,
-    )
-    .unwrap();
-    let port = line.trim().rsplit(':').next().unwrap().to_string();
+    server_command.args([
+        "serve", "echo", "--engine", "epoll", "--quiet", "--listen", listen,
+    ]);
+    let server = ServerChild::start(server_command);
+    let port = server.address.rsplit(':').next().unwrap().to_string();
     let dir = tempfile::tempdir().unwrap();
     let start_at = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -309,8 +300,7 @@ fn loads_on_two_hosts_merge_into_their_sum() {
     // A window well after the others': the same load, started later.
     let (mut late, late_file) = load(1, "64", start_at + 4.0);
     assert!(late.wait().unwrap().success());
-    let _ = server.kill();
-    let _ = server.wait();
+    drop(server);
     drop(hosts);
 
     let merged = dir.path().join("all.json");
@@ -355,4 +345,158 @@ fn loads_on_two_hosts_merge_into_their_sum() {
     };
     refused(&files[2], "payload_bytes differs");
     refused(&late_file, "--start-at");
+}
+
+/// A `ringside serve` child and where it listens; killed when dropped (a failed test leaves
+/// no server behind).
+struct ServerChild {
+    child: std::process::Child,
+    address: String,
+}
+
+impl ServerChild {
+    fn start(mut command: Command) -> ServerChild {
+        let mut child = command.stdout(Stdio::piped()).spawn().unwrap();
+        let mut line = String::new();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+            &mut line,
+        )
+        .unwrap();
+        let address = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap()
+            .to_string();
+        ServerChild { child, address }
+    }
+
+    /// SIGTERM, and the exit status.
+    fn stop(mut self) -> std::process::ExitStatus {
+        // SAFETY: kill(2) on our own child's pid.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        self.child.wait().unwrap()
+    }
+}
+
+impl Drop for ServerChild {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// The stats `serve --stats` wrote.
+fn read_json(path: &std::path::Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+/// Goal: `serve --threads 2` runs two pinned loops that both serve, for every event-loop engine.
+/// Method: two loops on CPUs 0 and 1, two load threads with
+/// 16 connections; the load verifies every byte, and the server's per-loop counters show that
+/// each loop accepted connections and echoed bytes (SO_REUSEPORT spread them).
+#[test]
+fn two_server_threads_each_serve_their_share() {
+    let dir = tempfile::tempdir().unwrap();
+    for engine in ringside::engines::engines_of(ringside::engines::Workload::Echo) {
+        if !ringside::studies::serve::runs_event_loops(engine) {
+            continue;
+        }
+        if let Err(reason) = engine.availability() {
+            eprintln!("skipped {}: {reason}", engine.name);
+            continue;
+        }
+        let stats = dir.path().join(format!("{}.json", engine.name));
+        let mut command = Command::new(BIN);
+        command
+            .args(["serve", "echo", "--engine", engine.name, "--threads", "2"])
+            .args([
+                "--cpu",
+                "0-1",
+                "--listen",
+                "127.0.0.1:0",
+                "--quiet",
+                "--stats",
+            ])
+            .arg(&stats);
+        let server = ServerChild::start(command);
+        let target = server.address.clone();
+        let load = Command::new(BIN)
+            .args(["load", "echo", "--target", &target, "-c", "16", "-t", "2"])
+            .args([
+                "--duration",
+                "300ms",
+                "--warmup",
+                "100ms",
+                "--format",
+                "json",
+            ])
+            .output()
+            .unwrap();
+        assert!(server.stop().success(), "{}", engine.name);
+        assert!(load.status.success(), "{}: {load:?}", engine.name);
+        let stats = read_json(&stats);
+        let loops = stats["threads"].as_array().unwrap();
+        assert_eq!(loops.len(), 2, "{}", engine.name);
+        for (index, one) in loops.iter().enumerate() {
+            assert_eq!(one["cpu"], index, "{}", engine.name);
+            assert!(
+                one["connections_accepted"].as_u64().unwrap() > 0,
+                "{}: {stats}",
+                engine.name
+            );
+            assert!(
+                one["bytes_sent"].as_u64().unwrap() > 0,
+                "{}: {stats}",
+                engine.name
+            );
+        }
+        assert_eq!(stats["connections_accepted"], 16, "{}", engine.name);
+    }
+}
+
+/// Goal: a study runs its servers with several loops and says so, and refuses the engines that
+/// have none. Method: an echo study with --server-threads 2 on CPUs 0-1, two load threads;
+/// every row verified and naming its server threads; `blocking` is refused with the reason.
+#[test]
+fn a_study_with_two_server_threads() {
+    let output = Command::new(BIN)
+        .args(["echo", "--engine", "epoll,uring", "--server-threads", "2"])
+        .args([
+            "--server-cpu",
+            "0-1",
+            "--threads",
+            "2",
+            "-c",
+            "8",
+            "--runs",
+            "1",
+        ])
+        .args([
+            "--duration",
+            "300ms",
+            "--warmup",
+            "100ms",
+            "--format",
+            "json",
+            "--quiet",
+        ])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    for row in document["results"].as_array().unwrap() {
+        assert_eq!(row["verified"], true, "{row}");
+        assert_eq!(row["params"]["server_threads"], 2, "{row}");
+        assert_eq!(row["params"]["server_cpus"], "0-1", "{row}");
+    }
+    let output = Command::new(BIN)
+        .args(["echo", "--engine", "blocking", "--server-threads", "2"])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("event-loop engines"), "{stderr}");
 }

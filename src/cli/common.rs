@@ -115,7 +115,7 @@ impl HelperArgs {
     }
 }
 
-fn cpus_arg(text: &str) -> Result<CpuList, String> {
+pub fn cpus_arg(text: &str) -> Result<CpuList, String> {
     parse_cpus(text).map(CpuList)
 }
 

@@ -10,15 +10,16 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::common::{duration_arg, parse_list, size_arg, HelperArgs, OutputArgs};
+use super::common::{cpus_arg, duration_arg, parse_list, size_arg, HelperArgs, OutputArgs};
 use crate::engines::uring::ring::Helpers;
 use crate::engines::{default_list, engines_of, find, select, Workload};
 use crate::protocols::Proto;
 use crate::studies::echo::EchoStudy;
 use crate::studies::http::HttpStudy;
 use crate::studies::net::{NetStudy, Rig};
-use crate::studies::serve::Serve;
+use crate::studies::serve::{runs_event_loops, Serve};
 use crate::system::network::{parse_loss, parse_rate, Network, PathPlan, Shaping};
+use crate::system::pin::CpuList;
 use crate::system::tuning::{Idle, Sched};
 
 /// The flags both network studies share. They carry the names of the file studies' flags
@@ -37,9 +38,16 @@ pub struct NetStudyArgs {
     /// `blocking` never serves).
     #[arg(long, default_value = "2s", value_parser = duration_arg)]
     pub timeout: Duration,
-    /// CPU of the server process.
-    #[arg(long, default_value_t = 0)]
-    pub server_cpu: usize,
+    /// CPU of the server process; with --server-threads, a list (`0-1`): loop i on the i-th
+    /// CPU, round robin.
+    #[arg(long, value_name = "LIST", default_value = "0", value_parser = cpus_arg)]
+    pub server_cpu: CpuList,
+    /// Event loops of the epoll and io_uring servers (`serve --threads`): one pinned thread,
+    /// one listening socket (SO_REUSEPORT) and one ring each. A fair split gives the loops
+    /// CPUs of their own and the load generator (--threads, --client-cpu) the others; on a
+    /// 2-CPU machine that is 1, and 2 shares the CPUs with the client.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub server_threads: u32,
     /// CPU of the load generator.
     #[arg(long, default_value_t = 1)]
     pub client_cpu: usize,
@@ -166,20 +174,32 @@ impl NetStudyArgs {
                 .ok()
                 .filter(|&n| (1..=65_000).contains(&n))
         })?;
+        let server_cpu = self.server_cpu.0[0];
+        let engines = select(workload, engines)?;
+        if let Some(engine) = engines.iter().find(|engine| !runs_event_loops(engine)) {
+            anyhow::ensure!(
+                self.server_threads == 1,
+                "--server-threads applies to the event-loop engines (epoll and io_uring); leave \
+                 {} out of --engine, it serves with a thread per connection or one at a time",
+                engine.name
+            );
+        }
         Ok(NetStudy {
-            engines: select(workload, engines)?,
+            engines,
             connection_counts,
             runs: self.runs,
             duration,
             warmup: self.warmup,
             timeout: self.timeout,
             rig: Rig {
-                server_cpu: self.server_cpu,
+                server_cpu,
+                server_threads: self.server_threads as usize,
+                server_cpus: self.server_cpu.0.clone(),
                 client_cpu: self.client_cpu,
                 sched: self.sched,
                 idle: self.idle,
                 serve,
-                helpers: server_helpers(&self.helpers, self.server_cpu)?,
+                helpers: server_helpers(&self.helpers, server_cpu)?,
                 path: self.path.plan(),
             },
             destination: self.output.destination(self.json.clone()),
@@ -240,9 +260,17 @@ pub struct ServeArgs {
     /// Address to listen on; port 0 lets the kernel choose (the first line of stdout says which).
     #[arg(long, default_value = "127.0.0.1:3001")]
     pub listen: SocketAddr,
-    /// Pin the server to this CPU.
-    #[arg(long)]
-    pub cpu: Option<usize>,
+    /// Pin the server to this CPU; with --threads, a list (`0-3`, `0,2`): loop i on the i-th
+    /// CPU, round robin.
+    #[arg(long, value_name = "LIST", value_parser = cpus_arg)]
+    pub cpu: Option<CpuList>,
+    /// Event loops, each on its own pinned thread with its own listening socket on the one
+    /// port (SO_REUSEPORT: the kernel spreads connections by a hash of their addresses) and,
+    /// for io_uring, its own ring (epoll and io_uring engines). A fair split gives the loops
+    /// their own CPUs and the load generator the rest: `--threads 2 --cpu 0-1` on a 4-CPU
+    /// machine, the load on CPUs 2-3.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub threads: u32,
     /// Connections served at once; more are accepted and closed at once.
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_connections: u32,
@@ -323,15 +351,21 @@ fn serve_engine_help() -> &'static str {
 impl ServeArgs {
     /// The server to run for `workload`, speaking `proto`.
     fn serve(&self, workload: Workload, proto: Proto) -> anyhow::Result<Serve> {
-        let helpers = match self.cpu {
-            Some(cpu) => server_helpers(&self.helpers, cpu)?,
+        let cpus = self
+            .cpu
+            .clone()
+            .map(|CpuList(cpus)| cpus)
+            .unwrap_or_default();
+        let helpers = match cpus.first() {
+            Some(&cpu) => server_helpers(&self.helpers, cpu)?,
             None => self.helpers.resolve(None)?,
         };
         Ok(Serve {
             engine: find(workload, &self.engine)?,
             proto,
             listen: self.listen,
-            cpu: self.cpu,
+            cpus,
+            threads: self.threads as usize,
             max_connections: self.max_connections as usize,
             provided_buffers: self.provided_buffers,
             sched: self.sched,

@@ -65,6 +65,20 @@ pub struct CountersSnapshot {
     pub bytes_sent: u64,
 }
 
+impl std::ops::Add for CountersSnapshot {
+    type Output = CountersSnapshot;
+
+    fn add(self, other: CountersSnapshot) -> CountersSnapshot {
+        CountersSnapshot {
+            connections_accepted: self.connections_accepted + other.connections_accepted,
+            connections_refused: self.connections_refused + other.connections_refused,
+            connections_failed: self.connections_failed + other.connections_failed,
+            bytes_received: self.bytes_received + other.bytes_received,
+            bytes_sent: self.bytes_sent + other.bytes_sent,
+        }
+    }
+}
+
 /// How often a loop blocked in the kernel wakes up to look at the stop flag. Only an idle
 /// server pays for it: a busy loop returns from the kernel long before.
 pub const STOP_POLL_INTERVAL: Duration = Duration::from_millis(100);
@@ -99,6 +113,31 @@ pub fn listen(address: SocketAddr) -> std::io::Result<OwnedFd> {
     rustix::net::bind(&socket, &address)?;
     rustix::net::listen(&socket, 4096)?;
     Ok(socket)
+}
+
+/// `count` listening sockets on one address with SO_REUSEPORT, so that each server thread has
+/// its own accept queue and the kernel spreads new connections over them by a hash of the
+/// connection's addresses and ports. Port 0 is resolved by the first socket; the others bind
+/// to the port it got.
+pub fn listen_shared(address: SocketAddr, count: usize) -> std::io::Result<Vec<OwnedFd>> {
+    assert!(count > 0);
+    let mut listeners: Vec<OwnedFd> = Vec::with_capacity(count);
+    let mut bound = address;
+    for _ in 0..count {
+        let family = match bound {
+            SocketAddr::V4(_) => AddressFamily::INET,
+            SocketAddr::V6(_) => AddressFamily::INET6,
+        };
+        let socket =
+            rustix::net::socket_with(family, SocketType::STREAM, SocketFlags::CLOEXEC, None)?;
+        rustix::net::sockopt::set_socket_reuseaddr(&socket, true)?;
+        rustix::net::sockopt::set_socket_reuseport(&socket, true)?;
+        rustix::net::bind(&socket, &bound)?;
+        rustix::net::listen(&socket, 4096)?;
+        bound = local_address(&socket)?;
+        listeners.push(socket);
+    }
+    Ok(listeners)
 }
 
 /// The address a socket is bound to (port 0 resolved to the port the kernel chose).

@@ -186,6 +186,8 @@ pub fn wrk_http(rows: &[Row], duration: &str) -> anyhow::Result<Vec<Row>> {
             let server_cpu = cpu("server_cpu", 0);
             let rig = Rig {
                 server_cpu,
+                server_threads: 1,
+                server_cpus: vec![server_cpu],
                 client_cpu: cpu("client_cpu", 1),
                 sched: Sched::Other,
                 idle: Idle::Default,

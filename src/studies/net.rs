@@ -15,7 +15,7 @@ use anyhow::Context;
 use serde_json::Value;
 
 use super::{finish, run_alternating, Cell, Destination};
-use crate::engines::uring::ring::Helpers;
+use crate::engines::uring::ring::{format_cpus, Helpers};
 use crate::engines::EngineDef;
 use crate::load::{load_row, LoadPlan, Mode, WindowEdge, STREAM_WINDOW_BYTES};
 use crate::measure::{CoreTimes, Measured, ProcessMeter};
@@ -69,7 +69,12 @@ impl Cell for NetCell {
 
 /// Where a study runs its servers and client, shared by the echo and HTTP studies.
 pub struct Rig {
+    /// The server's CPU (the first of `server_cpus`): its core's softirq and steal are
+    /// recorded, and its io-wq workers stay there.
     pub server_cpu: usize,
+    /// The server's event loops (`serve --threads`), pinned to `server_cpus` round robin.
+    pub server_threads: usize,
+    pub server_cpus: Vec<usize>,
     pub client_cpu: usize,
     pub sched: Sched,
     pub idle: Idle,
@@ -123,6 +128,13 @@ pub fn run_cell(
     let mut params = args.path.params();
     params.insert("idle".into(), Value::from(args.idle.name()));
     params.insert("server_cpu".into(), Value::from(args.server_cpu));
+    if args.server_threads > 1 {
+        params.insert("server_threads".into(), Value::from(args.server_threads));
+        params.insert(
+            "server_cpus".into(),
+            Value::from(format_cpus(&args.server_cpus)),
+        );
+    }
     params.insert("client_cpu".into(), Value::from(args.client_cpu));
     if engine.needs.uses_io_uring() {
         params.extend(args.helpers.params(engine.needs.setup.sqpoll));
@@ -155,7 +167,9 @@ impl ServerProcess {
             .arg("--engine")
             .arg(engine.name)
             .arg("--cpu")
-            .arg(args.server_cpu.to_string())
+            .arg(format_cpus(&args.server_cpus))
+            .arg("--threads")
+            .arg(args.server_threads.to_string())
             .arg("--sched")
             .arg(args.sched.name())
             .args(args.helpers.serve_args())

@@ -9,13 +9,15 @@
 
 use std::io::Write;
 use std::net::SocketAddr;
+use std::os::fd::OwnedFd;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
 use serde::Serialize;
 
-use crate::engines::server::{listen, local_address, run_server, CountersSnapshot, Run};
+use crate::engines::server::{listen, listen_shared, local_address, run_server};
+use crate::engines::server::{CountersSnapshot, Run};
 use crate::engines::server::{ServerConfig, ServerCounters};
 use crate::engines::uring::ring::Helpers;
 use crate::engines::EngineDef;
@@ -28,8 +30,12 @@ pub struct Serve {
     pub engine: &'static EngineDef,
     pub proto: Proto,
     pub listen: SocketAddr,
-    /// Pin the server to this CPU.
-    pub cpu: Option<usize>,
+    /// Pin the server's loops to these CPUs, loop i to the i-th (round robin); empty: unpinned.
+    pub cpus: Vec<usize>,
+    /// Event loops, one per thread, each with its own listening socket on the one port
+    /// (SO_REUSEPORT) and, for io_uring, its own ring. One: the loop runs on the main thread
+    /// and the process has no other.
+    pub threads: usize,
     pub max_connections: usize,
     pub provided_buffers: u16,
     pub sched: Sched,
@@ -50,8 +56,11 @@ pub struct ServerStats {
     pub proto: String,
     pub address: String,
     pub seconds: f64,
+    /// The sums over the loops.
     #[serde(flatten)]
     pub counters: CountersSnapshot,
+    /// Each loop's own counters and CPU, in thread order: how the kernel spread connections.
+    pub threads: Vec<LoopStats>,
     /// Syscalls of every server thread, counted by the kernel; absent when it refused.
     pub syscalls: Option<u64>,
     pub cpu_user_s: f64,
@@ -60,18 +69,33 @@ pub struct ServerStats {
     pub ctx_switches_involuntary: u64,
 }
 
+/// One event loop's share of a server's work.
+#[derive(Debug, Serialize)]
+pub struct LoopStats {
+    pub cpu: Option<usize>,
+    #[serde(flatten)]
+    pub counters: CountersSnapshot,
+}
+
 pub fn run(args: &Serve) -> anyhow::Result<ExitCode> {
     let (engine, proto) = (args.engine, args.proto);
     engine
         .availability()
         .map_err(|reason| anyhow::anyhow!("engine {} cannot run here: {reason}", engine.name))?;
-    if let Some(cpu) = args.cpu {
-        crate::system::pin::pin_current_thread(cpu)?;
-    }
-    args.sched.apply_to_current_thread()?;
-    let listener =
-        listen(args.listen).with_context(|| format!("cannot listen on {}", args.listen))?;
-    let address = local_address(&listener)?;
+    anyhow::ensure!(
+        args.threads == 1 || runs_event_loops(engine),
+        "--threads applies to the event-loop engines (epoll and io_uring); {} already serves \
+         with a thread per connection or one connection at a time",
+        engine.name
+    );
+    pin_loop(args, 0)?;
+    let listeners = if args.threads == 1 {
+        listen(args.listen).map(|listener| vec![listener])
+    } else {
+        listen_shared(args.listen, args.threads)
+    };
+    let listeners = listeners.with_context(|| format!("cannot listen on {}", args.listen))?;
+    let address = local_address(&listeners[0])?;
     crate::system::stop::stop_flag();
     {
         let mut stdout = std::io::stdout().lock();
@@ -83,27 +107,35 @@ pub fn run(args: &Serve) -> anyhow::Result<ExitCode> {
         max_connections: args.max_connections,
         provided_buffers: args.provided_buffers,
     };
-    let counters = ServerCounters::default();
+    let counters: Vec<ServerCounters> = (0..args.threads)
+        .map(|_| ServerCounters::default())
+        .collect();
     let mut meter = if args.count_syscalls {
         meter_for_run()
     } else {
         Meter::without_syscall_counter()
     };
     meter.start();
-    let run = Run {
-        listener,
-        config,
-        counters: &counters,
-        helpers: &args.helpers,
-    };
-    let served = run_server(engine, run);
+    let served = run_loops(args, listeners, config, &counters);
     let measured = meter.stop();
+    let threads: Vec<LoopStats> = counters
+        .iter()
+        .enumerate()
+        .map(|(index, counters)| LoopStats {
+            cpu: loop_cpu(args, index),
+            counters: counters.snapshot(),
+        })
+        .collect();
     let stats = ServerStats {
         engine: engine.name.to_string(),
         proto: proto.name().to_string(),
         address: address.to_string(),
         seconds: measured.elapsed.as_secs_f64(),
-        counters: counters.snapshot(),
+        counters: threads
+            .iter()
+            .map(|thread| thread.counters)
+            .fold(CountersSnapshot::default(), |sum, counters| sum + counters),
+        threads,
         syscalls: measured.syscalls_kernel,
         cpu_user_s: measured.usage.cpu_user_s,
         cpu_sys_s: measured.usage.cpu_sys_s,
@@ -120,6 +152,80 @@ pub fn run(args: &Serve) -> anyhow::Result<ExitCode> {
     }
     served?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Whether `engine` serves from event loops that can be multiplied (one per thread): epoll and
+/// the io_uring engines, not the thread-per-connection or one-at-a-time servers.
+pub fn runs_event_loops(engine: &EngineDef) -> bool {
+    engine.name == "epoll" || engine.needs.uses_io_uring()
+}
+
+/// The CPU of loop `index`: the CPUs given, round robin.
+fn loop_cpu(args: &Serve, index: usize) -> Option<usize> {
+    (!args.cpus.is_empty()).then(|| args.cpus[index % args.cpus.len()])
+}
+
+/// Pins the calling thread as loop `index` and gives it the server's scheduling class.
+fn pin_loop(args: &Serve, index: usize) -> anyhow::Result<()> {
+    if let Some(cpu) = loop_cpu(args, index) {
+        crate::system::pin::pin_current_thread(cpu)?;
+    }
+    args.sched.apply_to_current_thread()
+}
+
+/// Runs one loop per listener until the stop flag rises: loop 0 on this thread, the others on
+/// threads of their own. A loop that fails stops the others (SIGTERM to the process, which
+/// raises the flag and wakes every loop) and its error is returned.
+fn run_loops(
+    args: &Serve,
+    listeners: Vec<OwnedFd>,
+    config: ServerConfig,
+    counters: &[ServerCounters],
+) -> anyhow::Result<()> {
+    assert_eq!(listeners.len(), counters.len());
+    let engine = args.engine;
+    // Loop 0 is this thread, pinned already.
+    let serve = |index: usize, listener: OwnedFd, counters: &ServerCounters| {
+        let run = Run {
+            listener,
+            config,
+            counters,
+            helpers: &args.helpers,
+        };
+        let pinned = if index == 0 {
+            Ok(())
+        } else {
+            pin_loop(args, index)
+        };
+        let served = pinned.and_then(|()| run_server(engine, run));
+        if served.is_err() && args.threads > 1 {
+            let _ = rustix::process::kill_process(
+                rustix::process::getpid(),
+                rustix::process::Signal::TERM,
+            );
+        }
+        served
+    };
+    std::thread::scope(|scope| {
+        let mut loops = listeners.into_iter().zip(counters).enumerate();
+        let (_, (first, first_counters)) = loops.next().expect("at least one loop");
+        let others: Vec<_> = loops
+            .map(|(index, (listener, counters))| {
+                std::thread::Builder::new()
+                    .name(format!("ringside-loop-{index}"))
+                    .spawn_scoped(scope, move || serve(index, listener, counters))
+                    .expect("spawn a server loop")
+            })
+            .collect();
+        let mut outcome = serve(0, first, first_counters);
+        for other in others {
+            let served = other
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            outcome = outcome.and(served);
+        }
+        outcome
+    })
 }
 
 fn summary(stats: &ServerStats) -> String {
