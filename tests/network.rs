@@ -500,3 +500,30 @@ fn a_study_with_two_server_threads() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("event-loop engines"), "{stderr}");
 }
+
+/// Goal: without root, --network veth is one clear sentence, before anything runs. Method: the
+/// study and `run` as user nobody (setpriv, when the test runs as root and has it).
+#[test]
+fn veth_without_root_is_a_clear_sentence() {
+    if !is_root() || Command::new("setpriv").arg("--version").output().is_err() {
+        eprintln!("skipped: needs root and setpriv to drop to another user");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for study in [&["echo"][..], &["run", "--quick", "--out", "unused"][..]] {
+        let output = Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups", BIN])
+            .args(study)
+            .args(["--network", "veth"])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(!output.status.success(), "{study:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains("--network veth needs root"),
+            "{study:?}: {stderr}"
+        );
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    }
+}
