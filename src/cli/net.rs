@@ -77,10 +77,11 @@ pub struct NetStudyArgs {
 /// The path between server and client, and how it is shaped (recorded in every row's params).
 #[derive(Args, Debug, Clone, Default)]
 pub struct PathArgs {
-    /// loopback: 127.0.0.1, the kernel's shortcut (no device, no qdisc, no offloads). veth:
-    /// server and client in two network namespaces joined by a veth pair (198.18.0.1 and
-    /// .2, no route anywhere else), so packets cross a device with its queue, GRO and softirq
-    /// on the receiving side; needs root and iproute2; removed at the end, also on Ctrl-C.
+    /// loopback: 127.0.0.1, the kernel's shortcut (no device, no qdisc). veth: server and
+    /// client in two network namespaces joined by a veth pair (198.18.0.1 and .2, no route
+    /// anywhere else), so packets cross a device with a qdisc that --rtt, --rate and --loss
+    /// can shape; needs root and iproute2; removed at the end, also on Ctrl-C. Unshaped, both
+    /// hand packets to the same per-CPU backlog, so they measure alike (bench/network.md).
     #[arg(long, value_enum, default_value_t = Network::Loopback)]
     pub network: Network,
     /// Round-trip time added on the veth pair (tc netem delay, half each way), e.g. 200us.

@@ -1,7 +1,8 @@
 //! The network path between a study's server and its client: loopback (the kernel's shortcut:
-//! no device, no queueing, no offloads), or two network namespaces joined by a veth pair, so
-//! packets cross a real device path (qdisc, GRO, checksum offloads, softirq on the receiving
-//! side), optionally shaped with `tc` (netem for delay and loss, tbf for rate).
+//! no device, no qdisc), or two network namespaces joined by a veth pair, so packets cross a
+//! device with a qdisc, optionally shaped with `tc` (netem for delay and loss, tbf for rate).
+//! Unshaped, both paths hand a packet to the same per-CPU backlog and measure alike
+//! (bench/network.md); the pair is where shaping goes.
 //!
 //! The namespaces are `ringside-<pid>-server` and `ringside-<pid>-client`, made with iproute2's
 //! `ip` (as a user would), addressed from 198.18.0.0/15 (RFC 2544's benchmarking range) with no
