@@ -7,6 +7,11 @@ use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_ringside");
 
+/// A short measured window after a 100 ms warm-up: the tests check behaviour, not speed.
+fn short_window(duration: &str) -> [&str; 4] {
+    ["--duration", duration, "--warmup", "100ms"]
+}
+
 fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
     let root = unsafe { libc::geteuid() } == 0;
@@ -50,7 +55,8 @@ fn a_veth_study_records_its_path_and_leaves_nothing_behind() {
                 "-c",
                 "2",
             ])
-            .args(["--runs", "1", "--duration", "300ms", "--warmup", "100ms"])
+            .args(["--runs", "1"])
+            .args(short_window("300ms"))
             .args(["--format", "json", "--quiet"])
             .stdout(Stdio::piped())
             .spawn()
@@ -80,7 +86,8 @@ fn an_interrupted_veth_study_removes_its_namespaces() {
     }
     let mut child = Command::new(BIN)
         .args(["echo", "--network", "veth", "--engine", "epoll", "-c", "1"])
-        .args(["--runs", "20", "--duration", "500ms", "--warmup", "100ms"])
+        .args(["--runs", "20"])
+        .args(short_window("500ms"))
         .args(["--format", "json", "--quiet"])
         .stdout(Stdio::null())
         .spawn()
@@ -131,7 +138,8 @@ fn shaping_is_refused_with_a_reason_where_it_cannot_work() {
             "0.1%",
         ])
         .args(["--engine", "epoll", "-c", "1", "--runs", "1"])
-        .args(["--duration", "300ms", "--warmup", "100ms", "--quiet"])
+        .args(short_window("300ms"))
+        .args(["--quiet"])
         .args(["--format", "json"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -270,14 +278,8 @@ fn loads_on_two_hosts_merge_into_their_sum() {
                 "--payload",
                 payload,
             ])
-            .args([
-                "--duration",
-                "500ms",
-                "--warmup",
-                "200ms",
-                "--format",
-                "json",
-            ])
+            .args(short_window("500ms"))
+            .args(["--format", "json"])
             .arg(format!("--start-at=@{start}"))
             .arg("--output")
             .arg(&file)
@@ -425,14 +427,8 @@ fn two_server_threads_each_serve_their_share() {
         let target = server.address.clone();
         let load = Command::new(BIN)
             .args(["load", "echo", "--target", &target, "-c", "16", "-t", "2"])
-            .args([
-                "--duration",
-                "300ms",
-                "--warmup",
-                "100ms",
-                "--format",
-                "json",
-            ])
+            .args(short_window("300ms"))
+            .args(["--format", "json"])
             .output()
             .unwrap();
         assert!(server.stop().success(), "{}", engine.name);
@@ -474,15 +470,8 @@ fn a_study_with_two_server_threads() {
             "--runs",
             "1",
         ])
-        .args([
-            "--duration",
-            "300ms",
-            "--warmup",
-            "100ms",
-            "--format",
-            "json",
-            "--quiet",
-        ])
+        .args(short_window("300ms"))
+        .args(["--format", "json", "--quiet"])
         .output()
         .unwrap();
     assert!(output.status.success(), "{output:?}");
