@@ -269,7 +269,9 @@ pub struct ServeArgs {
     /// port (SO_REUSEPORT: the kernel spreads connections by a hash of their addresses) and,
     /// for io_uring, its own ring (epoll and io_uring engines). A fair split gives the loops
     /// their own CPUs and the load generator the rest: `--threads 2 --cpu 0-1` on a 4-CPU
-    /// machine, the load on CPUs 2-3.
+    /// machine, the load on CPUs 2-3. Each loop also has its own io-wq workers: since Linux
+    /// 5.12 the pool belongs to the thread, and IORING_SETUP_ATTACH_WQ shares only an SQPOLL
+    /// thread, so rings cannot share one.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
     pub threads: u32,
     /// Connections served at once; more are accepted and closed at once.
