@@ -184,3 +184,44 @@ fn terminate(child: &mut Child) {
     }
     panic!("the server did not stop within {IO_TIMEOUT:?} of SIGTERM");
 }
+
+/// Environment variable that marks every process a test case starts (children inherit it), so
+/// the case can find any it left behind, even one its parent orphaned.
+#[allow(dead_code)] // Used by the fault tests only.
+pub const CASE_MARK: &str = "RINGSIDE_TEST_CASE";
+
+/// The live processes (other than zombies) whose environment carries `CASE_MARK=mark`.
+#[allow(dead_code)] // Used by the fault tests only.
+pub fn processes_marked(mark: &str) -> Vec<u32> {
+    let needle = format!("{CASE_MARK}={mark}\0");
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let zombie = stat
+                .rsplit_once(')')
+                .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'));
+            !zombie
+                && environ
+                    .windows(needle.len())
+                    .any(|window| window == needle.as_bytes())
+        })
+        .collect()
+}
+
+/// Waits, bounded, until no process marked `mark` is left; returns those still there.
+#[allow(dead_code)] // Used by the fault tests only.
+pub fn processes_left(mark: &str) -> Vec<u32> {
+    let deadline = Instant::now() + IO_TIMEOUT;
+    loop {
+        let left = processes_marked(mark);
+        if left.is_empty() || Instant::now() > deadline {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
