@@ -62,7 +62,10 @@ fn check_writable(path: &Path) -> anyhow::Result<()> {
         path.display()
     );
     if path.exists() {
-        std::fs::OpenOptions::new().append(true).open(path).map_err(refused)?;
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map_err(refused)?;
         return Ok(());
     }
     let name = path.file_name().unwrap_or_default().to_string_lossy();
