@@ -59,6 +59,18 @@ impl Server {
     /// Starts `ringside serve <proto> --engine <engine>` with `extra` flags after the usual
     /// ones, or returns None (and says why) when the engine cannot run on this kernel.
     pub fn start(proto: &str, engine: &str, extra: &[&str]) -> Option<Server> {
+        Server::start_with_fd_limit(proto, engine, extra, None)
+    }
+
+    /// `start`, with RLIMIT_NOFILE (soft and hard) set to `fd_limit` before the server runs,
+    /// so every accept it arms sees that limit.
+    pub fn start_with_fd_limit(
+        proto: &str,
+        engine: &str,
+        extra: &[&str],
+        fd_limit: Option<u64>,
+    ) -> Option<Server> {
+        use std::os::unix::process::CommandExt;
         let workload = if proto == "http" {
             Workload::Http
         } else {
@@ -69,13 +81,28 @@ impl Server {
             eprintln!("skipped {engine}: {reason}");
             return None;
         }
-        let mut child = Command::new(BIN)
+        let mut command = Command::new(BIN);
+        command
             .args(["serve", proto, "--quiet", "--listen", "127.0.0.1:0"])
             .args(["--engine", engine])
             .args(extra)
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("start the server");
+            .stdout(Stdio::piped());
+        if let Some(limit) = fd_limit {
+            // SAFETY: the hook only calls setrlimit, which is async-signal-safe.
+            unsafe {
+                command.pre_exec(move || {
+                    let rlimit = libc::rlimit {
+                        rlim_cur: limit,
+                        rlim_max: limit,
+                    };
+                    if libc::setrlimit(libc::RLIMIT_NOFILE, &rlimit) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                })
+            };
+        }
+        let mut child = command.spawn().expect("start the server");
         let mut line = String::new();
         BufReader::new(child.stdout.take().unwrap())
             .read_line(&mut line)
