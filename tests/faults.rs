@@ -42,16 +42,33 @@ fn entries(dir: &Path) -> Vec<String> {
 /// One study interrupted mid-run, and how to tell that it has finished a run.
 struct Interrupted {
     name: &'static str,
-    args: &'static [&'static str],
+    /// The command line, in pieces that are joined.
+    args: &'static [&'static [&'static str]],
     /// Wait this long after the start before sending the signal; network studies instead wait
     /// until their second server process has started (the first cell is done).
     wait: Duration,
 }
 
+/// The flags of the interrupted network studies: many short runs of one connection.
+const NET_STUDY_FLAGS: &[&str] = &[
+    "--engine",
+    "epoll",
+    "--connections",
+    "1",
+    "--runs",
+    "20",
+    "--duration",
+    "300ms",
+    "--warmup",
+    "0s",
+    "--format",
+    "json",
+];
+
 const INTERRUPTED: &[Interrupted] = &[
     Interrupted {
         name: "fs-write",
-        args: &[
+        args: &[&[
             "fs",
             "write",
             "--size",
@@ -66,12 +83,12 @@ const INTERRUPTED: &[Interrupted] = &[
             ".",
             "--format",
             "json",
-        ],
+        ]],
         wait: Duration::from_millis(1500),
     },
     Interrupted {
         name: "fs-cycle",
-        args: &[
+        args: &[&[
             "fs",
             "cycle",
             "--size",
@@ -84,50 +101,22 @@ const INTERRUPTED: &[Interrupted] = &[
             ".",
             "--format",
             "json",
-        ],
+        ]],
         wait: Duration::from_millis(1500),
     },
     Interrupted {
         name: "echo",
-        args: &[
-            "echo",
-            "--engine",
-            "epoll",
-            "--connections",
-            "1",
-            "--runs",
-            "20",
-            "--duration",
-            "300ms",
-            "--warmup",
-            "0s",
-            "--format",
-            "json",
-        ],
+        args: &[&["echo"], NET_STUDY_FLAGS],
         wait: Duration::ZERO,
     },
     Interrupted {
         name: "http",
-        args: &[
-            "http",
-            "--engine",
-            "epoll",
-            "--connections",
-            "1",
-            "--runs",
-            "20",
-            "--duration",
-            "300ms",
-            "--warmup",
-            "0s",
-            "--format",
-            "json",
-        ],
+        args: &[&["http"], NET_STUDY_FLAGS],
         wait: Duration::ZERO,
     },
     Interrupted {
         name: "run",
-        args: &["run", "--quick", "--out", "results"],
+        args: &[&["run", "--quick", "--out", "results"]],
         wait: Duration::from_millis(1500),
     },
 ];
@@ -148,7 +137,7 @@ fn every_study_stops_on_sigint_and_sigterm_and_keeps_what_finished() {
 fn interrupt(study: &Interrupted, signal: i32) {
     let mark = format!("signal-{}-{signal}", study.name);
     let dir = tempfile::tempdir().unwrap();
-    let child = ringside(&mark, dir.path(), study.args)
+    let child = ringside(&mark, dir.path(), &study.args.concat())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -458,23 +447,10 @@ fn check_input(args: &[&str], expect: Expect, needle: &str, output: &Output) {
 /// naming the numbers and the fix; a soft limit below a hard one that suffices is raised.
 #[test]
 fn a_study_beyond_the_fd_limit_stops_before_it_starts_and_a_low_soft_limit_is_raised() {
-    use std::os::unix::process::CommandExt;
     let limited = |soft: u64, hard: u64, args: &[&str]| {
         let dir = tempfile::tempdir().unwrap();
         let mut command = ringside("fd-limit", dir.path(), args);
-        // SAFETY: the hook only calls setrlimit, which is async-signal-safe.
-        unsafe {
-            command.pre_exec(move || {
-                let limit = libc::rlimit {
-                    rlim_cur: soft,
-                    rlim_max: hard,
-                };
-                if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            })
-        };
+        common::limit_fds(&mut command, soft, hard);
         command.output().unwrap()
     };
     let study = [

@@ -304,9 +304,20 @@ fn a_full_disk_is_reported_and_leaves_no_file() {
     let cycle = failure(&[
         "fs", "cycle", "--size", "8m", "--fresh", "-e", "blocking", "--dir", &dir_arg,
     ]);
+    let linked_cycle = failure(&[
+        "fs",
+        "cycle",
+        "--size",
+        "8m",
+        "--fresh",
+        "-e",
+        "uring-link",
+        "--dir",
+        &dir_arg,
+    ]);
     let left = only_dir_entries(dir.path());
     let _ = Command::new("umount").arg(dir.path()).status();
-    for stderr in [laid_out, engine, cycle] {
+    for stderr in [laid_out, engine, cycle, linked_cycle] {
         assert!(stderr.contains("the disk is full"), "{stderr}");
     }
     assert_eq!(left, 0, "a scratch file was left on the full disk");

@@ -344,12 +344,5 @@ fn a_seccomp_filter_that_refuses_io_uring_leaves_the_other_engines_running() {
         stderr.contains("skipping uring") && stderr.contains("seccomp"),
         "{stderr}"
     );
-    let document: serde_json::Value = serde_json::from_slice(&study.stdout).unwrap();
-    let engines: Vec<&str> = document["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|row| row["engine"].as_str().unwrap())
-        .collect();
-    assert_eq!(engines, ["epoll"]);
+    assert_eq!(common::row_engines(&study.stdout), ["epoll"]);
 }

@@ -800,12 +800,5 @@ fn without_io_uring_the_uring_engines_say_why_and_the_study_skips_them() {
         .unwrap();
     assert!(output.status.success(), "{output:?}");
     assert!(String::from_utf8_lossy(&output.stderr).contains("skipping uring"));
-    let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
-    let engines: Vec<&str> = document["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|row| row["engine"].as_str().unwrap())
-        .collect();
-    assert_eq!(engines, ["epoll"]);
+    assert_eq!(common::row_engines(&output.stdout), ["epoll"]);
 }

@@ -70,7 +70,6 @@ impl Server {
         extra: &[&str],
         fd_limit: Option<u64>,
     ) -> Option<Server> {
-        use std::os::unix::process::CommandExt;
         let workload = if proto == "http" {
             Workload::Http
         } else {
@@ -88,19 +87,7 @@ impl Server {
             .args(extra)
             .stdout(Stdio::piped());
         if let Some(limit) = fd_limit {
-            // SAFETY: the hook only calls setrlimit, which is async-signal-safe.
-            unsafe {
-                command.pre_exec(move || {
-                    let rlimit = libc::rlimit {
-                        rlim_cur: limit,
-                        rlim_max: limit,
-                    };
-                    if libc::setrlimit(libc::RLIMIT_NOFILE, &rlimit) != 0 {
-                        return Err(std::io::Error::last_os_error());
-                    }
-                    Ok(())
-                })
-            };
+            limit_fds(&mut command, limit, limit);
         }
         let mut child = command.spawn().expect("start the server");
         let mut line = String::new();
@@ -251,4 +238,35 @@ pub fn processes_left(mark: &str) -> Vec<u32> {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// Makes `command` run with RLIMIT_NOFILE `soft` and `hard`, set before it starts.
+#[allow(dead_code)] // Used by the fault tests only.
+pub fn limit_fds(command: &mut Command, soft: u64, hard: u64) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the hook only calls setrlimit, which is async-signal-safe.
+    unsafe {
+        command.pre_exec(move || {
+            let limit = libc::rlimit {
+                rlim_cur: soft,
+                rlim_max: hard,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        })
+    };
+}
+
+/// The engines of a results document's rows, in order.
+#[allow(dead_code)] // Used by the availability tests only.
+pub fn row_engines(document: &[u8]) -> Vec<String> {
+    let document: serde_json::Value = serde_json::from_slice(document).unwrap();
+    document["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| row["engine"].as_str().unwrap().to_string())
+        .collect()
 }
