@@ -92,8 +92,8 @@ pub fn run_alternating<C: Cell>(
 }
 
 /// Writes the results (partial ones too) and turns the outcome into an exit code: 130 (Ctrl-C)
-/// or 143 (SIGTERM) when interrupted (a run that failed because of the interruption included), 1 on a failure or an
-/// unverified run, else 0. `table` renders the study's own table for `Format::Table`; the
+/// or 143 (SIGTERM) when interrupted (a run that failed because of the interruption included),
+/// 1 on a failure or an unverified run, else 0. `table` renders the study's own table for `Format::Table`; the
 /// environment is probed in `env_dir` (the directory the study wrote to).
 pub fn finish(
     outcome: Outcome,
