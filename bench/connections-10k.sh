@@ -25,10 +25,10 @@ uptime > "$out/uptime.txt"
 uptime >> "$out/uptime.txt"
 # The table: one line per row of the three documents.
 {
-    echo "| study | engine | verified | ops/s | errors | server RSS peak MiB | server RSS per connection KiB | notes |"
-    echo "|---|---|---|---|---|---|---|---|"
+    echo "| study | engine | verified | messages/s | errors | server RSS peak MiB | server RSS B per connection | recvs out of provided buffers | notes |"
+    echo "|---|---|---|---|---|---|---|---|---|"
     for doc in echo http echo-blocking-threads; do
         [ -s "$out/$doc.json" ] || continue
-        jq -r --arg doc "$doc" '.results[] | "| \($doc) | \(.engine) | \(.verified) | \(.ops_per_sec | floor) | \(.errors) | \((.server_rss_peak_bytes // 0) / 1048576 * 10 | floor / 10) | \((.server_rss_bytes_per_connection // 0) / 1024 * 10 | floor / 10) | \(.notes | join("; ") | gsub("\\|"; "/")) |"' "$out/$doc.json"
+        jq -r --arg doc "$doc" '.results[] | "| \($doc) | \(.engine) | \(.verified) | \(.ops_per_sec | floor) | \(.errors) | \((.server_rss_peak_bytes // 0) / 1048576 * 10 | floor / 10) | \(.server_rss_bytes_per_connection) | \(.provided_buffers_exhausted) | \((.notes // []) | join("; ") | gsub("\\|"; "/")) |"' "$out/$doc.json"
     done
 } > "$out/table.md"

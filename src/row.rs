@@ -136,8 +136,9 @@ pub struct Row {
     pub provided_buffers_exhausted: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cq_overflows: Option<u64>,
-    /// The server's peak resident memory, and that peak less what it held before its first
-    /// connection, per connection of the run: what holding a connection costs each engine.
+    /// The server's peak resident memory, and that peak less what it held before the engine
+    /// started (its ring and pools count too), per connection of the run: what holding a
+    /// connection costs each engine.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_rss_peak_bytes: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

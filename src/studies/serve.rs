@@ -61,8 +61,9 @@ pub struct ServerStats {
     pub cpu_sys_s: f64,
     pub ctx_switches_voluntary: u64,
     pub ctx_switches_involuntary: u64,
-    /// Resident memory when the server began to serve (listener, ring and pools made), and
-    /// its peak over the server's life: what its connections cost, from the kernel's count.
+    /// Resident memory once the listener is open, before the engine makes its ring, pools and
+    /// loop, and its peak over the server's life: what the engine and its connections cost,
+    /// from the kernel's count (pages of a pool count once touched).
     #[serde(default)]
     pub rss_bytes_at_start: Option<u64>,
     #[serde(default)]
