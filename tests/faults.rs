@@ -216,170 +216,91 @@ enum Expect {
     Succeeds,
 }
 
-/// Bad and edge inputs, each with what it must end in and a word its message must hold (for
-/// failures). `{target}` is replaced by a live echo server's address, `{nobody}` by a port
-/// nobody listens on.
-const INPUTS: &[(&[&str], Expect, &str)] = &[
-    (&["fs", "write", "--size", "0"], Expect::Fails, "--size"),
+/// Bad and edge inputs (the arguments split at spaces), each with what it must end in and a
+/// word its message must hold (for failures). `{target}` is replaced by a live echo server's
+/// address, `{nobody}` by a port nobody listens on.
+const INPUTS: &[(&str, Expect, &str)] = &[
+    ("fs write --size 0", Expect::Fails, "--size"),
+    ("fs write --size 1t --runs 1", Expect::Fails, "memory"),
+    ("fs write --block-size 0", Expect::Fails, "--block-size"),
+    ("fs write --block-size 2g --size 4g", Expect::Fails, "1G"),
+    ("fs cycle --page-size 0", Expect::Fails, "--page-size"),
     (
-        &["fs", "write", "--size", "1t", "--runs", "1"],
-        Expect::Fails,
-        "memory",
-    ),
-    (
-        &["fs", "write", "--block-size", "0"],
-        Expect::Fails,
-        "--block-size",
-    ),
-    (
-        &["fs", "write", "--block-size", "2g", "--size", "4g"],
-        Expect::Fails,
-        "1G",
-    ),
-    (
-        &["fs", "cycle", "--page-size", "0"],
-        Expect::Fails,
-        "--page-size",
-    ),
-    (
-        &[
-            "fs",
-            "write",
-            "--size",
-            "1k",
-            "--block-size",
-            "4k",
-            "--runs",
-            "1",
-            "-q",
-        ],
+        "fs write --size 1k --block-size 4k --runs 1 -q",
         Expect::Succeeds,
         "",
     ),
     (
-        &["fs", "write", "--dir", "/proc", "--size", "1m"],
+        "fs write --dir /proc --size 1m",
         Expect::Fails,
         "scratch directory",
     ),
     (
-        &["fs", "cycle", "--dir", "/nonexistent/x"],
+        "fs cycle --dir /nonexistent/x",
         Expect::Fails,
         "not a directory",
     ),
+    ("fs write --cpu 4096 --size 1m", Expect::Fails, "CPU"),
     (
-        &["fs", "write", "--cpu", "4096", "--size", "1m"],
-        Expect::Fails,
-        "CPU",
-    ),
-    (
-        &[
-            "fs",
-            "write",
-            "--size",
-            "1m",
-            "--output",
-            "/nonexistent/x.json",
-        ],
+        "fs write --size 1m --output /nonexistent/x.json",
         Expect::Fails,
         "cannot write results",
     ),
     (
-        &["fs", "write", "--size", "1m", "--output", "/proc/x.json"],
+        "fs write --size 1m --output /proc/x.json",
         Expect::Fails,
         "cannot write results",
     ),
+    ("echo --connections 0", Expect::Fails, "--connections"),
+    ("echo --connections 70000", Expect::Fails, "--connections"),
+    ("echo --payload 1t", Expect::Fails, "--payload"),
+    ("echo --server-cpu 4096 --runs 1", Expect::Fails, "CPU"),
     (
-        &["echo", "--connections", "0"],
-        Expect::Fails,
-        "--connections",
-    ),
-    (
-        &["echo", "--connections", "70000"],
-        Expect::Fails,
-        "--connections",
-    ),
-    (&["echo", "--payload", "1t"], Expect::Fails, "--payload"),
-    (
-        &["echo", "--server-cpu", "4096", "--runs", "1"],
-        Expect::Fails,
-        "CPU",
-    ),
-    (
-        &["echo", "--json", "/nonexistent/x.json"],
+        "echo --json /nonexistent/x.json",
         Expect::Fails,
         "cannot write results",
     ),
+    ("http --body-size 1t --runs 1", Expect::Fails, "16 MiB"),
+    ("serve echo --engine epoll --cpu 4096", Expect::Fails, "CPU"),
     (
-        &["http", "--body-size", "1t", "--runs", "1"],
-        Expect::Fails,
-        "16 MiB",
-    ),
-    (
-        &["serve", "echo", "--engine", "epoll", "--cpu", "4096"],
-        Expect::Fails,
-        "CPU",
-    ),
-    (
-        &["serve", "echo", "--engine", "epoll", "--cq-entries", "3"],
+        "serve echo --engine epoll --cq-entries 3",
         Expect::Fails,
         "power of two",
     ),
     (
-        &["load", "echo", "--target", "{nobody}", "--duration", "1s"],
+        "load echo --target {nobody} --duration 1s",
         Expect::Fails,
         "listening",
     ),
     (
-        &["load", "echo", "--target", "{target}", "--cpu", "4096"],
+        "load echo --target {target} --cpu 4096",
         Expect::Fails,
         "CPU",
     ),
+    ("load echo --target localhost", Expect::Fails, "--target"),
     (
-        &["load", "echo", "--target", "localhost"],
-        Expect::Fails,
-        "--target",
-    ),
-    (
-        &["load", "http", "--target", "http://127.0.0.1:99999/"],
+        "load http --target http://127.0.0.1:99999/",
         Expect::Fails,
         "resolve",
     ),
     (
-        &["load", "http", "--target", "https://127.0.0.1/"],
+        "load http --target https://127.0.0.1/",
         Expect::Fails,
         "http://",
     ),
     (
-        &[
-            "load",
-            "echo",
-            "--target",
-            "{target}",
-            "--duration",
-            "0s",
-            "--warmup",
-            "0s",
-        ],
+        "load echo --target {target} --duration 0s --warmup 0s",
         Expect::Fails,
         "--duration",
     ),
     (
-        &[
-            "load",
-            "echo",
-            "--target",
-            "{target}",
-            "--duration",
-            "300ms",
-            "--warmup",
-            "0s",
-        ],
+        "load echo --target {target} --duration 300ms --warmup 0s",
         Expect::Succeeds,
         "",
     ),
-    (&["report", "/nonexistent"], Expect::Fails, "/nonexistent"),
+    ("report /nonexistent", Expect::Fails, "/nonexistent"),
     (
-        &["compare", "/nonexistent/a", "/nonexistent/b"],
+        "compare /nonexistent/a /nonexistent/b",
         Expect::Fails,
         "/nonexistent",
     ),
@@ -397,7 +318,7 @@ fn bad_and_edge_inputs_end_in_a_sentence_and_leave_nothing_behind() {
     };
     for (index, &(args, expect, needle)) in INPUTS.iter().enumerate() {
         let args: Vec<String> = args
-            .iter()
+            .split_whitespace()
             .map(|arg| {
                 arg.replace("{target}", &target)
                     .replace("{nobody}", &nobody)

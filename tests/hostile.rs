@@ -323,21 +323,9 @@ fn a_seccomp_filter_that_refuses_io_uring_leaves_the_other_engines_running() {
         text.contains("seccomp filter this process runs under"),
         "{text}"
     );
-    let study = filtered(&[
-        "echo",
-        "--engine",
-        "epoll,uring",
-        "--connections",
-        "1",
-        "--runs",
-        "1",
-        "--duration",
-        "200ms",
-        "--warmup",
-        "0s",
-        "--format",
-        "json",
-    ]);
+    let study = "echo --engine epoll,uring --connections 1 --runs 1 --duration 200ms --warmup 0s \
+                 --format json";
+    let study = filtered(&study.split_whitespace().collect::<Vec<_>>());
     assert!(study.status.success(), "{study:?}");
     let stderr = String::from_utf8_lossy(&study.stderr);
     assert!(
