@@ -1,11 +1,12 @@
 //! The machine a measurement runs on, as knobs every part may turn: pinning threads to CPUs
-//! (`pin`), the scheduling class and idle state (`tuning`), the stop flag that Ctrl-C raises
-//! (`stop`), and the network path between a server and its client (`network`: loopback or a
-//! veth pair between namespaces). Nothing here knows an engine, a workload or a row, so every
-//! other folder may import it. (The probe, which reports on the machine and lists the engines, sits above the engines in
-//! `probe/`.)
+//! (`pin`), the scheduling class and idle state (`tuning`), the file-descriptor limit
+//! (`limits`), the stop flag that Ctrl-C raises (`stop`), and the network path between a server
+//! and its client (`network`: loopback or a veth pair between namespaces). Nothing here knows
+//! an engine, a workload or a row, so every other folder may import it. (The probe, which
+//! reports on the machine and lists the engines, sits above the engines in `probe/`.)
 
 pub mod kernel;
+pub mod limits;
 pub mod network;
 pub mod pin;
 pub mod stop;
