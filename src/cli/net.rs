@@ -13,6 +13,7 @@ use clap::Args;
 use super::common::{duration_arg, parse_list, size_arg, HelperArgs, OutputArgs};
 use crate::engines::{default_list, engines_of, find, select, Workload};
 use crate::protocols::Proto;
+use crate::studies::contender::Contender;
 use crate::studies::echo::EchoStudy;
 use crate::studies::http::HttpStudy;
 use crate::studies::net::{NetStudy, Rig};
@@ -55,6 +56,13 @@ pub struct NetStudyArgs {
     /// No progress on stderr.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// Also measure this server program, as NAME=COMMAND (repeatable): run through `sh -c`
+    /// pinned to --server-cpu, `{port}` replaced by a free port on 127.0.0.1 and `{cpu}` by the
+    /// server CPU, a fresh process per run, measured from outside as the engines are (all its
+    /// processes and threads). Its rows say `contender:NAME`; echo contenders also get the
+    /// slow-reader integrity stream. `--engine none` measures contenders alone.
+    #[arg(long = "contender", value_name = "NAME=COMMAND", value_parser = Contender::parse)]
+    pub contenders: Vec<Contender>,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -123,8 +131,28 @@ impl NetStudyArgs {
                 .ok()
                 .filter(|&n| (1..=65_000).contains(&n))
         })?;
+        let mut names: Vec<&str> = Vec::new();
+        for contender in &self.contenders {
+            anyhow::ensure!(
+                !names.contains(&contender.name.as_str()),
+                "two contenders are called '{}'",
+                contender.name
+            );
+            names.push(&contender.name);
+        }
+        let engines = match engines {
+            [none] if none == "none" => {
+                anyhow::ensure!(
+                    !self.contenders.is_empty(),
+                    "--engine none leaves nothing to measure without a --contender"
+                );
+                Vec::new()
+            }
+            names => select(workload, names)?,
+        };
         Ok(NetStudy {
-            engines: select(workload, engines)?,
+            engines,
+            contenders: self.contenders.clone(),
             connection_counts,
             runs: self.runs,
             duration,

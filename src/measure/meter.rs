@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use super::device::{BlockDevice, DeviceIo};
 use super::syscalls::{ProcessSyscallCounter, SyscallCounter};
 use super::threads::{HelperThreads, ThreadTimes};
-use super::usage::Usage;
+use super::usage::{process_tree, rss_peak_bytes, Usage};
 
 /// Measures one section: wall time, kernel-counted syscalls (when the kernel allows it) and
 /// process usage. Open the meter before setting up, `start` right before the work, `stop` right
@@ -37,6 +37,9 @@ pub struct Measured {
     pub helpers: Option<HelperThreads>,
     /// The block device under the measured file (file workloads on a block device only).
     pub device: Option<DeviceIo>,
+    /// Peak resident memory of a process measured from outside (VmHWM at the section's end,
+    /// summed over the process and the processes it started).
+    pub rss_peak_bytes: Option<u64>,
 }
 
 impl Meter {
@@ -101,6 +104,7 @@ impl Meter {
             device: device
                 .zip(started.device)
                 .map(|(now, before)| now.since(&before)),
+            rss_peak_bytes: None,
         }
     }
 }
@@ -121,10 +125,14 @@ pub fn meter_for_run() -> Meter {
     }
 }
 
-/// Measures another process (a server) over a section, from outside: kernel-counted syscalls of
-/// all its threads and its CPU time and context switches from /proc.
+/// Measures another process (a server) and the processes it started, over a section, from
+/// outside: kernel-counted syscalls of all their threads, their CPU time and context switches
+/// from /proc, and their peak memory. A server run through a shell or a launcher (a contender's
+/// command) is measured whole that way; ringside's own servers are one process.
 pub struct ProcessMeter {
     pid: i32,
+    /// The process and its descendants when the section started.
+    tree: Vec<i32>,
     counter: Option<ProcessSyscallCounter>,
     started: Option<(Instant, Usage, Option<ThreadTimes>)>,
 }
@@ -133,21 +141,23 @@ impl ProcessMeter {
     pub fn new(pid: i32) -> ProcessMeter {
         ProcessMeter {
             pid,
+            tree: vec![pid],
             counter: None,
             started: None,
         }
     }
 
     /// Starts the section. The syscall counters open here, so they cover the threads the
-    /// process has now and every thread they start later.
+    /// processes have now and every thread or process they start later.
     pub fn start(&mut self) -> io::Result<()> {
         assert!(self.started.is_none(), "process meter started twice");
+        self.tree = process_tree(self.pid);
         let counting = std::env::var_os("RINGSIDE_NO_PERF").is_none();
         self.counter = counting
-            .then(|| ProcessSyscallCounter::open(self.pid).ok())
+            .then(|| ProcessSyscallCounter::open_all(&self.tree).ok())
             .flatten();
-        let threads = ThreadTimes::of_pid(self.pid).ok();
-        let usage = Usage::of_pid(self.pid)?;
+        let threads = ThreadTimes::of_pids(&self.tree).ok();
+        let usage = self.usage()?;
         if let Some(counter) = self.counter.as_mut() {
             counter.start();
         }
@@ -162,8 +172,13 @@ impl ProcessMeter {
             .take()
             .expect("process meter stopped before start");
         let elapsed = started.elapsed();
-        let usage = Usage::of_pid(self.pid)?.since(&before);
-        let threads = ThreadTimes::of_pid(self.pid).ok();
+        let usage = self.usage()?.since(&before);
+        let threads = ThreadTimes::of_pids(&self.tree).ok();
+        let rss_peak_bytes = self
+            .tree
+            .iter()
+            .filter_map(|&pid| rss_peak_bytes(pid))
+            .sum();
         Ok(Measured {
             elapsed,
             syscalls_kernel,
@@ -172,7 +187,20 @@ impl ProcessMeter {
                 .zip(threads_before)
                 .map(|(now, before)| now.helpers_since(&before)),
             device: None,
+            rss_peak_bytes: Some(rss_peak_bytes).filter(|&bytes| bytes > 0),
         })
+    }
+
+    /// The usage of the measured processes, summed; an error only when the first has gone
+    /// (a descendant that exited meanwhile is left out).
+    fn usage(&self) -> io::Result<Usage> {
+        let mut total = Usage::of_pid(self.pid)?;
+        for &pid in self.tree.iter().filter(|&&pid| pid != self.pid) {
+            if let Ok(usage) = Usage::of_pid(pid) {
+                total = total.plus(&usage);
+            }
+        }
+        Ok(total)
     }
 }
 

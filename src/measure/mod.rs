@@ -18,4 +18,4 @@ pub use syscalls::{
     sys_enter_tracepoint_id, task_ids, ProcessSyscallCounter, SyscallCounter, SyscallSource,
 };
 pub use threads::HelperThreads;
-pub use usage::{CoreTimes, Usage};
+pub use usage::{process_tree, CoreTimes, Usage};

@@ -191,6 +191,15 @@ impl ProcessSyscallCounter {
         Ok(ProcessSyscallCounter { counters })
     }
 
+    /// The counters of several processes (a server and the processes it started) as one.
+    pub fn open_all(pids: &[i32]) -> Result<ProcessSyscallCounter, String> {
+        let mut counters = Vec::new();
+        for &pid in pids {
+            counters.extend(ProcessSyscallCounter::open(pid)?.counters);
+        }
+        Ok(ProcessSyscallCounter { counters })
+    }
+
     pub fn start(&mut self) {
         self.counters.iter_mut().for_each(SyscallCounter::start);
     }
