@@ -63,6 +63,9 @@ pub struct NetStudyArgs {
     /// slow-reader integrity stream. `--engine none` measures contenders alone.
     #[arg(long = "contender", value_name = "NAME=COMMAND", value_parser = Contender::parse)]
     pub contenders: Vec<Contender>,
+    /// How long a contender may take to accept connections before it counts as never listening.
+    #[arg(long, default_value = "10s", value_parser = duration_arg)]
+    pub contender_timeout: Duration,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -152,7 +155,12 @@ impl NetStudyArgs {
         };
         Ok(NetStudy {
             engines,
-            contenders: self.contenders.clone(),
+            contenders: (self.contenders.iter())
+                .map(|contender| Contender {
+                    start_timeout: self.contender_timeout,
+                    ..contender.clone()
+                })
+                .collect(),
             connection_counts,
             runs: self.runs,
             duration,

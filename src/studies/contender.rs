@@ -25,8 +25,8 @@ use crate::measure::{process_tree, Measured};
 use crate::row::{Row, CONTENDER_COMMAND_PARAM};
 use crate::system::tuning::Sched;
 
-/// How long a contender may take to accept connections: a runtime's start-up (Node, a JIT)
-/// takes longer than ringside's own servers.
+/// How long a contender may take to accept connections by default: a runtime's start-up
+/// (Node, a JIT) takes longer than ringside's own servers.
 const CONTENDER_START_TIMEOUT: Duration = Duration::from_secs(10);
 /// How often the port is tried while a contender starts.
 const START_POLL: Duration = Duration::from_millis(20);
@@ -39,6 +39,8 @@ pub struct Contender {
     pub name: String,
     /// The command as given, `{port}` and `{cpu}` still in it (what rows record).
     pub command: String,
+    /// How long it may take to accept connections before it counts as never listening.
+    pub start_timeout: Duration,
 }
 
 impl Contender {
@@ -65,6 +67,7 @@ impl Contender {
         Ok(Contender {
             name: name.to_string(),
             command: command.to_string(),
+            start_timeout: CONTENDER_START_TIMEOUT,
         })
     }
 
@@ -161,7 +164,7 @@ fn start(contender: &Contender, rig: &Rig) -> Result<ServerProcess, String> {
         .map_err(|error| format!("could not start `{line}`: {error}"))?;
     let last_words = keep_last_line(child.stderr.take().expect("piped stderr"));
     let mut server = ServerProcess::contender(child, address, last_words);
-    let deadline = Instant::now() + CONTENDER_START_TIMEOUT;
+    let deadline = Instant::now() + contender.start_timeout;
     loop {
         if let Ok(Some(status)) = server.child.try_wait() {
             return Err(format!(
@@ -174,8 +177,8 @@ fn start(contender: &Contender, rig: &Rig) -> Result<ServerProcess, String> {
         }
         if Instant::now() > deadline {
             return Err(format!(
-                "never listened on {address} within {} s of `{line}`{}",
-                CONTENDER_START_TIMEOUT.as_secs(),
+                "never listened on {address} within {:?} of `{line}`{}",
+                contender.start_timeout,
                 server.last_words()
             ));
         }
