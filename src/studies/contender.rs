@@ -153,11 +153,11 @@ fn start(contender: &Contender, rig: &Rig) -> Result<ServerProcess, String> {
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .process_group(0);
-    let (cpu, fifo) = (rig.server_cpu, rig.sched == Sched::Fifo);
+    let (cpu, sched) = (rig.server_cpu, rig.sched);
     // SAFETY: the closure runs in the forked child before exec and makes only syscalls
     // (sched_setaffinity, sched_setscheduler), no allocation.
     unsafe {
-        command.pre_exec(move || place_this_process(cpu, fifo));
+        command.pre_exec(move || place_this_process(cpu, sched));
     }
     let mut child = command
         .spawn()
@@ -206,20 +206,13 @@ pub fn event_api(pid: i32) -> &'static str {
     api
 }
 
-/// Pins the calling process to `cpu` and, with `fifo`, puts it under SCHED_FIFO 50 as the
-/// engines' `--sched fifo` does; its children inherit both.
-fn place_this_process(cpu: usize, fifo: bool) -> std::io::Result<()> {
+/// Pins the calling process to `cpu` and puts it in the study's scheduling class, as the
+/// engines' `ringside serve --cpu --sched` does; its children inherit both.
+fn place_this_process(cpu: usize, sched: Sched) -> std::io::Result<()> {
     let mut set = rustix::thread::CpuSet::new();
     set.set(cpu);
     rustix::thread::sched_setaffinity(None, &set)?;
-    if fifo {
-        let param = libc::sched_param { sched_priority: 50 };
-        // SAFETY: sched_setscheduler on this process with a valid parameter.
-        if unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) } != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-    }
-    Ok(())
+    sched.set_on_calling_thread()
 }
 
 /// A port free on 127.0.0.1 now (the kernel's choice; the contender binds it a moment later).

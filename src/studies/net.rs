@@ -18,6 +18,7 @@ use serde_json::{Map, Value};
 
 use super::contender::{self, Contender};
 use super::{finish, run_alternating, Cell, Destination};
+use crate::engines::uring::ring::Helpers;
 use crate::engines::EngineDef;
 use crate::load::{load_row, LoadPlan, Mode, WindowEdge, STREAM_WINDOW_BYTES};
 use crate::measure::{CoreTimes, Measured, ProcessMeter};
@@ -95,13 +96,20 @@ pub struct Rig {
     pub idle: Idle,
     /// What follows `ringside serve`: the protocol and its flags (`echo`, `http --body-size 16k`).
     pub serve: Vec<String>,
+    /// The io_uring servers' kernel threads, passed to every server and recorded in the rows of
+    /// the engines that use a ring.
+    pub helpers: Helpers,
 }
 
 /// One (engine, connections, payload, run): a fresh server, one load run, the server measured
 /// over the load's window, the server stopped.
 pub fn run_cell(engine: &EngineDef, plan: LoadPlan, run: u32, args: &Rig) -> anyhow::Result<Row> {
     let server = ServerProcess::start(engine, args)?;
-    measure_server(server, engine.name, rig_params(args), plan, run, args)
+    let mut params = rig_params(args);
+    if engine.needs.uses_io_uring() {
+        params.extend(args.helpers.params(engine.needs.setup.sqpoll));
+    }
+    measure_server(server, engine.name, params, plan, run, args)
 }
 
 /// The parameters of the rig every network row carries.
@@ -180,6 +188,7 @@ impl ServerProcess {
             .arg(args.server_cpu.to_string())
             .arg("--sched")
             .arg(args.sched.name())
+            .args(args.helpers.serve_args())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .spawn()
