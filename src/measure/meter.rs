@@ -118,7 +118,7 @@ impl Default for Meter {
 /// A meter for a run: the kernel counter unless `RINGSIDE_NO_PERF` asks for the engines' own
 /// counts (which is how the fallback path is tested on a machine where the counter works).
 pub fn meter_for_run() -> Meter {
-    if std::env::var_os("RINGSIDE_NO_PERF").is_some() {
+    if !counting_syscalls() {
         Meter::without_syscall_counter()
     } else {
         Meter::new()
@@ -139,23 +139,30 @@ pub struct ProcessMeter {
 
 impl ProcessMeter {
     pub fn new(pid: i32) -> ProcessMeter {
+        ProcessMeter::with_counter(pid, None)
+    }
+
+    /// A meter whose syscall counter opened before the process ran anything
+    /// (`ProcessSyscallCounter::before_exec`), so it covers every thread and process the
+    /// process ever starts.
+    pub fn with_counter(pid: i32, counter: Option<ProcessSyscallCounter>) -> ProcessMeter {
         ProcessMeter {
             pid,
             tree: vec![pid],
-            counter: None,
+            counter,
             started: None,
         }
     }
 
-    /// Starts the section. The syscall counters open here, so they cover the threads the
-    /// processes have now and every thread or process they start later.
+    /// Starts the section. The syscall counters open here (unless they opened with the
+    /// process), so they cover the threads the processes have now and every thread or process
+    /// they start later.
     pub fn start(&mut self) -> io::Result<()> {
         assert!(self.started.is_none(), "process meter started twice");
         self.tree = process_tree(self.pid);
-        let counting = std::env::var_os("RINGSIDE_NO_PERF").is_none();
-        self.counter = counting
-            .then(|| ProcessSyscallCounter::open_all(&self.tree).ok())
-            .flatten();
+        if self.counter.is_none() && counting_syscalls() {
+            self.counter = ProcessSyscallCounter::open_all(&self.tree).ok();
+        }
         let threads = ThreadTimes::of_pids(&self.tree).ok();
         let usage = self.usage()?;
         if let Some(counter) = self.counter.as_mut() {
@@ -202,6 +209,12 @@ impl ProcessMeter {
         }
         Ok(total)
     }
+}
+
+/// Whether syscalls are counted at all (`RINGSIDE_NO_PERF` set: never, as on a kernel that
+/// refuses the counters).
+pub fn counting_syscalls() -> bool {
+    std::env::var_os("RINGSIDE_NO_PERF").is_none()
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ mod threads;
 mod usage;
 
 pub use device::{BlockDevice, DeviceIo};
-pub use meter::{meter_for_run, Measured, Meter, ProcessMeter};
+pub use meter::{counting_syscalls, meter_for_run, Measured, Meter, ProcessMeter};
 pub use syscalls::{
     sys_enter_tracepoint_id, task_ids, ProcessSyscallCounter, SyscallCounter, SyscallSource,
 };

@@ -13,7 +13,7 @@
 use std::io::{BufRead, BufReader};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::unix::process::CommandExt;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -21,7 +21,7 @@ use serde_json::{Map, Value};
 
 use super::net::{measure_server, rig_params, Rig, ServerProcess};
 use crate::load::{load_row, LoadPlan, LoadReport};
-use crate::measure::{process_tree, Measured};
+use crate::measure::{counting_syscalls, process_tree, Measured, ProcessSyscallCounter};
 use crate::row::{Row, CONTENDER_COMMAND_PARAM};
 use crate::system::tuning::Sched;
 
@@ -148,7 +148,7 @@ fn start(contender: &Contender, rig: &Rig) -> Result<ServerProcess, String> {
     let line = contender.command_line(port, rig.server_cpu);
     let mut command = Command::new("sh");
     command
-        .args(["-c", &line])
+        .args(["-c", STOP_THEN_RUN, "ringside-contender", &line])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -163,7 +163,8 @@ fn start(contender: &Contender, rig: &Rig) -> Result<ServerProcess, String> {
         .spawn()
         .map_err(|error| format!("could not start `{line}`: {error}"))?;
     let last_words = keep_last_line(child.stderr.take().expect("piped stderr"));
-    let mut server = ServerProcess::contender(child, address, last_words);
+    let syscalls = count_from_the_start(&child);
+    let mut server = ServerProcess::contender(child, address, last_words, syscalls);
     let deadline = Instant::now() + contender.start_timeout;
     loop {
         if let Ok(Some(status)) = server.child.try_wait() {
@@ -204,6 +205,31 @@ pub fn event_api(pid: i32) -> &'static str {
         }
     }
     api
+}
+
+/// The shell that runs a contender's command (`$1`) stops itself first, so that its syscall
+/// counter opens before the command runs anything and covers every thread and process it will
+/// ever start (perf's inherit), however soon it starts them.
+const STOP_THEN_RUN: &str = "kill -STOP $$ && exec sh -c \"$1\"";
+
+/// Waits until the contender's shell has stopped itself, opens its syscall counter, and lets it
+/// go on. None when the kernel refuses the counter (or `RINGSIDE_NO_PERF`): the meter then
+/// counts from the window's threads, or not at all.
+fn count_from_the_start(child: &Child) -> Option<ProcessSyscallCounter> {
+    let pid = rustix::process::Pid::from_child(child);
+    let stopped = rustix::process::waitpid(Some(pid), rustix::process::WaitOptions::UNTRACED);
+    let Ok(Some((_, status))) = stopped else {
+        return None;
+    };
+    // Only a stopped shell is continued: one that died is reaped, and its pid may be reused.
+    if !status.stopped() {
+        return None;
+    }
+    let counter = counting_syscalls()
+        .then(|| ProcessSyscallCounter::open(pid.as_raw_nonzero().get()).ok())
+        .flatten();
+    let _ = rustix::process::kill_process(pid, rustix::process::Signal::CONT);
+    counter
 }
 
 /// Pins the calling process to `cpu` and puts it in the study's scheduling class, as the
