@@ -69,6 +69,10 @@ pub struct NetStudyArgs {
     /// slow-reader integrity stream. `--engine none` measures contenders alone.
     #[arg(long = "contender", value_name = "NAME=COMMAND", value_parser = Contender::parse)]
     pub contenders: Vec<Contender>,
+    /// Run the contenders at these connection counts only, comma separated (default: every
+    /// count of --connections).
+    #[arg(long, value_delimiter = ',', value_name = "COUNTS")]
+    pub contender_connections: Vec<String>,
     /// How long a contender may take to accept connections before it counts as never listening.
     #[arg(long, default_value = "10s", value_parser = duration_arg)]
     pub contender_timeout: Duration,
@@ -135,11 +139,21 @@ impl NetStudyArgs {
         duration: Duration,
         serve: Vec<String>,
     ) -> anyhow::Result<NetStudy> {
-        let connection_counts = parse_list(connections, "--connections", |text| {
+        let count = |text: &str| {
             text.parse::<usize>()
                 .ok()
                 .filter(|&n| (1..=65_000).contains(&n))
-        })?;
+        };
+        let connection_counts = parse_list(connections, "--connections", count)?;
+        let contender_connection_counts = match self.contender_connections.as_slice() {
+            [] => connection_counts.clone(),
+            counts => parse_list(counts, "--contender-connections", count)?,
+        };
+        if let Some(stray) =
+            (contender_connection_counts.iter()).find(|count| !connection_counts.contains(count))
+        {
+            anyhow::bail!("--contender-connections {stray} is not one of --connections");
+        }
         let mut names: Vec<&str> = Vec::new();
         for contender in &self.contenders {
             anyhow::ensure!(
@@ -168,6 +182,7 @@ impl NetStudyArgs {
                 })
                 .collect(),
             connection_counts,
+            contender_connection_counts,
             runs: self.runs,
             duration,
             warmup: self.warmup,

@@ -216,17 +216,12 @@ pub fn throughput_chart(study: &Study) -> anyhow::Result<String> {
         .engines
         .iter()
         .enumerate()
-        .map(|(index, engine)| Bar {
-            label: engine.engine.clone(),
-            base: 0.0,
-            value: engine.throughput.median,
-            low: engine.throughput.min,
-            high: engine.throughput.max,
-            text: format!(
+        .map(|(index, engine)| {
+            let text = format!(
                 "{} {unit}",
                 throughput(study.headline, engine.throughput.median)
-            ),
-            color: color_of(index, engine.control),
+            );
+            throughput_bar(engine, text, color_of(index, engine.control))
         })
         .collect();
     draw_bars(&Bars {
@@ -236,6 +231,19 @@ pub fn throughput_chart(study: &Study) -> anyhow::Result<String> {
         log: false,
         reference: None,
     })
+}
+
+/// An engine's median throughput as a bar from zero, its run range as the whisker.
+fn throughput_bar(engine: &EngineSummary, text: String, color: RGBColor) -> Bar {
+    Bar {
+        label: engine.engine.clone(),
+        base: 0.0,
+        value: engine.throughput.median,
+        low: engine.throughput.min,
+        high: engine.throughput.max,
+        text,
+        color,
+    }
 }
 
 /// The contenders beside ringside's engines they are compared with (the raw engine of each
@@ -263,18 +271,13 @@ pub fn contenders_chart(study: &Study) -> anyhow::Result<Option<String>> {
     let (unit, noun) = (study.unit(), op_noun(&study.workload));
     let bars = colored
         .chain(contenders)
-        .map(|(color, engine)| Bar {
-            label: engine.engine.clone(),
-            base: 0.0,
-            value: engine.throughput.median,
-            low: engine.throughput.min,
-            high: engine.throughput.max,
-            text: format!(
+        .map(|(color, engine)| {
+            let text = format!(
                 "{} {unit}, {} µs CPU/{noun}",
                 throughput(study.headline, engine.throughput.median),
                 per_op(engine.cpu_us_per_op.median)
-            ),
-            color,
+            );
+            throughput_bar(engine, text, color)
         })
         .collect();
     let chart = draw_bars(&Bars {

@@ -38,6 +38,9 @@ pub struct NetStudy {
     pub contenders: Vec<Contender>,
     /// Connection counts: one column (echo) or table (HTTP) each.
     pub connection_counts: Vec<usize>,
+    /// The connection counts the contenders run at (`--contender-connections`; all of them by
+    /// default), so `ringside run` can add them within its time.
+    pub contender_connection_counts: Vec<usize>,
     pub runs: u32,
     /// Measured time per run, and the unmeasured time before it.
     pub duration: Duration,
@@ -416,7 +419,11 @@ impl NetStudy {
         let mut cells = Vec::new();
         for &payload_bytes in payloads {
             for &connections in &self.connection_counts {
-                cells.extend(servers.iter().map(|server| NetCell {
+                let runs_here = |server: &&Server| match server {
+                    Server::Engine(_) => true,
+                    Server::Contender(_) => self.contender_connection_counts.contains(&connections),
+                };
+                cells.extend(servers.iter().filter(runs_here).map(|server| NetCell {
                     server: server.clone(),
                     connections,
                     payload_bytes,
@@ -503,7 +510,7 @@ impl ContenderFailures {
         }
         let (row, failure) = contender::run_cell(contender, plan, run, rig);
         if let Some(failure) = failure {
-            progress.line(format!(
+            progress.alert(format!(
                 "ringside: {} run {run} with {connections} connections failed: {}",
                 contender.engine(),
                 failure.reason
