@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use clap::Args;
 
 use crate::report::compare::Comparison;
+use crate::run::contenders::Choice;
 use crate::run::steps::Mode;
 use crate::run::RunPlan;
 
@@ -66,6 +67,12 @@ pub struct RunArgs {
     /// No progress bar, and no progress from the steps themselves: one line per step on stderr.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// The reference contenders (node, go, tokio, monoio, as contenders/build.sh built them in
+    /// target/contenders, or $RINGSIDE_CONTENDERS) measured beside the engines in the echo and
+    /// HTTP steps at 50 connections: auto (those built, whose runtime is installed), none, or a
+    /// comma-separated list.
+    #[arg(long, default_value = "auto", value_parser = Choice::parse)]
+    pub contenders: Choice,
 }
 
 impl RunArgs {
@@ -80,6 +87,7 @@ impl RunArgs {
             out: self.out.clone(),
             dir: self.dir.clone(),
             quiet: self.quiet,
+            contenders: self.contenders.clone(),
         })
     }
 }
