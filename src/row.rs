@@ -143,6 +143,19 @@ pub struct Row {
     pub server_rss_peak_bytes: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_rss_bytes_per_connection: Option<u64>,
+    /// Peak resident memory of a server measured from outside (`VmHWM` of its processes at the
+    /// window's end; a fresh server per run, so the peak is this run's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rss_peak_bytes: Option<u64>,
+    /// Why the run measured nothing: a contender that did not start, never listened, or died
+    /// during the run. Such a row is never `verified`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
+    /// The event API a contender's processes held when its window opened, from their file
+    /// descriptors: `io_uring` (a ring), `epoll` (an epoll instance) or `none`. The report
+    /// compares a contender with ringside's raw engine of the same API.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_api: Option<String>,
     /// Network rows: the measured window's edges on the wall clock, in seconds since the Unix
     /// epoch, so rows of loads on several hosts can be checked for overlap (`ringside merge`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -231,6 +244,7 @@ impl Row {
         self.cpu_sys_s = measured.usage.cpu_sys_s;
         self.ctx_switches_voluntary = measured.usage.ctx_switches_voluntary;
         self.ctx_switches_involuntary = measured.usage.ctx_switches_involuntary;
+        self.rss_peak_bytes = measured.rss_peak_bytes;
         *self = std::mem::take(self).with_kernel_threads(measured);
     }
 
@@ -255,11 +269,14 @@ impl Row {
     }
 }
 
+/// The parameter that holds a contender's command (`ringside echo --contender NAME=COMMAND`).
+pub const CONTENDER_COMMAND_PARAM: &str = "command";
+
 /// Whether a `params` key is a setting an engine chose for itself (`iowq_*`, `sqpoll_*`: the
-/// kernel threads of its ring) rather than a parameter of the workload that every engine of a
-/// study shares.
+/// kernel threads of its ring; `command`: a contender's) rather than a parameter of the workload
+/// that every engine of a study shares.
 pub fn is_engine_setting(key: &str) -> bool {
-    key.starts_with("iowq_") || key.starts_with("sqpoll_")
+    key.starts_with("iowq_") || key.starts_with("sqpoll_") || key == CONTENDER_COMMAND_PARAM
 }
 
 /// What an engine counted itself during a measured section.

@@ -264,6 +264,7 @@ fn run_quick_writes_all_four_files_and_its_report_re_renders_the_same() {
     );
     let first = std::fs::read_to_string(out.path().join("report.md")).unwrap();
     assert_wrk_control(&out.path().join("results.json"), &first);
+    assert_reference_contenders(&out.path().join("results.json"), &first);
     let again = tempfile::tempdir().unwrap();
     let json = out.path().join("results.json");
     let output = ringside(&[
@@ -330,6 +331,39 @@ fn assert_wrk_control(json: &Path, markdown: &str) {
         .all(|section| section.contains("| wrk epoll (control)"));
     assert!(in_http_tables, "{markdown}");
     assert!(markdown.contains("Controls: wrk epoll"), "{markdown}");
+}
+
+/// Goal: `run` (`--contenders auto` by default) measures the reference contenders that
+/// contenders/build.sh built beside the binary in the echo and HTTP steps, verified, and the
+/// report gives them their table; one that is not built is a note that says so. Part of the
+/// `run --quick` test, so the study runs once.
+fn assert_reference_contenders(json: &Path, markdown: &str) {
+    let document: Value = serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
+    let rows = document["results"].as_array().unwrap();
+    let notes = document["notes"].to_string();
+    for name in ["node", "go", "tokio", "monoio"] {
+        let engine = format!("contender:{name}");
+        let measured: Vec<&Value> = rows.iter().filter(|r| r["engine"] == engine).collect();
+        if measured.is_empty() {
+            assert!(
+                notes.contains(&format!("contender {name}: not run")),
+                "{notes}"
+            );
+            eprintln!("contender {name} was not built here: {notes}");
+            continue;
+        }
+        for workload in ["echo", "http"] {
+            assert!(
+                measured.iter().any(|r| r["workload"] == workload),
+                "{engine} has no {workload} row"
+            );
+        }
+        assert!(
+            measured.iter().all(|r| r["verified"] == true),
+            "{measured:?}"
+        );
+        assert!(markdown.contains(&format!("| {engine}")), "{markdown}");
+    }
 }
 
 #[test]

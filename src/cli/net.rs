@@ -16,6 +16,7 @@ use crate::engines::uring::ring::{format_cpus, Helpers};
 use crate::engines::uring::server::CQ_ENTRIES;
 use crate::engines::{default_list, engines_of, find, select, Workload};
 use crate::protocols::Proto;
+use crate::studies::contender::Contender;
 use crate::studies::echo::EchoStudy;
 use crate::studies::http::HttpStudy;
 use crate::studies::net::{NetStudy, Rig};
@@ -74,6 +75,20 @@ pub struct NetStudyArgs {
     /// No progress on stderr.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// Also measure this server program, as NAME=COMMAND (repeatable): run through `sh -c`
+    /// pinned to --server-cpu, `{port}` replaced by a free port on 127.0.0.1 and `{cpu}` by the
+    /// server CPU, a fresh process per run, measured from outside as the engines are (all its
+    /// processes and threads). Its rows say `contender:NAME`; echo contenders also get the
+    /// slow-reader integrity stream. `--engine none` measures contenders alone.
+    #[arg(long = "contender", value_name = "NAME=COMMAND", value_parser = Contender::parse)]
+    pub contenders: Vec<Contender>,
+    /// Run the contenders at these connection counts only, comma separated (default: every
+    /// count of --connections).
+    #[arg(long, value_delimiter = ',', value_name = "COUNTS")]
+    pub contender_connections: Vec<String>,
+    /// How long a contender may take to accept connections before it counts as never listening.
+    #[arg(long, default_value = "10s", value_parser = duration_arg)]
+    pub contender_timeout: Duration,
 }
 
 /// The path between server and client, and how it is shaped (recorded in every row's params).
@@ -181,13 +196,40 @@ impl NetStudyArgs {
                 format_cpus(&online)
             );
         }
-        let connection_counts = parse_list(connections, "--connections", |text| {
+        let count = |text: &str| {
             text.parse::<usize>()
                 .ok()
                 .filter(|&n| (1..=65_000).contains(&n))
-        })?;
-        let server_cpu = self.server_cpu.0[0];
-        let engines = select(workload, engines)?;
+        };
+        let connection_counts = parse_list(connections, "--connections", count)?;
+        let contender_connection_counts = match self.contender_connections.as_slice() {
+            [] => connection_counts.clone(),
+            counts => parse_list(counts, "--contender-connections", count)?,
+        };
+        if let Some(stray) =
+            (contender_connection_counts.iter()).find(|count| !connection_counts.contains(count))
+        {
+            anyhow::bail!("--contender-connections {stray} is not one of --connections");
+        }
+        let mut names: Vec<&str> = Vec::new();
+        for contender in &self.contenders {
+            anyhow::ensure!(
+                !names.contains(&contender.name.as_str()),
+                "two contenders are called '{}'",
+                contender.name
+            );
+            names.push(&contender.name);
+        }
+        let engines = match engines {
+            [none] if none == "none" => {
+                anyhow::ensure!(
+                    !self.contenders.is_empty(),
+                    "--engine none leaves nothing to measure without a --contender"
+                );
+                Vec::new()
+            }
+            names => select(workload, names)?,
+        };
         if let Some(engine) = engines.iter().find(|engine| !runs_event_loops(engine)) {
             anyhow::ensure!(
                 self.server_threads == 1,
@@ -196,9 +238,21 @@ impl NetStudyArgs {
                 engine.name
             );
         }
+        anyhow::ensure!(
+            self.contenders.is_empty() || self.path.network == Network::Loopback,
+            "--contender servers run on loopback only; leave out --network veth to measure them"
+        );
+        let server_cpu = self.server_cpu.0[0];
         Ok(NetStudy {
             engines,
+            contenders: (self.contenders.iter())
+                .map(|contender| Contender {
+                    start_timeout: self.contender_timeout,
+                    ..contender.clone()
+                })
+                .collect(),
             connection_counts,
+            contender_connection_counts,
             runs: self.runs,
             duration,
             warmup: self.warmup,

@@ -9,6 +9,7 @@ use super::net::PathArgs;
 use crate::output::Format;
 use crate::report::compare::Comparison;
 use crate::report::merge::Merge;
+use crate::run::contenders::Choice;
 use crate::run::steps::Mode;
 use crate::run::RunPlan;
 
@@ -93,6 +94,12 @@ pub struct RunArgs {
     /// No progress bar, and no progress from the steps themselves: one line per step on stderr.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// The reference contenders (node, go, tokio, monoio, as contenders/build.sh built them in
+    /// target/contenders, or $RINGSIDE_CONTENDERS) measured beside the engines in the echo and
+    /// HTTP steps at 50 connections: auto (those built, whose runtime is installed), none, or a
+    /// comma-separated list.
+    #[arg(long, default_value = "auto", value_parser = Choice::parse)]
+    pub contenders: Choice,
     /// The echo and HTTP steps' path between server and client.
     #[command(flatten)]
     pub path: PathArgs,
@@ -111,6 +118,7 @@ impl RunArgs {
             out: self.out.clone(),
             dir: self.dir.clone(),
             quiet: self.quiet,
+            contenders: self.contenders.clone(),
             path: self.path.plan(),
         })
     }

@@ -254,7 +254,7 @@ pub fn run(plan: &LoadPlan, on_window: &mut dyn FnMut(WindowEdge)) -> anyhow::Re
         connected: AtomicUsize::new(0),
     };
     // Opened before the client threads start so that it counts them too (perf's inherit).
-    let mut syscall_counter = if std::env::var_os("RINGSIDE_NO_PERF").is_none() {
+    let mut syscall_counter = if crate::measure::counting_syscalls() {
         SyscallCounter::open().ok()
     } else {
         None

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use super::device::{BlockDevice, DeviceIo};
 use super::syscalls::{ProcessSyscallCounter, SyscallCounter};
 use super::threads::{HelperThreads, ThreadTimes};
-use super::usage::Usage;
+use super::usage::{process_tree, rss_peak_bytes, Usage};
 
 /// Measures one section: wall time, kernel-counted syscalls (when the kernel allows it) and
 /// process usage. Open the meter before setting up, `start` right before the work, `stop` right
@@ -37,6 +37,9 @@ pub struct Measured {
     pub helpers: Option<HelperThreads>,
     /// The block device under the measured file (file workloads on a block device only).
     pub device: Option<DeviceIo>,
+    /// Peak resident memory of a process measured from outside (VmHWM at the section's end,
+    /// summed over the process and the processes it started).
+    pub rss_peak_bytes: Option<u64>,
 }
 
 impl Meter {
@@ -101,6 +104,7 @@ impl Meter {
             device: device
                 .zip(started.device)
                 .map(|(now, before)| now.since(&before)),
+            rss_peak_bytes: None,
         }
     }
 }
@@ -114,40 +118,53 @@ impl Default for Meter {
 /// A meter for a run: the kernel counter unless `RINGSIDE_NO_PERF` asks for the engines' own
 /// counts (which is how the fallback path is tested on a machine where the counter works).
 pub fn meter_for_run() -> Meter {
-    if std::env::var_os("RINGSIDE_NO_PERF").is_some() {
+    if !counting_syscalls() {
         Meter::without_syscall_counter()
     } else {
         Meter::new()
     }
 }
 
-/// Measures another process (a server) over a section, from outside: kernel-counted syscalls of
-/// all its threads and its CPU time and context switches from /proc.
+/// Measures another process (a server) and the processes it started, over a section, from
+/// outside: kernel-counted syscalls of all their threads, their CPU time and context switches
+/// from /proc, and their peak memory. A server run through a shell or a launcher (a contender's
+/// command) is measured whole that way; ringside's own servers are one process.
 pub struct ProcessMeter {
     pid: i32,
+    /// The process and its descendants when the section started.
+    tree: Vec<i32>,
     counter: Option<ProcessSyscallCounter>,
     started: Option<(Instant, Usage, Option<ThreadTimes>)>,
 }
 
 impl ProcessMeter {
     pub fn new(pid: i32) -> ProcessMeter {
+        ProcessMeter::with_counter(pid, None)
+    }
+
+    /// A meter whose syscall counter opened before the process ran anything
+    /// (`ProcessSyscallCounter::before_exec`), so it covers every thread and process the
+    /// process ever starts.
+    pub fn with_counter(pid: i32, counter: Option<ProcessSyscallCounter>) -> ProcessMeter {
         ProcessMeter {
             pid,
-            counter: None,
+            tree: vec![pid],
+            counter,
             started: None,
         }
     }
 
-    /// Starts the section. The syscall counters open here, so they cover the threads the
-    /// process has now and every thread they start later.
+    /// Starts the section. The syscall counters open here (unless they opened with the
+    /// process), so they cover the threads the processes have now and every thread or process
+    /// they start later.
     pub fn start(&mut self) -> io::Result<()> {
         assert!(self.started.is_none(), "process meter started twice");
-        let counting = std::env::var_os("RINGSIDE_NO_PERF").is_none();
-        self.counter = counting
-            .then(|| ProcessSyscallCounter::open(self.pid).ok())
-            .flatten();
-        let threads = ThreadTimes::of_pid(self.pid).ok();
-        let usage = Usage::of_pid(self.pid)?;
+        self.tree = process_tree(self.pid);
+        if self.counter.is_none() && counting_syscalls() {
+            self.counter = ProcessSyscallCounter::open_all(&self.tree).ok();
+        }
+        let threads = ThreadTimes::of_pids(&self.tree).ok();
+        let usage = self.usage()?;
         if let Some(counter) = self.counter.as_mut() {
             counter.start();
         }
@@ -163,8 +180,13 @@ impl ProcessMeter {
             .take()
             .ok_or_else(|| io::Error::other("the measurement of the server never started"))?;
         let elapsed = started.elapsed();
-        let usage = Usage::of_pid(self.pid)?.since(&before);
-        let threads = ThreadTimes::of_pid(self.pid).ok();
+        let usage = self.usage()?.since(&before);
+        let threads = ThreadTimes::of_pids(&self.tree).ok();
+        let rss_peak_bytes = self
+            .tree
+            .iter()
+            .filter_map(|&pid| rss_peak_bytes(pid))
+            .sum();
         Ok(Measured {
             elapsed,
             syscalls_kernel,
@@ -173,8 +195,27 @@ impl ProcessMeter {
                 .zip(threads_before)
                 .map(|(now, before)| now.helpers_since(&before)),
             device: None,
+            rss_peak_bytes: Some(rss_peak_bytes).filter(|&bytes| bytes > 0),
         })
     }
+
+    /// The usage of the measured processes, summed; an error only when the first has gone
+    /// (a descendant that exited meanwhile is left out).
+    fn usage(&self) -> io::Result<Usage> {
+        let mut total = Usage::of_pid(self.pid)?;
+        for &pid in self.tree.iter().filter(|&&pid| pid != self.pid) {
+            if let Ok(usage) = Usage::of_pid(pid) {
+                total = total.plus(&usage);
+            }
+        }
+        Ok(total)
+    }
+}
+
+/// Whether syscalls are counted at all (`RINGSIDE_NO_PERF` set: never, as on a kernel that
+/// refuses the counters).
+pub fn counting_syscalls() -> bool {
+    std::env::var_os("RINGSIDE_NO_PERF").is_none()
 }
 
 #[cfg(test)]

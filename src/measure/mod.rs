@@ -13,9 +13,9 @@ mod threads;
 mod usage;
 
 pub use device::{BlockDevice, DeviceIo};
-pub use meter::{meter_for_run, Measured, Meter, ProcessMeter};
+pub use meter::{counting_syscalls, meter_for_run, Measured, Meter, ProcessMeter};
 pub use syscalls::{
     sys_enter_tracepoint_id, task_ids, ProcessSyscallCounter, SyscallCounter, SyscallSource,
 };
 pub use threads::HelperThreads;
-pub use usage::{CoreTimes, Usage};
+pub use usage::{process_tree, CoreTimes, Usage};

@@ -121,7 +121,11 @@ impl SyscallCounter {
     /// every thread it starts afterwards. This is how a study counts the syscalls of a server
     /// running as another process, without touching the server.
     pub fn open_for(tid: i32) -> Result<SyscallCounter, String> {
-        let id = sys_enter_tracepoint_id()?;
+        SyscallCounter::open_raw(tid).map_err(OpenError::explain)
+    }
+
+    fn open_raw(tid: i32) -> Result<SyscallCounter, OpenError> {
+        let id = sys_enter_tracepoint_id().map_err(OpenError::Tracepoint)?;
         let attr = PerfEventAttr {
             kind: PERF_TYPE_TRACEPOINT,
             size: std::mem::size_of::<PerfEventAttr>() as u32,
@@ -141,11 +145,7 @@ impl SyscallCounter {
             )
         };
         if raw < 0 {
-            let error = io::Error::last_os_error();
-            return Err(format!(
-                "perf_event_open on raw_syscalls:sys_enter failed ({error}); run as root or lower \
-                 /proc/sys/kernel/perf_event_paranoid"
-            ));
+            return Err(OpenError::Refused(io::Error::last_os_error()));
         }
         // SAFETY: the syscall returned a new file descriptor that nothing else owns.
         let fd = unsafe { OwnedFd::from_raw_fd(raw as i32) };
@@ -175,6 +175,26 @@ impl SyscallCounter {
     }
 }
 
+/// Why a counter did not open: no syscall tracepoint, or the kernel refused the counter (ESRCH:
+/// the thread has gone).
+enum OpenError {
+    Tracepoint(String),
+    Refused(io::Error),
+}
+
+impl OpenError {
+    /// The reason in operator terms.
+    fn explain(self) -> String {
+        match self {
+            OpenError::Tracepoint(reason) => reason,
+            OpenError::Refused(error) => format!(
+                "perf_event_open on raw_syscalls:sys_enter failed ({error}); run as root or lower \
+                 /proc/sys/kernel/perf_event_paranoid"
+            ),
+        }
+    }
+}
+
 /// The syscalls of a whole running process, counted from outside: one counter per thread that
 /// exists when it opens (each inheriting to the threads that thread starts later).
 pub struct ProcessSyscallCounter {
@@ -183,11 +203,32 @@ pub struct ProcessSyscallCounter {
 
 impl ProcessSyscallCounter {
     pub fn open(pid: i32) -> Result<ProcessSyscallCounter, String> {
-        let counters = task_ids(pid)
-            .map_err(|error| format!("cannot list the threads of process {pid}: {error}"))?
-            .into_iter()
-            .map(SyscallCounter::open_for)
-            .collect::<Result<Vec<_>, _>>()?;
+        ProcessSyscallCounter::open_all(&[pid])
+    }
+
+    /// The counters of several processes (a server and the processes it started) as one. A
+    /// thread or process that exits between the listing and its counter's opening is left out
+    /// (a server that starts a thread per request ends threads all the time); every thread
+    /// started after the counters open is counted by its parent's.
+    pub fn open_all(pids: &[i32]) -> Result<ProcessSyscallCounter, String> {
+        let mut counters = Vec::new();
+        for (index, &pid) in pids.iter().enumerate() {
+            let tids = match task_ids(pid) {
+                Ok(tids) => tids,
+                Err(_) if index > 0 => continue,
+                Err(error) => {
+                    return Err(format!("cannot list the threads of process {pid}: {error}"))
+                }
+            };
+            for tid in tids {
+                match SyscallCounter::open_raw(tid) {
+                    Ok(counter) => counters.push(counter),
+                    Err(OpenError::Refused(error)) if error.raw_os_error() == Some(libc::ESRCH) => {
+                    }
+                    Err(error) => return Err(error.explain()),
+                }
+            }
+        }
         Ok(ProcessSyscallCounter { counters })
     }
 

@@ -56,6 +56,17 @@ impl ThreadTimes {
         Ok(ThreadTimes { threads })
     }
 
+    /// The threads of several processes (a server and the processes it started).
+    pub(super) fn of_pids(pids: &[i32]) -> io::Result<ThreadTimes> {
+        let mut times = ThreadTimes::of_pid(pids[0])?;
+        for &pid in &pids[1..] {
+            if let Ok(more) = ThreadTimes::of_pid(pid) {
+                times.threads.extend(more.threads);
+            }
+        }
+        Ok(times)
+    }
+
     pub(super) fn helpers_since(&self, earlier: &ThreadTimes) -> HelperThreads {
         let mut helpers = HelperThreads::default();
         for &(tid, role, runtime_ns) in &self.threads {

@@ -103,6 +103,64 @@ impl Usage {
     }
 }
 
+impl Usage {
+    pub fn plus(&self, other: &Usage) -> Usage {
+        Usage {
+            cpu_user_s: self.cpu_user_s + other.cpu_user_s,
+            cpu_sys_s: self.cpu_sys_s + other.cpu_sys_s,
+            ctx_switches_voluntary: self.ctx_switches_voluntary + other.ctx_switches_voluntary,
+            ctx_switches_involuntary: self.ctx_switches_involuntary
+                + other.ctx_switches_involuntary,
+        }
+    }
+}
+
+/// Process `pid` and its descendants, `pid` first (from every process's parent in /proc).
+pub fn process_tree(pid: i32) -> Vec<i32> {
+    let mut parents: Vec<(i32, i32)> = Vec::new();
+    for entry in fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Some(child) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let Ok(stat) = fs::read_to_string(format!("/proc/{child}/stat")) else {
+            continue; // It exited meanwhile.
+        };
+        // The parent is the second field after the command name, which may contain spaces.
+        let parent = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|text| text.parse().ok());
+        if let Some(parent) = parent {
+            parents.push((child, parent));
+        }
+    }
+    let mut tree = vec![pid];
+    let mut next = 0;
+    while next < tree.len() {
+        let parent = tree[next];
+        tree.extend(
+            parents
+                .iter()
+                .filter(|(_, p)| *p == parent)
+                .map(|(c, _)| *c),
+        );
+        next += 1;
+    }
+    tree
+}
+
+/// Peak resident memory of process `pid` (`VmHWM` in /proc/PID/status), if it still runs.
+pub fn rss_peak_bytes(pid: i32) -> Option<u64> {
+    let status = fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|line| line.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
 pub(super) fn clock_ticks_per_sec() -> f64 {
     // SAFETY: sysconf has no preconditions.
     let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };

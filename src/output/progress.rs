@@ -62,6 +62,16 @@ impl Progress {
         }
     }
 
+    /// A line that is printed even when quiet (a failure the study goes on after), above the
+    /// bar when one is drawn.
+    pub fn alert(&self, text: String) {
+        if self.quiet || self.bar.is_hidden() {
+            eprintln!("{text}");
+        } else {
+            self.bar.println(text);
+        }
+    }
+
     pub fn finish(&self) {
         self.bar.finish_and_clear();
     }

@@ -6,9 +6,10 @@
 use plotters::coord::ranged1d::SegmentValue;
 use plotters::prelude::*;
 
+use crate::report::contenders::reference;
 use crate::report::ladder::ladder;
 use crate::report::numbers::{per_op, ratio, throughput};
-use crate::report::summary::{op_noun, runs_text, Study, PERCENTILES};
+use crate::report::summary::{op_noun, runs_text, EngineSummary, Study, PERCENTILES};
 
 const WIDTH_PX: u32 = 780;
 const ROW_PX: u32 = 30;
@@ -215,17 +216,12 @@ pub fn throughput_chart(study: &Study) -> anyhow::Result<String> {
         .engines
         .iter()
         .enumerate()
-        .map(|(index, engine)| Bar {
-            label: engine.engine.clone(),
-            base: 0.0,
-            value: engine.throughput.median,
-            low: engine.throughput.min,
-            high: engine.throughput.max,
-            text: format!(
+        .map(|(index, engine)| {
+            let text = format!(
                 "{} {unit}",
                 throughput(study.headline, engine.throughput.median)
-            ),
-            color: color_of(index, engine.control),
+            );
+            throughput_bar(engine, text, color_of(index, engine.control))
         })
         .collect();
     draw_bars(&Bars {
@@ -235,6 +231,66 @@ pub fn throughput_chart(study: &Study) -> anyhow::Result<String> {
         log: false,
         reference: None,
     })
+}
+
+/// An engine's median throughput as a bar from zero, its run range as the whisker.
+fn throughput_bar(engine: &EngineSummary, text: String, color: RGBColor) -> Bar {
+    Bar {
+        label: engine.engine.clone(),
+        base: 0.0,
+        value: engine.throughput.median,
+        low: engine.throughput.min,
+        high: engine.throughput.max,
+        text,
+        color,
+    }
+}
+
+/// The contenders beside ringside's engines they are compared with (the raw engine of each
+/// one's API, or the fastest engine): throughput with whiskers, CPU per operation in the label;
+/// None without contenders.
+pub fn contenders_chart(study: &Study) -> anyhow::Result<Option<String>> {
+    if study.contenders.is_empty() {
+        return Ok(None);
+    }
+    let mut shown: Vec<(usize, &EngineSummary)> = Vec::new();
+    for contender in &study.contenders {
+        if let Some((engine, _)) = reference(study, contender) {
+            let index = study.engines.iter().position(|e| e.engine == engine.engine);
+            if let Some(index) = index.filter(|&i| !shown.iter().any(|(j, _)| *j == i)) {
+                shown.push((index, engine));
+            }
+        }
+    }
+    shown.sort_by_key(|(index, _)| *index);
+    let colored = shown
+        .into_iter()
+        .map(|(index, engine)| (color_of(index, false), engine));
+    let contenders = (study.contenders.iter().enumerate())
+        .map(|(index, contender)| (PALETTE[(index + 4) % PALETTE.len()], contender));
+    let (unit, noun) = (study.unit(), op_noun(&study.workload));
+    let bars = colored
+        .chain(contenders)
+        .map(|(color, engine)| {
+            let text = format!(
+                "{} {unit}, {} µs CPU/{noun}",
+                throughput(study.headline, engine.throughput.median),
+                per_op(engine.cpu_us_per_op.median)
+            );
+            throughput_bar(engine, text, color)
+        })
+        .collect();
+    let chart = draw_bars(&Bars {
+        title: format!(
+            "{}: contenders beside ringside's engines ({unit})",
+            study.title
+        ),
+        axis: format!("{unit} ({})", basis(study, true)),
+        bars,
+        log: false,
+        reference: None,
+    })?;
+    Ok(Some(chart))
 }
 
 /// The feature ladder: each engine's throughput over the engine above it; None without rungs.

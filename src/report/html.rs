@@ -2,10 +2,13 @@
 //! reads top to bottom like the Markdown report, with each study's charts beside its table and
 //! the probe's environment at the end, so the file can be mailed or attached to an issue as is.
 
-use crate::report::chart::{ladder_chart, latency_chart, syscalls_chart, throughput_chart};
+use crate::report::chart::{
+    contenders_chart, ladder_chart, latency_chart, syscalls_chart, throughput_chart,
+};
+use crate::report::contenders::{contender_cells, contender_verdicts};
 use crate::report::environment::{facts, machine_line, warnings};
 use crate::report::summary::Study;
-use crate::report::table::cells;
+use crate::report::table::{cells, Cells};
 use crate::report::verdict::verdict;
 use crate::row::Document;
 
@@ -50,15 +53,31 @@ fn study_section(study: &Study) -> anyhow::Result<String> {
         "<p class=\"verdict\">{}</p>\n",
         escape(&verdict(study))
     ));
-    text.push_str(&table(study));
-    let charts = [
-        Some(throughput_chart(study)?),
-        ladder_chart(study)?,
-        syscalls_chart(study)?,
-        latency_chart(study)?,
-    ];
-    for svg in charts.into_iter().flatten() {
-        text.push_str(&format!("<figure>{svg}</figure>\n"));
+    if !study.engines.is_empty() {
+        text.push_str(&table(&cells(study)));
+        let charts = [
+            Some(throughput_chart(study)?),
+            ladder_chart(study)?,
+            syscalls_chart(study)?,
+            latency_chart(study)?,
+        ];
+        for svg in charts.into_iter().flatten() {
+            text.push_str(&format!("<figure>{svg}</figure>\n"));
+        }
+    }
+    if let Some(cells) = contender_cells(study) {
+        text.push_str("<h3>Contenders</h3>\n<ul>\n");
+        for sentence in contender_verdicts(study) {
+            text.push_str(&format!(
+                "<li class=\"verdict\">{}</li>\n",
+                escape(&sentence)
+            ));
+        }
+        text.push_str("</ul>\n");
+        text.push_str(&table(&cells));
+        if let Some(svg) = contenders_chart(study)? {
+            text.push_str(&format!("<figure>{svg}</figure>\n"));
+        }
     }
     if !study.notes.is_empty() {
         text.push_str("<ul>\n");
@@ -71,8 +90,7 @@ fn study_section(study: &Study) -> anyhow::Result<String> {
     Ok(text)
 }
 
-fn table(study: &Study) -> String {
-    let cells = cells(study);
+fn table(cells: &Cells) -> String {
     let row = |tag: &str, line: &[String]| {
         let inner: String = line
             .iter()

@@ -4,9 +4,10 @@
 
 use comfy_table::{presets, Table};
 
+use crate::report::contenders::{contender_cells, contender_verdicts};
 use crate::report::environment::{machine_line, warnings};
 use crate::report::summary::Study;
-use crate::report::table::cells;
+use crate::report::table::{cells, Cells};
 use crate::report::verdict::verdict;
 use crate::row::Document;
 
@@ -38,18 +39,22 @@ pub fn render_markdown(document: &Document, studies: &[Study]) -> String {
 }
 
 fn study_section(study: &Study) -> String {
-    let cells = cells(study);
-    let mut table = Table::new();
-    table.load_style(presets::ASCII_MARKDOWN);
-    table.set_header(cells.header);
-    for line in cells.lines {
-        table.add_row(line);
-    }
+    let table = markdown_table(cells(study));
     let mut text = format!("## {}\n\n", study.title);
     if !study.params.is_empty() {
         text.push_str(&format!("`{}`\n\n", study.params_text()));
     }
-    text.push_str(&format!("{table}\n\n{}\n\n", verdict(study)));
+    if !study.engines.is_empty() {
+        text.push_str(&format!("{table}\n\n"));
+    }
+    text.push_str(&format!("{}\n\n", verdict(study)));
+    if let Some(cells) = contender_cells(study) {
+        text.push_str(&format!("### Contenders\n\n{}\n\n", markdown_table(cells)));
+        for sentence in contender_verdicts(study) {
+            text.push_str(&format!("- {sentence}\n"));
+        }
+        text.push('\n');
+    }
     for note in &study.notes {
         text.push_str(&format!("- note: {note}\n"));
     }
@@ -57,4 +62,14 @@ fn study_section(study: &Study) -> String {
         text.push('\n');
     }
     text
+}
+
+fn markdown_table(cells: Cells) -> Table {
+    let mut table = Table::new();
+    table.load_style(presets::ASCII_MARKDOWN);
+    table.set_header(cells.header);
+    for line in cells.lines {
+        table.add_row(line);
+    }
+    table
 }

@@ -5,6 +5,7 @@
 
 pub mod chart;
 pub mod compare;
+pub mod contenders;
 pub mod environment;
 pub mod html;
 pub mod ladder;

@@ -93,6 +93,12 @@ pub struct EngineSummary {
     pub p99_us: Option<Spread>,
     pub verified: bool,
     pub syscalls_self_counted: bool,
+    /// Peak resident memory of the server, in MiB, when it was measured from outside.
+    pub rss_peak_mib: Option<Spread>,
+    /// A contender's event API as its processes held it (`io_uring`, `epoll`, `none`).
+    pub server_api: Option<String>,
+    /// Why some run measured nothing (a contender that did not start or died), the first.
+    pub failure: Option<String>,
 }
 
 impl EngineSummary {
@@ -129,6 +135,10 @@ impl EngineSummary {
             p99_us: has_latency.then(|| pick(&|row| row.latency_ns_p99.unwrap_or(0) as f64 / 1e3)),
             verified: rows.iter().all(|row| row.verified && row.errors == 0),
             syscalls_self_counted: rows.iter().any(|row| row.syscalls_source == "self"),
+            rss_peak_mib: (rows.iter().all(|row| row.rss_peak_bytes.is_some()))
+                .then(|| pick(&|row| row.rss_peak_bytes.unwrap_or(0) as f64 / (1024.0 * 1024.0))),
+            server_api: rows.iter().find_map(|row| row.server_api.clone()),
+            failure: rows.iter().find_map(|row| row.failure.clone()),
         }
     }
 }
@@ -142,6 +152,15 @@ pub fn is_control(row: &Row) -> bool {
     row.params.get(CONTROL_PARAM) == Some(&Value::Bool(true))
 }
 
+/// Whether an engine name is a contender's (`contender:NAME`, any server program measured
+/// beside ringside's engines).
+pub fn is_contender(engine: &str) -> bool {
+    engine.starts_with(CONTENDER_PREFIX)
+}
+
+/// What a contender's rows put before its name in `engine`.
+pub const CONTENDER_PREFIX: &str = "contender:";
+
 /// One table of the report: a workload at one parameter set, every engine that ran it.
 #[derive(Clone, Debug)]
 pub struct Study {
@@ -151,7 +170,10 @@ pub struct Study {
     pub title: String,
     pub params: Map<String, Value>,
     pub headline: Headline,
+    /// ringside's engines and the controls beside them, in table order.
     pub engines: Vec<EngineSummary>,
+    /// The contenders measured beside the engines (`--contender`), with their own table.
+    pub contenders: Vec<EngineSummary>,
     /// Sentences qualifying some run of the study, each once.
     pub notes: Vec<String>,
 }
@@ -191,10 +213,11 @@ impl Study {
             .any(|engine| engine.latency_us.is_some())
     }
 
-    /// Most runs any engine had: what the charts' "median of N runs" states.
+    /// Most runs any engine or contender had: what the charts' "median of N runs" states.
     pub fn runs(&self) -> usize {
         self.engines
             .iter()
+            .chain(&self.contenders)
             .map(|engine| engine.runs)
             .max()
             .unwrap_or(0)
@@ -272,11 +295,13 @@ fn study(workload: String, params: Map<String, Value>, rows: &[&Row]) -> Study {
             notes.push(note.clone());
         }
     }
+    let (contenders, engines): (Vec<EngineSummary>, Vec<EngineSummary>) = engines
+        .iter()
+        .map(|(name, runs)| EngineSummary::of(name, runs, headline))
+        .partition(|summary| is_contender(&summary.engine));
     Study {
-        engines: engines
-            .iter()
-            .map(|(name, runs)| EngineSummary::of(name, runs, headline))
-            .collect(),
+        engines,
+        contenders,
         title: workload.clone(),
         workload,
         params,

@@ -17,6 +17,9 @@ pub fn verdict(study: &Study) -> String {
         [] if !unverified.is_empty() => "No engine's data was verified here, so ringside has no \
                                          verdict."
             .to_string(),
+        [] if !study.contenders.is_empty() => {
+            "No ringside engine ran in this study; the contenders follow.".to_string()
+        }
         [] => "Only control jobs ran in this study, so ringside has no verdict here.".to_string(),
         [only] => format!(
             "Only {} ran: {} {} (median of {}).",

@@ -6,6 +6,7 @@
 //! Ctrl-C (or SIGTERM, passed on to the step) ends the study within the current step, which
 //! keeps the runs it finished, and still writes everything for the steps that ran.
 
+pub mod contenders;
 pub mod control;
 pub mod steps;
 pub mod timestamp;
@@ -35,6 +36,8 @@ pub struct RunPlan {
     pub dir: Option<PathBuf>,
     /// No progress bar, and no progress from the steps themselves.
     pub quiet: bool,
+    /// The reference contenders the network steps add.
+    pub contenders: contenders::Choice,
     /// The network steps' path between server and client.
     pub path: PathPlan,
 }
@@ -65,12 +68,27 @@ pub fn run(args: &RunPlan) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("cannot create the results directory {}", out.display()))?;
     let scratch = args.dir.clone().unwrap_or_else(|| out.clone());
     let exe = std::env::current_exe().context("cannot find this ringside binary to run steps")?;
+    let contenders_dir = contenders::directory(&exe);
+    let (mut references, mut contender_notes) =
+        contenders::choose(&args.contenders, &contenders_dir)?;
+    if args.path.network != Network::Loopback && !references.is_empty() {
+        // Contenders listen on 127.0.0.1 only; the steps refuse them beside --network veth.
+        references.clear();
+        contender_notes.push("contenders: skipped, they run on loopback only".into());
+    }
+    let with_contenders = !references.is_empty();
     stop_flag();
     let steps = plan(mode);
-    let total_seconds: u64 = steps.iter().map(|step| step.seconds(mode)).sum();
+    let total_seconds: u64 = (steps.iter())
+        .map(|step| step.seconds(mode, with_contenders))
+        .sum();
     let progress = Progress::timed(total_seconds, args.quiet);
     let mut done_seconds = 0;
     let mut collected = Collected::default();
+    for note in contender_notes {
+        progress.line(format!("ringside run: {note}"));
+        collected.note(note);
+    }
     for (index, step) in steps.iter().enumerate() {
         if stopped() {
             collected.note(format!("{}: not run, the study was interrupted", step.name));
@@ -80,7 +98,7 @@ pub fn run(args: &RunPlan) -> anyhow::Result<ExitCode> {
         progress.line(format!(
             "ringside run: {counter}: {} (about {} s; about {} s left in the study)",
             step.name,
-            step.seconds(mode),
+            step.seconds(mode, with_contenders),
             total_seconds - done_seconds
         ));
         progress.step(format!("{counter}: {}", step.name));
@@ -93,9 +111,11 @@ pub fn run(args: &RunPlan) -> anyhow::Result<ExitCode> {
             quiet: args.quiet,
             path: args.path,
             done_seconds,
+            contenders: &references,
+            contenders_dir: &contenders_dir,
         };
         run_step(&context, step, &mut collected);
-        done_seconds += step.seconds(mode);
+        done_seconds += step.seconds(mode, with_contenders);
         progress.set_position(done_seconds);
     }
     progress.finish();
@@ -126,6 +146,9 @@ struct StepContext<'a> {
     path: PathPlan,
     /// Estimated seconds of the steps before this one: where the bar stands when it starts.
     done_seconds: u64,
+    /// The reference contenders the network steps add, and where they were built.
+    contenders: &'a [&'static contenders::Reference],
+    contenders_dir: &'a Path,
 }
 
 /// Runs one step as a child process and keeps its rows (the finished ones, if it failed).
@@ -162,8 +185,19 @@ fn run_step(context: &StepContext, step: &Step, collected: &mut Collected) {
     if context.quiet {
         command.arg("--quiet");
     }
-    let limit = step_limit(step, mode);
-    let estimate = Duration::from_secs(step.seconds(mode));
+    let with_contenders = match (step.contenders(mode), context.contenders) {
+        (Some(counts), references @ [_, ..]) => {
+            command.args(["--contender-connections", counts]);
+            for reference in references {
+                let flag = reference.flag(context.contenders_dir, step.command[0]);
+                command.arg("--contender").arg(flag);
+            }
+            true
+        }
+        _ => false,
+    };
+    let limit = step_limit(step, mode, with_contenders);
+    let estimate = Duration::from_secs(step.seconds(mode, with_contenders));
     let advance = |elapsed: Duration| {
         progress.set_position(context.done_seconds + elapsed.min(estimate).as_secs());
     };
@@ -215,8 +249,8 @@ fn run_step(context: &StepContext, step: &Step, collected: &mut Collected) {
 
 /// How long a step may take before it is stopped: ten times its estimate, at least two
 /// minutes. An engine stuck waiting for a completion must not hang the whole study.
-fn step_limit(step: &Step, mode: Mode) -> Duration {
-    Duration::from_secs((step.seconds(mode) * 10).max(120))
+fn step_limit(step: &Step, mode: Mode, with_contenders: bool) -> Duration {
+    Duration::from_secs((step.seconds(mode, with_contenders) * 10).max(120))
 }
 
 /// A step's running process and, when its stderr is forwarded, word from the forwarding

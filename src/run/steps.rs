@@ -46,6 +46,11 @@ pub struct Step {
     /// Seconds per mode, for the time left on stderr (default: measured on a 2-vCPU VM).
     pub seconds: [u64; 3],
     pub control: Option<Control>,
+    /// Where the reference contenders join the step (`run --contenders`): the connection
+    /// counts they run at per mode (None: not in that mode, or not a network step), and the
+    /// seconds they add.
+    pub contenders: [Option<&'static str>; 3],
+    pub contender_seconds: [u64; 3],
 }
 
 impl Step {
@@ -53,8 +58,18 @@ impl Step {
         self.args[mode.index()]
     }
 
-    pub fn seconds(&self, mode: Mode) -> u64 {
-        self.seconds[mode.index()]
+    /// Seconds the step takes in `mode`, with the reference contenders or without.
+    pub fn seconds(&self, mode: Mode, with_contenders: bool) -> u64 {
+        let contenders = match (with_contenders, self.contenders(mode)) {
+            (true, Some(_)) => self.contender_seconds[mode.index()],
+            _ => 0,
+        };
+        self.seconds[mode.index()] + contenders
+    }
+
+    /// The connection counts the reference contenders run at in `mode`, if they join.
+    pub fn contenders(&self, mode: Mode) -> Option<&'static str> {
+        self.contenders[mode.index()]
     }
 
     /// The value of `flag` in the step's arguments for `mode` (e.g. `--duration` → `5s`).
@@ -78,6 +93,8 @@ pub const STEPS: &[Step] = &[
         takes_network: false,
         seconds: [15, 35, 120],
         control: Some(Control::FioWrite),
+        contenders: [None, None, None],
+        contender_seconds: [0, 0, 0],
     },
     Step {
         name: "fs write 1m",
@@ -91,6 +108,8 @@ pub const STEPS: &[Step] = &[
         takes_network: false,
         seconds: [0, 15, 60],
         control: Some(Control::FioWrite),
+        contenders: [None, None, None],
+        contender_seconds: [0, 0, 0],
     },
     Step {
         name: "fs cycle",
@@ -104,6 +123,8 @@ pub const STEPS: &[Step] = &[
         takes_network: false,
         seconds: [20, 10, 400],
         control: None,
+        contenders: [None, None, None],
+        contender_seconds: [0, 0, 0],
     },
     Step {
         name: "echo",
@@ -111,8 +132,10 @@ pub const STEPS: &[Step] = &[
         args: [
             Some(&["--duration", "2s", "--runs", "1"]),
             // 5 engines x 3 connection counts x 3 runs: short windows keep it near five
-            // minutes (measured: 5 s windows and a 1 s warm-up made the default run 7m52s).
-            Some(&["--duration", "3s", "--warmup", "500ms", "--runs", "3"]),
+            // minutes (measured: 5 s windows and a 1 s warm-up made the default run 7m52s; 3 s
+            // windows took 165 s, 3.7 s a cell). 2 s windows pay for the reference contenders'
+            // cells (4 contenders x 3 runs at 50 connections, and their integrity streams).
+            Some(&["--duration", "2s", "--warmup", "500ms", "--runs", "3"]),
             Some(&[
                 "--duration",
                 "20s",
@@ -124,15 +147,19 @@ pub const STEPS: &[Step] = &[
         ],
         takes_dir: false,
         takes_network: true,
-        seconds: [10, 165, 600],
+        seconds: [10, 120, 600],
         control: None,
+        contenders: [Some("50"), Some("50"), Some("50")],
+        // A contender's cell costs about one engine cell and its start (Node's ≈ 0.3 s), plus
+        // one 1.5 s integrity stream each.
+        contender_seconds: [20, 45, 440],
     },
     Step {
         name: "http",
         command: &["http"],
         args: [
             Some(&["--duration", "2s", "--runs", "1"]),
-            Some(&["--duration", "3s", "--warmup", "500ms", "--runs", "3"]),
+            Some(&["--duration", "2s", "--warmup", "500ms", "--runs", "3"]),
             Some(&[
                 "--duration",
                 "20s",
@@ -144,8 +171,10 @@ pub const STEPS: &[Step] = &[
         ],
         takes_dir: false,
         takes_network: true,
-        seconds: [10, 110, 400],
+        seconds: [10, 80, 400],
         control: Some(Control::WrkHttp),
+        contenders: [Some("50"), Some("50"), Some("50")],
+        contender_seconds: [12, 36, 420],
     },
 ];
 
@@ -168,11 +197,11 @@ mod tests {
         assert_eq!(plan(Mode::Full).len(), STEPS.len());
         let seconds: u64 = plan(Mode::Default)
             .iter()
-            .map(|s| s.seconds(Mode::Default))
+            .map(|s| s.seconds(Mode::Default, true))
             .sum();
         assert!(
             seconds <= 345,
-            "the default study should take about five minutes"
+            "the default study should take about five minutes, reference contenders included"
         );
     }
 }

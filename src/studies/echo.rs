@@ -11,11 +11,12 @@
 //! with the best in parentheses, then what explains it: server syscalls and CPU µs per message.
 
 use std::process::ExitCode;
+use std::time::Duration;
 
 use comfy_table::{presets, Cell, CellAlignment, Table};
 
 use super::net::{engines_in, markers, param, per_message, NetCell, NetStudy};
-use crate::load::{LoadPlan, Mode};
+use crate::load::{LoadPlan, Mode, SLOW_READER_WINDOW_BYTES};
 use crate::row::Row;
 use crate::stats::median;
 
@@ -39,7 +40,7 @@ pub fn run(study: &EchoStudy) -> anyhow::Result<ExitCode> {
         format!(
             "{:<16} run {run} conn {:>4} payload {:>5} B: {:>9.0} msg/s, {:.2} syscalls/msg, \
              {:.1} µs server CPU/msg",
-            cell.engine.name,
+            cell.server.name(),
             cell.connections,
             cell.payload_bytes.unwrap_or(0),
             row.ops_per_sec,
@@ -47,9 +48,31 @@ pub fn run(study: &EchoStudy) -> anyhow::Result<ExitCode> {
             per_message(row, (row.cpu_user_s + row.cpu_sys_s) * 1e6),
         )
     };
+    // The slow-reader integrity stream every contender gets once per study: its connections
+    // stream odd-sized writes while reading their echo slowly through a small SO_RCVBUF, far
+    // ahead, so the server's send buffer fills and its sends go short; every byte must come
+    // back in order (four of five peer servers failed this, FINDINGS.md). ringside's own
+    // engines pass it in the tests.
+    let integrity = |cell: &NetCell| LoadPlan {
+        connections: INTEGRITY_CONNECTIONS,
+        duration: INTEGRITY_DURATION,
+        warmup: Duration::ZERO,
+        read_bytes_per_sec: Some(INTEGRITY_READ_BYTES_PER_SEC),
+        rcvbuf_bytes: Some(INTEGRITY_RCVBUF_BYTES),
+        window_bytes: SLOW_READER_WINDOW_BYTES,
+        ..net.load_plan(cell, INTEGRITY_PAYLOAD_BYTES, Mode::Stream)
+    };
     let table = |rows: &[Row]| render_study(rows, &net.connection_counts);
-    net.run(&payloads, plan_of, line, table)
+    net.run(&payloads, plan_of, Some(&integrity), line, table)
 }
+
+/// The integrity stream's shape: what caught a short-send-ignoring server within 3 s
+/// (`load echo --mode stream --read-rate`'s help), and ringside's own engines' test.
+const INTEGRITY_CONNECTIONS: usize = 4;
+const INTEGRITY_PAYLOAD_BYTES: usize = 1000;
+const INTEGRITY_READ_BYTES_PER_SEC: u64 = 4 << 20;
+const INTEGRITY_RCVBUF_BYTES: usize = 4096;
+const INTEGRITY_DURATION: Duration = Duration::from_millis(1500);
 
 /// One of the echo study's tables: its title, and a cell's text from the cell's runs.
 type Metric = (&'static str, fn(&[&Row]) -> String);
@@ -119,8 +142,14 @@ const METRICS: [Metric; 6] = [
     }),
 ];
 
-/// The seeds' table per payload size, then the tables that explain it.
-pub fn render_study(rows: &[Row], connection_counts: &[usize]) -> String {
+/// The seeds' table per payload size, then the tables that explain it, then the contenders'
+/// integrity streams.
+pub fn render_study(all_rows: &[Row], connection_counts: &[usize]) -> String {
+    let (streams, rows): (Vec<Row>, Vec<Row>) = all_rows
+        .iter()
+        .cloned()
+        .partition(|row| row.params.get("mode") == Some(&Mode::Stream.name().into()));
+    let rows = rows.as_slice();
     let mut payloads: Vec<u64> = rows
         .iter()
         .filter_map(|r| param(r, "payload_bytes"))
@@ -161,10 +190,21 @@ pub fn render_study(rows: &[Row], connection_counts: &[usize]) -> String {
         "* a load thread was saturated in some run (the client may have set the pace); \
          ! errors (timeouts, resets) in some run; NOT VERIFIED: an echo differed\n",
     );
-    for note in rows
+    for row in &streams {
+        let outcome = match (&row.failure, row.verified) {
+            (Some(failure), _) => format!("FAILED: {failure}"),
+            (None, true) => format!("passed, {} MiB echoed and checked", row.bytes >> 20),
+            (None, false) => "NOT VERIFIED".to_string(),
+        };
+        text.push_str(&format!(
+            "slow-reader integrity stream, {}: {outcome}\n",
+            row.engine
+        ));
+    }
+    for note in all_rows
         .iter()
         .flat_map(|row| row.notes.iter().map(move |note| (row, note)))
-        .filter(|(_, note)| note.starts_with("NOT VERIFIED"))
+        .filter(|(_, note)| note.starts_with("NOT VERIFIED") || note.starts_with("FAILED"))
     {
         text.push_str(&format!(
             "{} {}: {}\n",

@@ -43,7 +43,7 @@ pub fn run(study: &HttpStudy) -> anyhow::Result<ExitCode> {
         format!(
             "{:<16} run {run} conn {:>4}: {:>9.0} req/s, {:.2} syscalls/req, \
              {:.1} µs server CPU/req",
-            cell.engine.name,
+            cell.server.name(),
             cell.connections,
             row.ops_per_sec,
             per_message(row, row.syscalls as f64),
@@ -51,7 +51,7 @@ pub fn run(study: &HttpStudy) -> anyhow::Result<ExitCode> {
         )
     };
     let table = |rows: &[Row]| render_study(rows, &net.connection_counts);
-    net.run(&[None], plan_of, line, table)
+    net.run(&[None], plan_of, None, line, table)
 }
 
 /// Seed 001's table per connection count; every figure is the median over the runs.

@@ -6,9 +6,10 @@
 //!
 //! `fs/` holds the file studies (`fs write`, `fs cycle`, their scratch file), `echo.rs` and
 //! `http.rs` the network studies, which run each server as a child process through
-//! `net.rs`; `serve.rs` is that child (`ringside serve`), `load.rs` the `load`
+//! `net.rs` (and any other server program beside them, `contender.rs`); `serve.rs` is that child (`ringside serve`), `load.rs` the `load`
 //! subcommand (one load run against any server).
 
+pub mod contender;
 pub mod echo;
 pub mod fs;
 pub mod http;

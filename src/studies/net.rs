@@ -1,6 +1,7 @@
 //! What the network studies share: where servers and client run (`Rig`), a server engine as a
 //! child process (`ringside serve`, measured from outside), and one cell of a study: a fresh
-//! server, one load run, the server measured over exactly the load's window.
+//! server, one load run, the server measured over exactly the load's window. A contender
+//! (`contender.rs`, any server program) goes through the same cell.
 //!
 //! A fresh server process per run keeps one engine's leftovers (sockets in TIME_WAIT aside) off
 //! the next.
@@ -10,17 +11,19 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::process::{Child, ExitCode, Stdio};
 use std::sync::mpsc::Receiver;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
+use super::contender::{self, Contender};
 use super::serve::{ServerStats, STATS_TO_STDOUT};
 use super::{finish, run_alternating, Cell, Destination};
 use crate::engines::uring::ring::{format_cpus, Helpers};
 use crate::engines::EngineDef;
 use crate::load::{load_row, LoadPlan, Mode, WindowEdge, STREAM_WINDOW_BYTES};
-use crate::measure::{CoreTimes, Measured, ProcessMeter};
+use crate::measure::{CoreTimes, Measured, ProcessMeter, ProcessSyscallCounter};
 use crate::output::progress::Progress;
 use crate::row::Row;
 use crate::system::limits::{ensure_fds, fds_for_connections};
@@ -35,8 +38,13 @@ const SERVER_STOP_TIMEOUT: Duration = Duration::from_secs(5);
 pub struct NetStudy {
     /// The engines named (or the workload's defaults), before the availability check.
     pub engines: Vec<&'static EngineDef>,
+    /// Server programs measured beside the engines (`--contender`), after them in each run.
+    pub contenders: Vec<Contender>,
     /// Connection counts: one column (echo) or table (HTTP) each.
     pub connection_counts: Vec<usize>,
+    /// The connection counts the contenders run at (`--contender-connections`; all of them by
+    /// default), so `ringside run` can add them within its time.
+    pub contender_connection_counts: Vec<usize>,
     pub runs: u32,
     /// Measured time per run, and the unmeasured time before it.
     pub duration: Duration,
@@ -48,25 +56,42 @@ pub struct NetStudy {
     pub quiet: bool,
 }
 
-/// One cell of a network study: an engine at a connection count (and, for echo, a payload).
+/// What serves a cell: one of ringside's engines, or a contender.
+#[derive(Clone)]
+pub enum Server {
+    Engine(&'static EngineDef),
+    Contender(Contender),
+}
+
+impl Server {
+    /// The name its rows carry in `engine`.
+    pub fn name(&self) -> String {
+        match self {
+            Server::Engine(engine) => engine.name.to_string(),
+            Server::Contender(contender) => contender.engine(),
+        }
+    }
+}
+
+/// One cell of a network study: a server at a connection count (and, for echo, a payload).
 pub struct NetCell {
-    pub engine: &'static EngineDef,
+    pub server: Server,
     pub connections: usize,
     pub payload_bytes: Option<usize>,
 }
 
 impl Cell for NetCell {
     fn step(&self, run: u32, _runs: u32) -> String {
-        let (engine, connections) = (self.engine.name, self.connections);
+        let (server, connections) = (self.server.name(), self.connections);
         match self.payload_bytes {
-            Some(payload) => format!("run {run} {engine} {connections} conn {payload} B"),
-            None => format!("run {run} {engine} {connections} conn"),
+            Some(payload) => format!("run {run} {server} {connections} conn {payload} B"),
+            None => format!("run {run} {server} {connections} conn"),
         }
     }
 
     fn failed(&self, run: u32) -> String {
-        let (engine, connections) = (self.engine.name, self.connections);
-        format!("{engine} run {run} with {connections} connections")
+        let (server, connections) = (self.server.name(), self.connections);
+        format!("{server} run {run} with {connections} connections")
     }
 }
 
@@ -94,14 +119,48 @@ pub struct Rig {
 /// over the load's window, the server stopped.
 pub fn run_cell(
     engine: &EngineDef,
+    plan: LoadPlan,
+    run: u32,
+    args: &Rig,
+    path: &NetPath,
+) -> anyhow::Result<Row> {
+    let server = ServerProcess::start(engine, args, path)?;
+    let mut params = rig_params(args);
+    if engine.needs.uses_io_uring() {
+        params.extend(args.helpers.params(engine.needs.setup.sqpoll));
+    }
+    measure_server(server, engine.name, params, plan, run, args, path)
+}
+
+/// The parameters of the rig every network row carries.
+pub fn rig_params(args: &Rig) -> Map<String, Value> {
+    let mut params = args.path.params();
+    params.insert("idle".into(), Value::from(args.idle.name()));
+    params.insert("server_cpu".into(), Value::from(args.server_cpu));
+    if args.server_threads > 1 {
+        params.insert("server_threads".into(), Value::from(args.server_threads));
+        params.insert(
+            "server_cpus".into(),
+            Value::from(format_cpus(&args.server_cpus)),
+        );
+    }
+    params.insert("client_cpu".into(), Value::from(args.client_cpu));
+    params
+}
+
+/// One load run against a started server (an engine's or a contender's), the server measured
+/// from outside over exactly the load's window, then stopped; its row, named `engine`.
+pub fn measure_server(
+    mut server: ServerProcess,
+    engine: &str,
+    params: Map<String, Value>,
     mut plan: LoadPlan,
     run: u32,
     args: &Rig,
     path: &NetPath,
 ) -> anyhow::Result<Row> {
-    let mut server = ServerProcess::start(engine, args, path)?;
     plan.target = server.address;
-    let mut meter = ProcessMeter::new(server.child.id() as i32);
+    let mut meter = server.meter();
     let mut measured: Option<std::io::Result<Measured>> = None;
     let mut started: std::io::Result<()> = Ok(());
     let cores = [args.server_cpu, args.client_cpu];
@@ -128,21 +187,7 @@ pub fn run_cell(
     let measured = measured
         .expect("a finished load run passed its window's end")
         .context("cannot measure the server")?;
-    let mut params = args.path.params();
-    params.insert("idle".into(), Value::from(args.idle.name()));
-    params.insert("server_cpu".into(), Value::from(args.server_cpu));
-    if args.server_threads > 1 {
-        params.insert("server_threads".into(), Value::from(args.server_threads));
-        params.insert(
-            "server_cpus".into(),
-            Value::from(format_cpus(&args.server_cpus)),
-        );
-    }
-    params.insert("client_cpu".into(), Value::from(args.client_cpu));
-    if engine.needs.uses_io_uring() {
-        params.extend(args.helpers.params(engine.needs.setup.sqpoll));
-    }
-    let mut row = load_row(engine.name, params, run, &plan, &report, Some(&measured));
+    let mut row = load_row(engine, params, run, &plan, &report, Some(&measured));
     let [server_core, client_core] = cores_during;
     row.server_core_softirq_s = server_core.map(|t| t.softirq_s);
     row.server_core_steal_s = server_core.map(|t| t.steal_s);
@@ -167,13 +212,20 @@ fn add_server_stats(row: &mut Row, stats: &ServerStats, connections: usize) {
         .map(|(peak, start)| peak.saturating_sub(start) / connections.max(1) as u64);
 }
 
-/// A `ringside serve` child process (also the server of `run`'s wrk control).
+/// A server child process: `ringside serve` (also the server of `run`'s wrk control), or a
+/// contender's command.
 pub struct ServerProcess {
     pub child: Child,
     pub address: SocketAddr,
-    /// What the server prints after its `listening on` line: its stats (`--stats -`), sent
-    /// once it has exited.
-    rest: Receiver<String>,
+    /// What `ringside serve` prints after its `listening on` line: its stats (`--stats -`),
+    /// sent once it has exited. None for a contender.
+    rest: Option<Receiver<String>>,
+    /// Some for a contender: it leads a process group of its own (stopped as a whole), and
+    /// this holds the last line it wrote to stderr.
+    last_words: Option<Arc<Mutex<String>>>,
+    /// A contender's syscall counter, opened before its command ran (None: opened when the
+    /// window opens, or not counting).
+    syscalls: Option<ProcessSyscallCounter>,
 }
 
 impl ServerProcess {
@@ -226,7 +278,9 @@ impl ServerProcess {
             Some(address) => Ok(ServerProcess {
                 child,
                 address,
-                rest: receiver,
+                rest: Some(receiver),
+                last_words: None,
+                syscalls: None,
             }),
             None => {
                 let _ = child.kill();
@@ -236,39 +290,113 @@ impl ServerProcess {
         }
     }
 
-    /// SIGTERM, then a bounded wait; a server that does not stop is killed and reported, as
-    /// is one that had died already. Returns the stats the server printed as it stopped.
+    /// A started contender, leading its own process group, whose stderr `last_words` keeps,
+    /// counted by `syscalls` since before it ran.
+    pub fn contender(
+        child: Child,
+        address: SocketAddr,
+        last_words: Arc<Mutex<String>>,
+        syscalls: Option<ProcessSyscallCounter>,
+    ) -> ServerProcess {
+        ServerProcess {
+            child,
+            address,
+            rest: None,
+            last_words: Some(last_words),
+            syscalls,
+        }
+    }
+
+    /// The meter of this server's window (once: it takes a contender's counter).
+    pub fn meter(&mut self) -> ProcessMeter {
+        ProcessMeter::with_counter(self.child.id() as i32, self.syscalls.take())
+    }
+
+    /// "; its last words on stderr: ..." when a contender wrote any, for a failure to quote.
+    pub fn last_words(&self) -> String {
+        let Some(kept) = &self.last_words else {
+            return String::new();
+        };
+        match kept.lock().unwrap_or_else(|e| e.into_inner()).as_str() {
+            "" => String::new(),
+            line => format!("; its last words on stderr: {line}"),
+        }
+    }
+
+    /// SIGTERM (to a contender's whole group), then a bounded wait; a server that does not
+    /// stop is killed (and reported, unless it is a contender), and one that had exited before
+    /// it was asked to is reported. Returns the stats `ringside serve` printed as it stopped.
     pub fn stop(&mut self) -> anyhow::Result<Option<ServerStats>> {
         if let Some(status) = self.child.try_wait()? {
-            anyhow::bail!("the server process died during the run ({status})");
+            self.kill();
+            anyhow::bail!(
+                "the server exited during the run with {status}{}",
+                self.last_words()
+            );
         }
-        let pid = rustix::process::Pid::from_raw(self.child.id() as i32).expect("a child pid");
-        let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+        self.signal(rustix::process::Signal::TERM);
         let deadline = Instant::now() + SERVER_STOP_TIMEOUT;
         while Instant::now() < deadline {
             if let Some(status) = self.child.try_wait()? {
-                anyhow::ensure!(status.success(), "the server exited with {status}");
-                let rest = self
-                    .rest
-                    .recv_timeout(SERVER_STOP_TIMEOUT)
-                    .unwrap_or_default();
-                let last = rest.lines().rfind(|line| !line.trim().is_empty());
-                return Ok(last.and_then(|line| serde_json::from_str(line).ok()));
+                // A contender may die of the signal; ringside's servers exit 0 on it.
+                anyhow::ensure!(
+                    self.last_words.is_some() || status.success(),
+                    "the server exited with {status}"
+                );
+                if !self.group_alive() {
+                    return Ok(self.stats());
+                }
             }
             std::thread::sleep(Duration::from_millis(10));
         }
-        let _ = self.child.kill();
+        self.kill();
+        // A contender that ignores SIGTERM is killed and its measurement stands (the issue's
+        // contract: SIGTERM, then SIGKILL after a bound); ringside's own servers must stop.
+        anyhow::ensure!(
+            self.last_words.is_some(),
+            "the server did not stop within {SERVER_STOP_TIMEOUT:?} of SIGTERM"
+        );
+        Ok(None)
+    }
+
+    /// The stats `ringside serve` printed as it exited (None for a contender).
+    fn stats(&self) -> Option<ServerStats> {
+        let rest = self.rest.as_ref()?.recv_timeout(SERVER_STOP_TIMEOUT).ok()?;
+        let last = rest.lines().rfind(|line| !line.trim().is_empty())?;
+        serde_json::from_str(last).ok()
+    }
+
+    fn pid(&self) -> rustix::process::Pid {
+        rustix::process::Pid::from_raw(self.child.id() as i32).expect("a child pid")
+    }
+
+    /// Sends `signal` to the server, or to a contender's whole process group.
+    fn signal(&self, signal: rustix::process::Signal) {
+        let _ = match self.last_words {
+            Some(_) => rustix::process::kill_process_group(self.pid(), signal),
+            None => rustix::process::kill_process(self.pid(), signal),
+        };
+    }
+
+    /// Whether a contender's process group still has a process (false for ringside's servers,
+    /// which have no group of their own).
+    fn group_alive(&self) -> bool {
+        self.last_words.is_some() && rustix::process::test_kill_process_group(self.pid()).is_ok()
+    }
+
+    /// SIGKILL to the server (and its group), and the child reaped.
+    fn kill(&mut self) {
+        self.signal(rustix::process::Signal::KILL);
         let _ = self.child.wait();
-        anyhow::bail!("the server did not stop within {SERVER_STOP_TIMEOUT:?} of SIGTERM")
     }
 }
 
 impl Drop for ServerProcess {
     fn drop(&mut self) {
-        // An error path left the server running: do not leave it behind.
-        if matches!(self.child.try_wait(), Ok(None)) {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
+        // An error path left the server (or a contender's group) running: do not leave it
+        // behind.
+        if matches!(self.child.try_wait(), Ok(None)) || self.group_alive() {
+            self.kill();
         }
     }
 }
@@ -336,18 +464,26 @@ impl NetStudy {
         }
     }
 
-    /// Runs the study on the studies' runner: the engines that can run here, at every payload
-    /// (None: the protocol's own messages) and connection count, `plan_of` giving each cell's
-    /// load run, `line` turning each row (which it may complete) into its progress line, and
-    /// `table` rendering the results.
+    /// Runs the study on the studies' runner: the engines that can run here and then the
+    /// contenders, at every payload (None: the protocol's own messages) and connection count,
+    /// `plan_of` giving each cell's load run, `line` turning each row (which it may complete)
+    /// into its progress line, and `table` rendering the results. With `integrity`, every
+    /// contender then gets one more cell, that plan's run (the echo study's slow-reader stream).
     pub fn run(
         &self,
         payloads: &[Option<usize>],
         plan_of: impl Fn(&NetCell) -> LoadPlan,
+        integrity: Option<&dyn Fn(&NetCell) -> LoadPlan>,
         line: impl Fn(&NetCell, u32, &mut Row) -> String,
         table: impl FnOnce(&[Row]) -> String,
     ) -> anyhow::Result<ExitCode> {
-        let engines = crate::engines::runnable(self.engines.clone(), self.quiet)?;
+        let engines = match self.engines.is_empty() {
+            true => Vec::new(),
+            false => crate::engines::runnable(self.engines.clone(), self.quiet)?,
+        };
+        let servers: Vec<Server> = (engines.into_iter().map(Server::Engine))
+            .chain(self.contenders.iter().cloned().map(Server::Contender))
+            .collect();
         // The load generator holds every connection here, the server another end of each.
         let most = self.connection_counts.iter().copied().max().unwrap_or(1);
         ensure_fds(
@@ -360,20 +496,108 @@ impl NetStudy {
         let mut cells = Vec::new();
         for &payload_bytes in payloads {
             for &connections in &self.connection_counts {
-                cells.extend(engines.iter().map(|&engine| NetCell {
-                    engine,
+                let runs_here = |server: &&Server| match server {
+                    Server::Engine(_) => true,
+                    Server::Contender(_) => self.contender_connection_counts.contains(&connections),
+                };
+                cells.extend(servers.iter().filter(runs_here).map(|server| NetCell {
+                    server: server.clone(),
                     connections,
                     payload_bytes,
                 }));
             }
         }
-        let progress = Progress::new(cells.len() as u64 * u64::from(self.runs), self.quiet);
-        let outcome = run_alternating(self.runs, &cells, &progress, |cell, run| {
-            let mut row = run_cell(cell.engine, plan_of(cell), run, &self.rig, &path)?;
-            progress.line(line(cell, run, &mut row));
+        let checks: Vec<NetCell> = match integrity {
+            Some(plan) => self
+                .contenders
+                .iter()
+                .map(|c| integrity_cell(c, plan))
+                .collect(),
+            None => Vec::new(),
+        };
+        let steps = cells.len() as u64 * u64::from(self.runs) + checks.len() as u64;
+        let progress = Progress::new(steps, self.quiet);
+        let failures = ContenderFailures::default();
+        let measure = |cell: &NetCell, run: u32, plan: LoadPlan| -> anyhow::Result<Row> {
+            let mut row = match &cell.server {
+                Server::Engine(engine) => run_cell(engine, plan, run, &self.rig, &path)?,
+                Server::Contender(contender) => {
+                    failures.run_cell(contender, plan, run, &self.rig, &progress)
+                }
+            };
+            let text = line(cell, run, &mut row);
+            if row.failure.is_none() {
+                progress.line(text);
+            }
             Ok(row)
+        };
+        let mut outcome = run_alternating(self.runs, &cells, &progress, |cell, run| {
+            measure(cell, run, plan_of(cell))
         });
+        if let (Some(plan), false) = (integrity, outcome.interrupted || checks.is_empty()) {
+            let more = run_alternating(1, &checks, &progress, |cell, run| {
+                measure(cell, run, plan(cell))
+            });
+            outcome.rows.extend(more.rows);
+            outcome.failure = outcome.failure.or(more.failure);
+            outcome.interrupted = more.interrupted;
+        }
         progress.finish();
         finish(outcome, Path::new("."), &self.destination, table)
+    }
+}
+
+/// The integrity cell of `contender`: the connections and payload `plan` asks for.
+fn integrity_cell(contender: &Contender, plan: &dyn Fn(&NetCell) -> LoadPlan) -> NetCell {
+    let mut cell = NetCell {
+        server: Server::Contender(contender.clone()),
+        connections: 1,
+        payload_bytes: None,
+    };
+    let load = plan(&cell);
+    cell.connections = load.connections;
+    cell.payload_bytes = Some(load.payload_bytes);
+    cell
+}
+
+/// The contenders of a study that did not start, so that their later cells do not wait for
+/// them again.
+#[derive(Default)]
+struct ContenderFailures {
+    not_started: std::cell::RefCell<Vec<(String, String)>>,
+}
+
+impl ContenderFailures {
+    /// A contender's cell; a failure is one line on stderr and a row that says why.
+    fn run_cell(
+        &self,
+        contender: &Contender,
+        plan: LoadPlan,
+        run: u32,
+        rig: &Rig,
+        progress: &Progress,
+    ) -> Row {
+        let connections = plan.connections;
+        let earlier = (self.not_started.borrow().iter())
+            .find(|(name, _)| *name == contender.name)
+            .map(|(_, reason)| reason.clone());
+        if let Some(reason) = earlier {
+            let reason = format!("not started again: it failed to start before ({reason})");
+            return contender::failed_row(contender, &plan, run, rig, &reason);
+        }
+        let (row, failure) = contender::run_cell(contender, plan, run, rig);
+        if let Some(failure) = failure {
+            progress.alert(format!(
+                "ringside: {} run {run} with {connections} connections failed: {}",
+                contender.engine(),
+                failure.reason
+            ));
+            if !failure.started {
+                self.not_started
+                    .borrow_mut()
+                    .push((contender.name.clone(), failure.reason));
+            }
+        }
+        row
     }
 }

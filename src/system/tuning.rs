@@ -37,6 +37,18 @@ impl Sched {
 
     /// Applies the class to the calling thread; threads it starts later inherit it.
     pub fn apply_to_current_thread(self) -> anyhow::Result<()> {
+        self.set_on_calling_thread().map_err(|error| {
+            anyhow::anyhow!(
+                "cannot switch to SCHED_{} ({error}); real-time scheduling needs root or \
+                 CAP_SYS_NICE",
+                self.name().to_uppercase()
+            )
+        })
+    }
+
+    /// The class set on the calling thread with one syscall and no allocation, so that a
+    /// forked child may call it before exec (a contender's command).
+    pub fn set_on_calling_thread(self) -> std::io::Result<()> {
         let (policy, priority) = match self {
             Sched::Other => (libc::SCHED_OTHER, 0),
             Sched::Fifo => (libc::SCHED_FIFO, FIFO_PRIORITY),
@@ -46,14 +58,8 @@ impl Sched {
             sched_priority: priority,
         };
         // SAFETY: pid 0 is the calling thread; param is a valid sched_param.
-        let result = unsafe { libc::sched_setscheduler(0, policy, &param) };
-        if result != 0 {
-            let error = std::io::Error::last_os_error();
-            anyhow::bail!(
-                "cannot switch to SCHED_{} ({error}); real-time scheduling needs root or \
-                 CAP_SYS_NICE",
-                self.name().to_uppercase()
-            );
+        if unsafe { libc::sched_setscheduler(0, policy, &param) } != 0 {
+            return Err(std::io::Error::last_os_error());
         }
         Ok(())
     }

@@ -1,0 +1,3 @@
+module ringside/contenders/go
+
+go 1.22

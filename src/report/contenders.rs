@@ -1,0 +1,242 @@
+//! The contenders' part of a study: their own table (throughput, CPU and syscalls per
+//! operation, latency, peak memory, verified) and one sentence each against ringside's raw
+//! engine of the same event API ("contender:tokio reached 0.81× the messages/s of ringside's
+//! epoll at 1.32× its CPU per message"), so a reader sees how far the stack they run is from
+//! the API under it.
+
+use crate::report::numbers::{per_op, range, ratio, throughput};
+use crate::report::summary::{op_noun, runs_text, EngineSummary, Study};
+use crate::report::table::Cells;
+
+/// The ringside engine a contender of `api` is compared with: the raw engine of that API.
+pub fn raw_engine_of(api: &str) -> Option<&'static str> {
+    match api {
+        "io_uring" => Some("uring"),
+        "epoll" => Some("epoll"),
+        _ => None,
+    }
+}
+
+/// The engine `contender` is measured against: ringside's raw engine of its API when that ran
+/// and was verified, else the fastest verified engine of the study; the second value says
+/// which of the two it is.
+pub fn reference<'a>(
+    study: &'a Study,
+    contender: &EngineSummary,
+) -> Option<(&'a EngineSummary, bool)> {
+    let verified: Vec<&EngineSummary> = study
+        .measured()
+        .into_iter()
+        .filter(|engine| engine.verified)
+        .collect();
+    let raw = contender.server_api.as_deref().and_then(raw_engine_of);
+    if let Some(engine) = verified
+        .iter()
+        .find(|engine| Some(engine.engine.as_str()) == raw)
+    {
+        return Some((engine, true));
+    }
+    let fastest = verified
+        .into_iter()
+        .max_by(|a, b| a.throughput.median.total_cmp(&b.throughput.median))?;
+    Some((fastest, false))
+}
+
+/// The contenders' table; None when the study has none.
+pub fn contender_cells(study: &Study) -> Option<Cells> {
+    if study.contenders.is_empty() {
+        return None;
+    }
+    let unit = study.unit();
+    let noun = op_noun(&study.workload);
+    let mut header = vec![
+        "contender".to_string(),
+        "API".to_string(),
+        "runs".to_string(),
+        format!("{unit} median"),
+        format!("{unit} min–max"),
+        "× raw engine".to_string(),
+        format!("syscalls/{noun}"),
+        format!("CPU µs/{noun}"),
+    ];
+    if study.has_latency() {
+        header.extend(["p50 µs".to_string(), "p99 µs".to_string()]);
+    }
+    header.extend(["peak RSS MiB".to_string(), "verified".to_string()]);
+    let lines = study
+        .contenders
+        .iter()
+        .map(|contender| line(study, contender))
+        .collect();
+    Some(Cells { header, lines })
+}
+
+fn line(study: &Study, contender: &EngineSummary) -> Vec<String> {
+    let dash = || "—".to_string();
+    let versus = match reference(study, contender) {
+        Some((engine, true)) if engine.throughput.median > 0.0 => format!(
+            "{} of {}",
+            ratio(contender.throughput.median / engine.throughput.median),
+            engine.engine
+        ),
+        _ => dash(),
+    };
+    let mut cells = vec![
+        contender.engine.clone(),
+        contender.server_api.clone().unwrap_or_else(dash),
+        contender.runs.to_string(),
+        throughput(study.headline, contender.throughput.median),
+        range(study.headline, &contender.throughput),
+        versus,
+        contender
+            .syscalls_per_op
+            .map_or_else(dash, |spread| per_op(spread.median)),
+        per_op(contender.cpu_us_per_op.median),
+    ];
+    if study.has_latency() {
+        for index in [0, 2] {
+            let value = contender.latency_us.as_ref().map(|us| per_op(us[index]));
+            cells.push(value.unwrap_or_else(dash));
+        }
+    }
+    cells.push(
+        contender
+            .rss_peak_mib
+            .map_or_else(dash, |mib| format!("{:.1}", mib.median)),
+    );
+    cells.push(
+        match (&contender.failure, contender.verified) {
+            (Some(_), _) => "FAILED",
+            (None, true) => "yes",
+            (None, false) => "NO",
+        }
+        .to_string(),
+    );
+    cells
+}
+
+/// One sentence per contender: against the raw engine of its API (or the fastest engine when
+/// that did not run), or why there is no comparison.
+pub fn contender_verdicts(study: &Study) -> Vec<String> {
+    study
+        .contenders
+        .iter()
+        .map(|contender| verdict(study, contender))
+        .collect()
+}
+
+fn verdict(study: &Study, contender: &EngineSummary) -> String {
+    let name = &contender.engine;
+    let unit = study.unit();
+    let noun = op_noun(&study.workload);
+    if let Some(failure) = &contender.failure {
+        return format!("{name} failed, so it has no result here: {failure}.");
+    }
+    if !contender.verified {
+        return format!(
+            "{name}'s data was not verified (or it had errors), so it is not compared."
+        );
+    }
+    let own = format!(
+        "{} {unit}, {} µs of CPU per {noun}, median of {}",
+        throughput(study.headline, contender.throughput.median),
+        per_op(contender.cpu_us_per_op.median),
+        runs_text(contender.runs)
+    );
+    let Some((engine, raw)) = reference(study, contender) else {
+        return format!("{name}: {own}; no verified ringside engine ran here to compare with.");
+    };
+    let which = if raw {
+        format!("ringside's {}", engine.engine)
+    } else {
+        let api = contender.server_api.as_deref().unwrap_or("unknown");
+        format!(
+            "ringside's fastest engine here, {} (no raw engine of its API, {api}, ran)",
+            engine.engine
+        )
+    };
+    let noise = if contender.throughput.overlaps(&engine.throughput) {
+        "; within noise: the run ranges overlap"
+    } else {
+        ""
+    };
+    let mut text = format!(
+        "{name} reached {} the {unit} of {which} at {} its CPU per {noun} ({} vs {} {unit}, {} \
+         vs {} µs{noise}",
+        ratio(contender.throughput.median / engine.throughput.median),
+        ratio(contender.cpu_us_per_op.median / engine.cpu_us_per_op.median),
+        throughput(study.headline, contender.throughput.median),
+        throughput(study.headline, engine.throughput.median),
+        per_op(contender.cpu_us_per_op.median),
+        per_op(engine.cpu_us_per_op.median),
+    );
+    if let (Some(a), Some(b)) = (&contender.syscalls_per_op, &engine.syscalls_per_op) {
+        text.push_str(&format!(
+            "; {} vs {} syscalls per {noun}",
+            per_op(a.median),
+            per_op(b.median)
+        ));
+    }
+    text.push_str(").");
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::summary::studies;
+    use crate::report::summary::tests::row;
+
+    #[test]
+    fn a_contender_is_compared_with_the_raw_engine_of_its_api() {
+        let mut tokio = row("contender:tokio", 1, 810.0, 1500);
+        tokio.server_api = Some("epoll".into());
+        tokio.cpu_sys_s = 0.00132;
+        let rows = vec![
+            row("epoll", 1, 1000.0, 1000),
+            row("uring", 1, 1200.0, 10),
+            tokio,
+        ];
+        let study = &studies(&rows)[0];
+        assert_eq!(
+            study.engines.len(),
+            2,
+            "contenders are not in the engine table"
+        );
+        let text = contender_verdicts(study).join(" ");
+        assert!(
+            text.starts_with(
+                "contender:tokio reached 0.81× the MB/s of ringside's epoll at 1.32× its CPU \
+                 per write"
+            ),
+            "{text}"
+        );
+        let cells = contender_cells(study).unwrap();
+        assert_eq!(cells.lines[0][5], "0.81× of epoll");
+        assert_eq!(cells.lines[0].last().unwrap(), "yes");
+    }
+
+    #[test]
+    fn a_failed_contender_says_why_and_one_without_its_api_meets_the_fastest_engine() {
+        let mut failed = row("contender:broken", 1, 0.0, 0);
+        failed.verified = false;
+        failed.failure = Some("exited with exit status: 1 before it listened".into());
+        let mut script = row("contender:py", 1, 50.0, 3000);
+        script.server_api = Some("none".into());
+        let rows = vec![row("epoll", 1, 1000.0, 1000), failed, script];
+        let study = &studies(&rows)[0];
+        let verdicts = contender_verdicts(study);
+        assert!(verdicts[0].contains("failed") && verdicts[0].contains("exit status: 1"));
+        assert!(
+            verdicts[1].contains(
+                "ringside's fastest engine here, epoll (no raw engine of its API, none, ran)"
+            ),
+            "{}",
+            verdicts[1]
+        );
+        assert_eq!(
+            contender_cells(study).unwrap().lines[0].last().unwrap(),
+            "FAILED"
+        );
+    }
+}
