@@ -5,7 +5,8 @@ use std::io;
 use std::time::{Duration, Instant};
 
 use super::device::{BlockDevice, DeviceIo};
-use super::syscalls::{ProcessSyscallCounter, SyscallCounter};
+use super::ring_events::{RingEventCounter, RingEvents};
+use super::syscalls::{task_ids, ProcessSyscallCounter, SyscallCounter};
 use super::threads::{HelperThreads, ThreadTimes};
 use super::usage::Usage;
 
@@ -14,6 +15,7 @@ use super::usage::Usage;
 /// after it.
 pub struct Meter {
     counter: Option<SyscallCounter>,
+    ring: RingCounting,
     started: Option<Started>,
     device: Option<BlockDevice>,
 }
@@ -27,7 +29,7 @@ struct Started {
 }
 
 /// What a measured section cost.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Measured {
     pub elapsed: Duration,
     /// `None` when the kernel refused the counter; the engine's own count is used then.
@@ -37,14 +39,17 @@ pub struct Measured {
     pub helpers: Option<HelperThreads>,
     /// The block device under the measured file (file workloads on a block device only).
     pub device: Option<DeviceIo>,
+    /// What io_uring did in the kernel, from its tracepoints (None where not counted).
+    pub ring: Option<RingEvents>,
+    /// Sentences saying what was not counted, and why.
+    pub notes: Vec<String>,
 }
 
 impl Meter {
     pub fn new() -> Meter {
         Meter {
             counter: SyscallCounter::open().ok(),
-            started: None,
-            device: None,
+            ..Meter::without_syscall_counter()
         }
     }
 
@@ -52,9 +57,21 @@ impl Meter {
     pub fn without_syscall_counter() -> Meter {
         Meter {
             counter: None,
+            ring: RingCounting::default(),
             started: None,
             device: None,
         }
+    }
+
+    /// Also counts io_uring's tracepoints on this thread and the threads it starts later (the
+    /// io-wq and SQPOLL threads of rings it makes): open the meter before making the ring.
+    pub fn with_ring_events(mut self) -> Meter {
+        if std::env::var_os("RINGSIDE_NO_PERF").is_none()
+            && std::env::var_os("RINGSIDE_NO_RING_EVENTS").is_none()
+        {
+            self.ring = RingCounting::open(&[0]);
+        }
+        self
     }
 
     /// Also reads the I/O counters of the block device under the measured file.
@@ -73,6 +90,8 @@ impl Meter {
         let device = self.device.as_ref().and_then(BlockDevice::read);
         let usage = Usage::of_process();
         let at = Instant::now();
+        self.ring.start();
+        // Started last and stopped first, so it does not count the other counters' ioctls.
         if let Some(counter) = self.counter.as_mut() {
             counter.start();
         }
@@ -86,6 +105,7 @@ impl Meter {
 
     pub fn stop(&mut self) -> Measured {
         let syscalls_kernel = self.counter.as_mut().map(SyscallCounter::stop);
+        let ring = self.ring.stop();
         let started = self.started.take().expect("meter stopped before start");
         let elapsed = started.at.elapsed();
         let usage = Usage::of_process().since(&started.usage);
@@ -101,6 +121,8 @@ impl Meter {
             device: device
                 .zip(started.device)
                 .map(|(now, before)| now.since(&before)),
+            ring,
+            notes: self.ring.notes.clone(),
         }
     }
 }
@@ -126,6 +148,7 @@ pub fn meter_for_run() -> Meter {
 pub struct ProcessMeter {
     pid: i32,
     counter: Option<ProcessSyscallCounter>,
+    ring: RingCounting,
     started: Option<(Instant, Usage, Option<ThreadTimes>)>,
 }
 
@@ -134,20 +157,31 @@ impl ProcessMeter {
         ProcessMeter {
             pid,
             counter: None,
+            ring: RingCounting::default(),
             started: None,
         }
     }
 
-    /// Starts the section. The syscall counters open here, so they cover the threads the
-    /// process has now and every thread they start later.
+    /// Starts the section. The counters open here, so they cover the threads the process has
+    /// now (its io-wq and SQPOLL threads included) and every thread they start later.
     pub fn start(&mut self) -> io::Result<()> {
         assert!(self.started.is_none(), "process meter started twice");
         let counting = std::env::var_os("RINGSIDE_NO_PERF").is_none();
         self.counter = counting
             .then(|| ProcessSyscallCounter::open(self.pid).ok())
             .flatten();
+        if counting && std::env::var_os("RINGSIDE_NO_RING_EVENTS").is_none() {
+            self.ring = match task_ids(self.pid) {
+                Ok(tids) => RingCounting::open(&tids),
+                Err(error) => RingCounting::refused(format!(
+                    "cannot list the threads of process {}: {error}",
+                    self.pid
+                )),
+            };
+        }
         let threads = ThreadTimes::of_pid(self.pid).ok();
         let usage = Usage::of_pid(self.pid)?;
+        self.ring.start();
         if let Some(counter) = self.counter.as_mut() {
             counter.start();
         }
@@ -157,6 +191,7 @@ impl ProcessMeter {
 
     pub fn stop(&mut self) -> io::Result<Measured> {
         let syscalls_kernel = self.counter.as_mut().map(ProcessSyscallCounter::stop);
+        let ring = self.ring.stop();
         let (started, before, threads_before) = self
             .started
             .take()
@@ -172,7 +207,48 @@ impl ProcessMeter {
                 .zip(threads_before)
                 .map(|(now, before)| now.helpers_since(&before)),
             device: None,
+            ring,
+            notes: self.ring.notes.clone(),
         })
+    }
+}
+
+/// The io_uring tracepoint counters of a meter, or why there are none.
+#[derive(Default)]
+struct RingCounting {
+    counter: Option<RingEventCounter>,
+    notes: Vec<String>,
+}
+
+impl RingCounting {
+    fn open(tids: &[i32]) -> RingCounting {
+        match RingEventCounter::open(tids) {
+            Ok((counter, missing)) => RingCounting {
+                counter: Some(counter),
+                notes: missing
+                    .iter()
+                    .map(|name| format!("not counted: this kernel has no {name} tracepoint"))
+                    .collect(),
+            },
+            Err(reason) => RingCounting::refused(reason),
+        }
+    }
+
+    fn refused(reason: String) -> RingCounting {
+        RingCounting {
+            counter: None,
+            notes: vec![format!("io_uring events not counted: {reason}")],
+        }
+    }
+
+    fn start(&mut self) {
+        if let Some(counter) = self.counter.as_mut() {
+            counter.start();
+        }
+    }
+
+    fn stop(&mut self) -> Option<RingEvents> {
+        self.counter.as_mut().map(RingEventCounter::stop)
     }
 }
 

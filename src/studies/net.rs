@@ -120,6 +120,8 @@ pub fn run_cell(
     row.server_core_steal_s = server_core.map(|t| t.steal_s);
     row.client_core_softirq_s = client_core.map(|t| t.softirq_s);
     row.client_core_steal_s = client_core.map(|t| t.steal_s);
+    row.server_core_net_rx_softirqs = server_core.and_then(|t| t.net_rx_softirqs);
+    row.client_core_net_rx_softirqs = client_core.and_then(|t| t.net_rx_softirqs);
     Ok(row)
 }
 

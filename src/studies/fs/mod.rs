@@ -72,7 +72,9 @@ impl RunContext<'_> {
         let Make::File(make) = self.def.make else {
             unreachable!("the file studies run file engines");
         };
-        let meter = meter_for_run().with_device(BlockDevice::of_file(self.file));
+        let meter = meter_for_run()
+            .with_ring_events()
+            .with_device(BlockDevice::of_file(self.file));
         (make(self.def), meter)
     }
 
