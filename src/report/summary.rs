@@ -5,6 +5,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::report::causes::Figures;
 use crate::row::Row;
 use crate::stats::{params_text, Spread};
 
@@ -93,6 +94,8 @@ pub struct EngineSummary {
     pub p99_us: Option<Spread>,
     pub verified: bool,
     pub syscalls_self_counted: bool,
+    /// What the kernel counted, for the causes the verdicts name.
+    pub figures: Figures,
 }
 
 impl EngineSummary {
@@ -129,6 +132,7 @@ impl EngineSummary {
             p99_us: has_latency.then(|| pick(&|row| row.latency_ns_p99.unwrap_or(0) as f64 / 1e3)),
             verified: rows.iter().all(|row| row.verified && row.errors == 0),
             syscalls_self_counted: rows.iter().any(|row| row.syscalls_source == "self"),
+            figures: Figures::of(rows),
         }
     }
 }
