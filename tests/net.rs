@@ -678,6 +678,17 @@ fn study_runs_a_small_matrix_with_alternating_engines() {
         assert!(row["cpu_user_s"].as_f64().unwrap() + row["cpu_sys_s"].as_f64().unwrap() > 0.0);
         assert!(row["params"]["idle"].is_string() && row["params"]["sched"].is_string());
         assert!(row["client_cpu_sys_s"].is_number());
+        // The io_uring server's kernel threads are set and recorded: its io-wq workers stay on
+        // the server's CPU (0 by default); epoll has none.
+        let params = &row["params"];
+        match row["engine"].as_str().unwrap() {
+            "uring" => {
+                assert_eq!(params["iowq_cpus"], "0", "{row}");
+                assert!(params["iowq_bounded_max"].as_u64().unwrap() >= 1, "{row}");
+                assert!(params["iowq_unbounded_max"].as_u64().unwrap() >= 1, "{row}");
+            }
+            _ => assert!(params.get("iowq_cpus").is_none(), "{row}"),
+        }
     }
 }
 

@@ -87,8 +87,9 @@ pub struct LoadRunArgs {
     /// Measure this server process over the window: kernel-counted syscalls, CPU, switches.
     #[arg(long)]
     pub server_pid: Option<i32>,
-    /// Scheduling class of the client threads (fifo = SCHED_FIFO 50, as `chrt -f 50`).
-    #[arg(long, value_enum, default_value_t = Sched::Other)]
+    /// Scheduling class of the client threads (fifo = SCHED_FIFO 50, as `chrt -f 50`); by default the
+    /// class it was started with (`chrt -f 50 ringside ...` stays real-time).
+    #[arg(long, value_enum, default_value_t = Sched::Inherit)]
     pub sched: Sched,
     #[command(flatten)]
     pub output: OutputArgs,

@@ -11,6 +11,7 @@ use std::time::Duration;
 use clap::Args;
 
 use super::common::{duration_arg, parse_list, size_arg, HelperArgs, OutputArgs};
+use crate::engines::uring::ring::Helpers;
 use crate::engines::{default_list, engines_of, find, select, Workload};
 use crate::protocols::Proto;
 use crate::studies::echo::EchoStudy;
@@ -47,6 +48,11 @@ pub struct NetStudyArgs {
     /// CPU idle state during the study (poll = hold /dev/cpu_dma_latency at 0).
     #[arg(long, value_enum, default_value_t = Idle::Default)]
     pub idle: Idle,
+    /// The io_uring servers' kernel threads; their io-wq workers stay on --server-cpu unless
+    /// --iowq-cpus says otherwise (the study gives the server one core and the client the
+    /// other). Recorded in the io_uring engines' rows.
+    #[command(flatten)]
+    pub helpers: HelperArgs,
     #[command(flatten)]
     pub output: OutputArgs,
     /// Also write the JSON document (every run's row) to this file, whatever --format says.
@@ -136,6 +142,7 @@ impl NetStudyArgs {
                 sched: self.sched,
                 idle: self.idle,
                 serve,
+                helpers: server_helpers(&self.helpers, self.server_cpu)?,
             },
             destination: self.output.destination(self.json.clone()),
             quiet: self.quiet,
@@ -205,8 +212,9 @@ pub struct ServeArgs {
     /// 8 KiB each): fewer connections' worth of unsent echoes fit before recv runs out.
     #[arg(long, default_value_t = 1024, value_parser = provided_buffers_arg)]
     pub provided_buffers: u16,
-    /// Scheduling class of the server (fifo = SCHED_FIFO 50, as `chrt -f 50`).
-    #[arg(long, value_enum, default_value_t = Sched::Other)]
+    /// Scheduling class of the server (fifo = SCHED_FIFO 50, as `chrt -f 50`); by default the
+    /// class it was started with (`chrt -f 50 ringside ...` stays real-time).
+    #[arg(long, value_enum, default_value_t = Sched::Inherit)]
     pub sched: Sched,
     /// The io_uring engines' kernel threads. A server pinned with --cpu keeps its io-wq workers
     /// on that CPU unless --iowq-cpus says otherwise: a study gives the server one core and its
@@ -251,6 +259,17 @@ fn provided_buffers_arg(text: &str) -> Result<u16, String> {
     }
 }
 
+/// The kernel threads of a server pinned to `cpu`: its io-wq workers stay on that CPU unless
+/// `--iowq-cpus` says otherwise (sockets rarely need workers, and the other CPU is the
+/// client's).
+fn server_helpers(args: &HelperArgs, cpu: usize) -> anyhow::Result<Helpers> {
+    let mut helpers = args.resolve(Some(cpu))?;
+    if args.iowq_cpus.is_none() {
+        helpers.iowq_cpus = Helpers::for_server(cpu).iowq_cpus;
+    }
+    Ok(helpers)
+}
+
 /// `--engine`'s help: the server engines of the table.
 fn serve_engine_help() -> &'static str {
     static HELP: OnceLock<String> = OnceLock::new();
@@ -266,11 +285,10 @@ fn serve_engine_help() -> &'static str {
 impl ServeArgs {
     /// The server to run for `workload`, speaking `proto`.
     fn serve(&self, workload: Workload, proto: Proto) -> anyhow::Result<Serve> {
-        let mut helpers = self.helpers.resolve(self.cpu)?;
-        // A pinned server keeps its io-wq workers on its own CPU unless told otherwise.
-        if let (Some(cpu), None) = (self.cpu, &self.helpers.iowq_cpus) {
-            helpers.iowq_cpus = vec![cpu];
-        }
+        let helpers = match self.cpu {
+            Some(cpu) => server_helpers(&self.helpers, cpu)?,
+            None => self.helpers.resolve(None)?,
+        };
         Ok(Serve {
             engine: find(workload, &self.engine)?,
             proto,

@@ -11,6 +11,7 @@ use std::process::{Command, Stdio};
 use anyhow::Context;
 use serde_json::{Map, Value};
 
+use crate::engines::uring::ring::Helpers;
 use crate::engines::{find, Workload};
 use crate::measure::ProcessMeter;
 use crate::report::summary::CONTROL_PARAM;
@@ -181,12 +182,14 @@ pub fn wrk_http(rows: &[Row], duration: &str) -> anyhow::Result<Vec<Row>> {
             if let Some(Value::String(body_size)) = cell.params.get("body_size") {
                 serve.extend(["--body-size".to_string(), body_size.clone()]);
             }
+            let server_cpu = cpu("server_cpu", 0);
             let rig = Rig {
-                server_cpu: cpu("server_cpu", 0),
+                server_cpu,
                 client_cpu: cpu("client_cpu", 1),
                 sched: Sched::Other,
                 idle: Idle::Default,
                 serve,
+                helpers: Helpers::for_server(server_cpu),
             };
             let mut server = ServerProcess::start(engine, &rig)?;
             let mut meter = ProcessMeter::new(server.child.id() as i32);

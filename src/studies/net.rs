@@ -15,6 +15,7 @@ use anyhow::Context;
 use serde_json::{Map, Value};
 
 use super::{finish, run_alternating, Cell, Destination};
+use crate::engines::uring::ring::Helpers;
 use crate::engines::EngineDef;
 use crate::load::{load_row, LoadPlan, Mode, WindowEdge, STREAM_WINDOW_BYTES};
 use crate::measure::{CoreTimes, Measured, ProcessMeter};
@@ -73,6 +74,9 @@ pub struct Rig {
     pub idle: Idle,
     /// What follows `ringside serve`: the protocol and its flags (`echo`, `http --body-size 16k`).
     pub serve: Vec<String>,
+    /// The io_uring servers' kernel threads, passed to every server and recorded in the rows of
+    /// the engines that use a ring.
+    pub helpers: Helpers,
 }
 
 /// One (engine, connections, payload, run): a fresh server, one load run, the server measured
@@ -114,6 +118,9 @@ pub fn run_cell(
     params.insert("idle".into(), Value::from(args.idle.name()));
     params.insert("server_cpu".into(), Value::from(args.server_cpu));
     params.insert("client_cpu".into(), Value::from(args.client_cpu));
+    if engine.needs.uses_io_uring() {
+        params.extend(args.helpers.params(engine.needs.setup.sqpoll));
+    }
     let mut row = load_row(engine.name, params, run, &plan, &report, Some(&measured));
     let [server_core, client_core] = cores_during;
     row.server_core_softirq_s = server_core.map(|t| t.softirq_s);
@@ -143,6 +150,7 @@ impl ServerProcess {
             .arg(args.server_cpu.to_string())
             .arg("--sched")
             .arg(args.sched.name())
+            .args(args.helpers.serve_args())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .spawn()

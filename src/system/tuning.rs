@@ -17,6 +17,10 @@ pub enum Sched {
     Other,
     /// SCHED_FIFO at priority 50, as `chrt -f 50` (real-time: preempts ordinary work).
     Fifo,
+    /// Leave the class the process was started with (`chrt -f 50 ringside serve ...` stays
+    /// real-time): what `serve` and `load` do unless told, so that a peer comparison that puts
+    /// every server under `chrt` puts ringside's there too.
+    Inherit,
 }
 
 /// The real-time priority `--sched fifo` uses (the priority FINDINGS measured with).
@@ -27,6 +31,7 @@ impl Sched {
         match self {
             Sched::Other => "other",
             Sched::Fifo => "fifo",
+            Sched::Inherit => "inherit",
         }
     }
 
@@ -35,6 +40,7 @@ impl Sched {
         let (policy, priority) = match self {
             Sched::Other => (libc::SCHED_OTHER, 0),
             Sched::Fifo => (libc::SCHED_FIFO, FIFO_PRIORITY),
+            Sched::Inherit => return Ok(()),
         };
         let param = libc::sched_param {
             sched_priority: priority,

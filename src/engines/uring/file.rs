@@ -68,7 +68,7 @@ impl Uring {
             ..RingSetup::with_flags(entries.next_power_of_two(), self.flags)
         };
         let ring = setup.build().map_err(anyhow::Error::msg)?;
-        let mut params = helpers.params(&ring, sqpoll);
+        let mut params = helpers.params(sqpoll);
         if sqpoll {
             params.insert("sqpoll_idle_ms".into(), Value::from(SQPOLL_IDLE_MS));
         }

@@ -85,6 +85,15 @@ impl Helpers {
         }
     }
 
+    /// The defaults for a server pinned to `cpu`: its io-wq workers stay on that CPU (a study
+    /// gives the server one core and its load generator the other; sockets rarely need them).
+    pub fn for_server(cpu: usize) -> Helpers {
+        Helpers {
+            iowq_cpus: vec![cpu],
+            ..Helpers::defaults(Some(cpu))
+        }
+    }
+
     /// Applies the worker limits and CPUs to `ring`'s io-wq (the SQPOLL thread's for an SQPOLL
     /// ring), then reads the limits back: the kernel clamps them to RLIMIT_NPROC.
     fn apply(&self, ring: &IoUring) -> Result<(), String> {
@@ -164,16 +173,22 @@ impl Helpers {
     }
 
     /// The settings as row parameters: what the engine asked the kernel for and got.
-    pub fn params(
-        &self,
-        ring: &IoUring,
-        sqpoll: bool,
-    ) -> serde_json::Map<String, serde_json::Value> {
+    pub fn params(&self, sqpoll: bool) -> serde_json::Map<String, serde_json::Value> {
         use serde_json::Value;
+        // `apply` checked that the kernel set the bounded limit asked for; an unbounded limit
+        // left to the kernel is the process's RLIMIT_NPROC, as io-wq takes it.
+        let unbounded = match self.iowq_unbounded_max {
+            0 => rustix::process::getrlimit(rustix::process::Resource::Nproc)
+                .current
+                .unwrap_or(u64::MAX),
+            asked => u64::from(asked),
+        };
         let mut params = serde_json::Map::new();
-        let limits = iowq_max_workers(ring).unwrap_or([self.iowq_bounded_max, 0]);
-        params.insert("iowq_bounded_max".into(), Value::from(limits[0]));
-        params.insert("iowq_unbounded_max".into(), Value::from(limits[1]));
+        params.insert(
+            "iowq_bounded_max".into(),
+            Value::from(self.iowq_bounded_max),
+        );
+        params.insert("iowq_unbounded_max".into(), Value::from(unbounded));
         params.insert(
             "iowq_cpus".into(),
             Value::from(format_cpus(&self.iowq_cpus)),
@@ -185,6 +200,20 @@ impl Helpers {
             params.insert("sqpoll_cpu".into(), Value::from(cpu));
         }
         params
+    }
+
+    /// The flags that ask a `ringside serve` child for these settings.
+    pub fn serve_args(&self) -> Vec<String> {
+        let mut args = vec![
+            "--iowq-workers".to_string(),
+            self.iowq_bounded_max.to_string(),
+            "--iowq-cpus".to_string(),
+            format_cpus(&self.iowq_cpus),
+        ];
+        if let Some(cpu) = self.sqpoll_cpu {
+            args.extend(["--sqpoll-cpu".to_string(), cpu.to_string()]);
+        }
+        args
     }
 }
 
