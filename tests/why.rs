@@ -5,21 +5,28 @@
 //! Goal: a page cycle through io_uring shows its fsyncs punted to io-wq workers and a CQE for
 //! every request; a plain `uring` echo server shows polls armed for receives that found no
 //! data; every ring posts at least a CQE per message; engines that make no ring count zero;
-//! where the kernel refuses the counters the fields are absent and the row says why. Method: a
-//! 1 MiB page cycle and a half-second echo study of the real binary, as root on this VM.
+//! where the kernel refuses the counters the fields are absent and the row says why, and
+//! without `--ring-events` they are absent. Method: a 1 MiB page cycle and a half-second echo
+//! study of the real binary with `--ring-events`, as root on this VM, and a 256 KiB cycle
+//! without it.
 
 use std::process::Command;
 
 use assert_cmd::cargo::CommandCargoExt;
 use serde_json::Value;
 
-/// Runs ringside with `args` (plus `--format json --quiet`) and returns the result rows.
+/// Runs ringside with `args` (plus `--ring-events --format json --quiet`) and returns the rows.
 fn rows(args: &[&str]) -> Vec<Value> {
+    rows_counting(args, &["--ring-events"])
+}
+
+fn rows_counting(args: &[&str], counting: &[&str]) -> Vec<Value> {
     let output = Command::cargo_bin("ringside")
         .unwrap()
         .env_remove("RINGSIDE_FORCE_NO_URING")
         .env_remove("RINGSIDE_NO_PERF")
         .args(args)
+        .args(counting)
         .args(["--format", "json", "--quiet"])
         .output()
         .unwrap();
@@ -135,4 +142,29 @@ fn a_short_echo_run_counts_polls_for_plain_uring_and_a_cqe_per_message_for_every
         "{plain}"
     );
     assert!(count(&rows[3], "local_work_runs") > 0, "{}", rows[3]);
+}
+
+#[test]
+fn without_ring_events_the_io_uring_counts_are_absent_and_the_threads_still_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows = rows_counting(
+        &[
+            "fs",
+            "cycle",
+            "--size",
+            "256k",
+            "--runs",
+            "1",
+            "--engine",
+            "uring-link",
+            "--dir",
+            dir.path().to_str().unwrap(),
+        ],
+        &[],
+    );
+    let row = &rows[0];
+    for field in ["sqes_submitted", "cqes_posted", "iowq_punts", "polls_armed"] {
+        assert!(row.get(field).is_none(), "{field} counted unasked: {row}");
+    }
+    assert!(row["iowq_ctx_switches"].is_u64(), "{row}");
 }

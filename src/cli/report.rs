@@ -66,6 +66,11 @@ pub struct RunArgs {
     /// No progress bar, and no progress from the steps themselves: one line per step on stderr.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// Every step also counts io_uring's own events in the kernel (`--ring-events`), so the
+    /// report can name causes such as io-wq punts and polls armed. Off by default: the counters
+    /// cost the figures about 5% here (bench/counters.md).
+    #[arg(long)]
+    pub ring_events: bool,
 }
 
 impl RunArgs {
@@ -80,6 +85,7 @@ impl RunArgs {
             out: self.out.clone(),
             dir: self.dir.clone(),
             quiet: self.quiet,
+            ring_events: self.ring_events,
         })
     }
 }

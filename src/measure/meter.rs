@@ -65,10 +65,8 @@ impl Meter {
 
     /// Also counts io_uring's tracepoints on this thread and the threads it starts later (the
     /// io-wq and SQPOLL threads of rings it makes): open the meter before making the ring.
-    pub fn with_ring_events(mut self) -> Meter {
-        if std::env::var_os("RINGSIDE_NO_PERF").is_none()
-            && std::env::var_os("RINGSIDE_NO_RING_EVENTS").is_none()
-        {
+    pub fn with_ring_events(mut self, asked: bool) -> Meter {
+        if asked && std::env::var_os("RINGSIDE_NO_PERF").is_none() {
             self.ring = RingCounting::open(&[0]);
         }
         self
@@ -148,6 +146,8 @@ pub fn meter_for_run() -> Meter {
 pub struct ProcessMeter {
     pid: i32,
     counter: Option<ProcessSyscallCounter>,
+    /// Whether to count io_uring's tracepoints too.
+    ring_events: bool,
     ring: RingCounting,
     started: Option<(Instant, Usage, Option<ThreadTimes>)>,
 }
@@ -157,9 +157,16 @@ impl ProcessMeter {
         ProcessMeter {
             pid,
             counter: None,
+            ring_events: false,
             ring: RingCounting::default(),
             started: None,
         }
+    }
+
+    /// Also counts io_uring's tracepoints on every thread of the process, when `asked`.
+    pub fn with_ring_events(mut self, asked: bool) -> ProcessMeter {
+        self.ring_events = asked;
+        self
     }
 
     /// Starts the section. The counters open here, so they cover the threads the process has
@@ -170,7 +177,7 @@ impl ProcessMeter {
         self.counter = counting
             .then(|| ProcessSyscallCounter::open(self.pid).ok())
             .flatten();
-        if counting && std::env::var_os("RINGSIDE_NO_RING_EVENTS").is_none() {
+        if counting && self.ring_events {
             self.ring = match task_ids(self.pid) {
                 Ok(tids) => RingCounting::open(&tids),
                 Err(error) => RingCounting::refused(format!(

@@ -131,7 +131,7 @@ const KERNEL_RULES: [Rule; 9] = [
     local_work_batches,
     task_work_interruptions,
     polls_armed,
-    more_context_switches,
+    context_switches,
     cqe_overflows,
     short_writes,
 ];
@@ -185,7 +185,8 @@ fn punted_to_iowq(subject: &Subject) -> Option<Cause> {
         format_count(punts)
     );
     if let (Some(workers), Some(cpu_s)) = (figures.iowq_workers, figures.iowq_cpu_s) {
-        text += &format!(", which ran on {workers:.0} workers for {cpu_s:.2} s of CPU");
+        let plural = if workers == 1.0 { "" } else { "s" };
+        text += &format!(", which ran on {workers:.0} worker{plural} for {cpu_s:.2} s of CPU");
         if let Some(switches) = figures.iowq_ctx_switches {
             text += &format!(" and {} context switches", format_count(switches));
         }
@@ -316,18 +317,25 @@ fn fewer_syscalls(subject: &Subject) -> Option<Cause> {
     )
 }
 
-/// How many times more context switches per operation than the reference (and at least how
-/// many per operation) make them a cost worth naming.
+/// How many times more context switches per operation one side made than the other (and at
+/// least how many per operation) make them worth naming: a cost for the engine that made them,
+/// a saving for the one that avoided them (epoll's one thread against a thread per connection).
 const MORE_SWITCHES: f64 = 2.0;
 const SWITCHES_PER_OP: f64 = 0.2;
 
-fn more_context_switches(subject: &Subject) -> Option<Cause> {
+fn context_switches(subject: &Subject) -> Option<Cause> {
     let (ours, theirs) = (subject.figures, subject.reference_figures);
     let mine = ours.per_op(Some(ours.ctx_switches))?;
     let other = theirs.per_op(Some(theirs.ctx_switches))?;
-    (mine >= SWITCHES_PER_OP && mine >= MORE_SWITCHES * other).then_some(())?;
+    let direction = if mine >= SWITCHES_PER_OP && mine >= MORE_SWITCHES * other {
+        Direction::Hurts
+    } else if other >= SWITCHES_PER_OP && other >= MORE_SWITCHES * mine {
+        Direction::Helps
+    } else {
+        return None;
+    };
     cause(
-        Direction::Hurts,
+        direction,
         format!(
             "{} context switches per {} vs {} for {}",
             per_op(mine),
@@ -549,6 +557,26 @@ mod tests {
         assert!(
             none.iter().all(|cause| cause.direction == Direction::Helps),
             "{none:?}"
+        );
+    }
+
+    #[test]
+    fn context_switches_avoided_are_named_as_a_help() {
+        // A thread per connection switches once per message; one epoll thread almost never.
+        let mut blocking = row("blocking", 1, 1.0, 2000);
+        blocking.ctx_switches_voluntary = 1000;
+        let mut epoll = row("epoll", 1, 6.0, 2000);
+        epoll.ctx_switches_voluntary = 5;
+        let (theirs, ours) = (figures(&blocking), figures(&epoll));
+        assert_eq!(
+            first_cause(&subject(&ours, &theirs, "message"), Direction::Helps).unwrap(),
+            "0.0050 context switches per message vs 1.0 for blocking"
+        );
+        blocking.ctx_switches_voluntary = 100;
+        let few = figures(&blocking);
+        assert_eq!(
+            first_cause(&subject(&ours, &few, "message"), Direction::Helps),
+            None
         );
     }
 

@@ -34,6 +34,8 @@ pub struct RunPlan {
     pub dir: Option<PathBuf>,
     /// No progress bar, and no progress from the steps themselves.
     pub quiet: bool,
+    /// Every step counts io_uring's tracepoints too (`--ring-events`).
+    pub ring_events: bool,
 }
 
 /// What the steps produced so far.
@@ -88,6 +90,7 @@ pub fn run(args: &RunPlan) -> anyhow::Result<ExitCode> {
             out: &out,
             progress: &progress,
             quiet: args.quiet,
+            ring_events: args.ring_events,
             done_seconds,
         };
         run_step(&context, step, &mut collected);
@@ -118,6 +121,8 @@ struct StepContext<'a> {
     progress: &'a Progress,
     /// `run --quiet`: the steps are run with `--quiet` too.
     quiet: bool,
+    /// `run --ring-events`: every step counts io_uring's tracepoints too.
+    ring_events: bool,
     /// Estimated seconds of the steps before this one: where the bar stands when it starts.
     done_seconds: u64,
 }
@@ -152,6 +157,9 @@ fn run_step(context: &StepContext, step: &Step, collected: &mut Collected) {
     }
     if context.quiet {
         command.arg("--quiet");
+    }
+    if context.ring_events {
+        command.arg("--ring-events");
     }
     let limit = step_limit(step, mode);
     let estimate = Duration::from_secs(step.seconds(mode));

@@ -77,6 +77,8 @@ pub struct Rig {
     /// The io_uring servers' kernel threads, passed to every server and recorded in the rows of
     /// the engines that use a ring.
     pub helpers: Helpers,
+    /// Count io_uring's tracepoints on the server's threads (`--ring-events`).
+    pub ring_events: bool,
 }
 
 /// One (engine, connections, payload, run): a fresh server, one load run, the server measured
@@ -89,7 +91,7 @@ pub fn run_cell(
 ) -> anyhow::Result<Row> {
     let mut server = ServerProcess::start(engine, args)?;
     plan.target = server.address;
-    let mut meter = ProcessMeter::new(server.child.id() as i32);
+    let mut meter = ProcessMeter::new(server.child.id() as i32).with_ring_events(args.ring_events);
     let mut measured: Option<std::io::Result<Measured>> = None;
     let mut started: std::io::Result<()> = Ok(());
     let cores = [args.server_cpu, args.client_cpu];
