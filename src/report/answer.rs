@@ -124,14 +124,20 @@ fn spread_text(rung: &Rung, runs: usize) -> String {
     format!("{:.2}–{} across runs{noise}", rung.low, ratio(rung.high))
 }
 
+/// Whether a study's rungs can be told from noise: a single run has no spread to judge by (the
+/// caveats say so).
+fn judged(study: &&Study) -> bool {
+    study.runs() > 1
+}
+
 /// The rungs outside noise, grouped by feature (an engine over the one before it) across the
-/// studies: those that moved more, then those that moved less, each with the cause from the
-/// study where it mattered most.
+/// studies with spread: those that moved more, then those that moved less, each with the cause
+/// from the study where it mattered most.
 fn features(studies: &[Study]) -> (Vec<String>, Vec<String>) {
     let mut helped = Vec::new();
     let mut hurt = Vec::new();
     let mut seen: Vec<(String, String, bool)> = Vec::new();
-    for study in studies {
+    for study in studies.iter().filter(judged) {
         for rung in ladder(study).iter().filter(|rung| !rung.within_noise()) {
             let gained = rung.ratio > 1.0;
             let key = (rung.engine.clone(), rung.previous.clone(), gained);
@@ -155,7 +161,7 @@ fn features(studies: &[Study]) -> (Vec<String>, Vec<String>) {
 fn feature_line(studies: &[Study], first: &Rung, gained: bool) -> String {
     let mut places = Vec::new();
     let mut strongest: Option<(f64, &Study)> = None;
-    for study in studies {
+    for study in studies.iter().filter(judged) {
         let same = ladder(study).into_iter().find(|rung| {
             rung.engine == first.engine
                 && rung.previous == first.previous

@@ -172,11 +172,18 @@ fn percent(share: f64) -> String {
 /// saw buffered 4 KiB writes on ext4 punted all but never, at 16x fewer MB/s.
 const PUNTED_SHARE: f64 = 0.5;
 
+/// The share of an engine's requests punted to io-wq (None without requests counted).
+fn punted_share(figures: &Figures) -> Option<f64> {
+    let (punts, sqes) = (figures.iowq_punts?, figures.sqes_submitted?);
+    (sqes > 0.0).then(|| punts / sqes)
+}
+
 fn punted_to_iowq(subject: &Subject) -> Option<Cause> {
     let figures = subject.figures;
-    let (punts, sqes) = (figures.iowq_punts?, figures.sqes_submitted?);
-    let share = punts / sqes;
-    if sqes == 0.0 || share < PUNTED_SHARE {
+    let (punts, share) = (figures.iowq_punts?, punted_share(figures)?);
+    // Punted as much as the engine it is compared with, the punts explain no difference.
+    let theirs = punted_share(subject.reference_figures).unwrap_or(0.0);
+    if share < PUNTED_SHARE || theirs >= PUNTED_SHARE {
         return None;
     }
     let mut text = format!(
@@ -197,21 +204,26 @@ fn punted_to_iowq(subject: &Subject) -> Option<Cause> {
 /// Device flushes per fsync at or below which concurrent fsyncs visibly shared flushes (one
 /// fsync at a time costs one flush each here: FINDINGS).
 const SHARED_FLUSHES_PER_FSYNC: f64 = 0.7;
+/// How many times more flushes per fsync the compared engine must have sent for the sharing to
+/// explain the difference.
+const FEWER_FLUSHES: f64 = 1.5;
 
 fn shared_flushes(subject: &Subject) -> Option<Cause> {
     if subject.noun != "page" {
         return None;
     }
     let per_fsync = subject.figures.per_op(subject.figures.device_flushes)?;
-    if per_fsync > SHARED_FLUSHES_PER_FSYNC {
+    let theirs = subject
+        .reference_figures
+        .per_op(subject.reference_figures.device_flushes);
+    if per_fsync > SHARED_FLUSHES_PER_FSYNC
+        || theirs.is_some_and(|theirs| theirs < FEWER_FLUSHES * per_fsync)
+    {
         return None;
     }
-    let reference = subject
-        .reference_figures
-        .per_op(subject.reference_figures.device_flushes)
-        .map_or(String::new(), |theirs| {
-            format!(" vs {} for {}", per_op(theirs), subject.reference)
-        });
+    let reference = theirs.map_or(String::new(), |theirs| {
+        format!(" vs {} for {}", per_op(theirs), subject.reference)
+    });
     cause(
         Direction::Helps,
         format!(
@@ -461,6 +473,11 @@ mod tests {
             first_cause(&subject(&few, &blocking, "write"), Direction::Hurts),
             None
         );
+        // Against another engine that punted as much, the punts explain nothing.
+        assert_eq!(
+            first_cause(&subject(&most, &most, "write"), Direction::Hurts),
+            None
+        );
     }
 
     #[test]
@@ -478,6 +495,10 @@ mod tests {
         assert_eq!(figures(&link).per_op(Some(700.0)), Some(0.7));
         let write = first_cause(&subject(&ours, &theirs, "write"), Direction::Helps).unwrap();
         assert!(write.starts_with("0.020 syscalls per write"), "{write}");
+        let mut fixed = row("uring-fixed", 1, 4.5, 20);
+        fixed.device_flushes = Some(180);
+        let text = first_cause(&subject(&figures(&fixed), &ours, "page"), Direction::Helps);
+        assert_eq!(text, None, "as shared as its reference's");
         link.device_flushes = Some(900);
         let one_each = figures(&link);
         let text = first_cause(&subject(&one_each, &theirs, "page"), Direction::Helps).unwrap();
