@@ -19,6 +19,7 @@ use rustix::io::Errno;
 use rustix::net::{RecvFlags, SendFlags, SocketFlags};
 use slab::Slab;
 
+use super::server::{accept_failure, AcceptFailure, AcceptPause};
 use super::server::{Run, ServerConfig, ServerCounters, STOP_POLL_INTERVAL};
 use crate::protocols::http::ServerSession;
 use crate::protocols::Reply;
@@ -97,11 +98,16 @@ pub fn serve(run: Run<'_>) -> anyhow::Result<()> {
         tv_sec: 0,
         tv_nsec: 0,
     };
+    let mut pause = AcceptPause::default();
+    let mut pause_left;
     while !stopped() {
-        let wait = if again.is_empty() {
-            timeout.as_ref()
-        } else {
+        let wait = if !again.is_empty() {
             Some(&zero)
+        } else if let Some(left) = pause.left() {
+            pause_left = rustix::event::Timespec::try_from(left)?;
+            Some(&pause_left)
+        } else {
+            timeout.as_ref()
         };
         let ready = match epoll::wait(&epoll_fd, &mut events[..], wait) {
             Ok(ready) => ready,
@@ -129,17 +135,22 @@ pub fn serve(run: Run<'_>) -> anyhow::Result<()> {
                 continue; // The loop's condition sees the flag.
             }
             if token == LISTENER_TOKEN {
-                accept_ready(
-                    &listener,
-                    &epoll_fd,
-                    loop_state.connections,
-                    config,
-                    counters,
-                );
+                let connections = &mut *loop_state.connections;
+                let failure = accept_ready(&listener, &epoll_fd, connections, config, counters);
+                if failure == Some(AcceptFailure::Pause) {
+                    // Level-triggered, the waiting connection would wake every wait at once.
+                    let data = EventData::new_u64(LISTENER_TOKEN);
+                    epoll::modify(&epoll_fd, &listener, data, EventFlags::empty())?;
+                    pause.start(connections.len());
+                }
                 continue;
             }
             let flags = event.flags;
             loop_state.serve(token as usize, flags.intersects(HUNG_UP));
+        }
+        if pause.is_paused() && pause.end_if_due(connections.len()) {
+            let data = EventData::new_u64(LISTENER_TOKEN);
+            epoll::modify(&epoll_fd, &listener, data, EventFlags::IN)?;
         }
     }
     Ok(())
@@ -187,19 +198,24 @@ impl Loop<'_> {
     }
 }
 
+/// Accepts the connections waiting, up to `ACCEPTS_PER_EVENT`; stops at the first accept that
+/// says to pause (out of fds) and returns that.
 fn accept_ready(
     listener: &OwnedFd,
     epoll_fd: &OwnedFd,
     connections: &mut Slab<Connection>,
     config: ServerConfig,
     counters: &ServerCounters,
-) {
+) -> Option<AcceptFailure> {
     for _ in 0..ACCEPTS_PER_EVENT {
         let flags = SocketFlags::NONBLOCK | SocketFlags::CLOEXEC;
         let fd = match rustix::net::accept_with(listener, flags) {
             Ok(fd) => fd,
-            Err(Errno::AGAIN) => return,
-            Err(_) => continue, // ECONNABORTED, EMFILE: that connection is lost, not the server.
+            Err(Errno::AGAIN) => return None,
+            Err(error) => match accept_failure(error, counters) {
+                AcceptFailure::Retry => continue, // ECONNABORTED: that connection is lost.
+                AcceptFailure::Pause => return Some(AcceptFailure::Pause),
+            },
         };
         if connections.len() >= config.max_connections {
             ServerCounters::add(&counters.connections_refused, 1);
@@ -221,6 +237,7 @@ fn accept_ready(
             turn_owed: false,
         });
     }
+    None
 }
 
 /// Receives and replies until the socket is empty. `Err(failed)` means close the connection

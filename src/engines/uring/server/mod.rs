@@ -41,11 +41,12 @@ mod send;
 mod send_plain;
 
 use std::os::fd::AsRawFd;
+use std::time::Duration;
 
 use io_uring::{types, Submitter};
 
 use crate::engines::needs::{Needs, Registration};
-use crate::engines::server::{Run, STOP_POLL_INTERVAL};
+use crate::engines::server::{Run, ServerCounters, STOP_POLL_INTERVAL};
 use crate::engines::uring::ring::RingSetup;
 use crate::system::stop::stopped;
 use handlers::Server;
@@ -59,7 +60,7 @@ pub use send_plain::PlainSend;
 /// Submission queue size; a full queue spills into the loop's backlog, never drops an SQE.
 const SQ_ENTRIES: u32 = 1024;
 /// Completion queue size: multishot operations post many CQEs per SQE.
-const CQ_ENTRIES: u32 = 8192;
+pub const CQ_ENTRIES: u32 = 8192;
 /// Received chunks a connection may hold unsent before its multishot recv is cancelled.
 const CHUNKS_PER_CONNECTION_MAX: usize = 8;
 
@@ -69,10 +70,12 @@ pub fn serve<R: ReceiveStrategy, S: SendStrategy>(
     run: Run<'_>,
     needs: Needs,
 ) -> anyhow::Result<()> {
+    let cq_entries = run.config.cq_entries;
+    assert!(cq_entries.is_power_of_two());
     let ring_setup = RingSetup {
         helpers: Some(run.helpers.clone()),
-        cq_entries: Some(CQ_ENTRIES),
-        ..RingSetup::with_flags(SQ_ENTRIES, needs.setup)
+        cq_entries: Some(cq_entries),
+        ..RingSetup::with_flags(SQ_ENTRIES.min(cq_entries), needs.setup)
     };
     // Declared before the ring so that it is dropped after it (see buf_ring.rs).
     let mut receive = R::new(&run.config);
@@ -92,11 +95,17 @@ pub fn serve<R: ReceiveStrategy, S: SendStrategy>(
     while !stopped() {
         server.flush_backlog(&mut sq);
         sq.sync();
-        wait_for_completions(&mut submitter, stop.is_some())?;
+        wait_for_completions(&mut submitter, stop.is_some(), server.accept_pause_left())?;
         cq.sync();
+        // The kernel held completions back because the queue was full: count it, and make
+        // room by reaping; the flag clears once they are flushed in.
+        if sq.cq_overflow() {
+            ServerCounters::add(&run.counters.cq_overflows, 1);
+        }
         for cqe in &mut cq {
             server.complete(&mut sq, &cqe);
         }
+        server.resume_accept(&mut sq);
         // Publish the new head before entering the kernel again. A split completion queue
         // writes its head back only on sync; without this the kernel still counts the CQEs
         // just reaped as waiting, so the next wait for one completion returns at once, empty:
@@ -111,14 +120,24 @@ pub fn serve<R: ReceiveStrategy, S: SendStrategy>(
 /// The loop's one syscall: submits what is queued and waits for at least one completion. With
 /// the stop pipe polled in the ring (`stoppable`), that is all: Ctrl-C completes the poll. A
 /// timeout would arm and cancel a timer on every wait, a cost the seeds' servers do not pay.
-/// Without it, the wait also ends at the stop-flag tick (`STOP_POLL_INTERVAL`).
-fn wait_for_completions(submitter: &mut Submitter<'_>, stoppable: bool) -> anyhow::Result<()> {
-    let timeout = types::Timespec::from(STOP_POLL_INTERVAL);
-    let args = types::SubmitArgs::new().timespec(&timeout);
-    let entered = if stoppable {
-        submitter.submit_and_wait(1)
-    } else {
-        submitter.submit_with_args(1, &args)
+/// Without it, the wait also ends at the stop-flag tick (`STOP_POLL_INTERVAL`); while accepting
+/// is paused (`accept_pause`, out of fds), at the pause's end.
+fn wait_for_completions(
+    submitter: &mut Submitter<'_>,
+    stoppable: bool,
+    accept_pause: Option<Duration>,
+) -> anyhow::Result<()> {
+    let limit = match (stoppable, accept_pause) {
+        (true, None) => None,
+        (true, Some(pause)) => Some(pause),
+        (false, pause) => Some(pause.map_or(STOP_POLL_INTERVAL, |p| p.min(STOP_POLL_INTERVAL))),
+    };
+    let entered = match limit {
+        None => submitter.submit_and_wait(1),
+        Some(limit) => {
+            let timeout = types::Timespec::from(limit);
+            submitter.submit_with_args(1, &types::SubmitArgs::new().timespec(&timeout))
+        }
     };
     match entered {
         Ok(_) => Ok(()),
