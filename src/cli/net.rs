@@ -57,6 +57,11 @@ pub struct NetStudyArgs {
     /// other). Recorded in the io_uring engines' rows.
     #[command(flatten)]
     pub helpers: HelperArgs,
+    /// Also count io_uring's own events in the kernel (SQEs, CQEs, io-wq punts, polls armed,
+    /// task-work runs, CQ overflows, short writes) on the server's threads, for the report's
+    /// causes. Off by default: the counters cost the figures about 5% here (bench/counters.md).
+    #[arg(long)]
+    pub ring_events: bool,
     #[command(flatten)]
     pub output: OutputArgs,
     /// Also write the JSON document (every run's row) to this file, whatever --format says.
@@ -208,6 +213,7 @@ impl NetStudyArgs {
                 idle: self.idle,
                 serve,
                 helpers: server_helpers(&self.helpers, self.server_cpu)?,
+                ring_events: self.ring_events,
             },
             destination: self.output.destination(self.json.clone())?,
             quiet: self.quiet,

@@ -73,6 +73,11 @@ pub struct RunArgs {
     /// comma-separated list.
     #[arg(long, default_value = "auto", value_parser = Choice::parse)]
     pub contenders: Choice,
+    /// Every step also counts io_uring's own events in the kernel (`--ring-events`), so the
+    /// report can name causes such as io-wq punts and polls armed. Off by default: the counters
+    /// cost the figures about 5% here (bench/counters.md).
+    #[arg(long)]
+    pub ring_events: bool,
 }
 
 impl RunArgs {
@@ -88,6 +93,7 @@ impl RunArgs {
             dir: self.dir.clone(),
             quiet: self.quiet,
             contenders: self.contenders.clone(),
+            ring_events: self.ring_events,
         })
     }
 }

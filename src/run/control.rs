@@ -190,6 +190,7 @@ pub fn wrk_http(rows: &[Row], duration: &str) -> anyhow::Result<Vec<Row>> {
                 idle: Idle::Default,
                 serve,
                 helpers: Helpers::for_server(server_cpu),
+                ring_events: false,
             };
             let mut server = ServerProcess::start(engine, &rig)?;
             let mut meter = ProcessMeter::new(server.child.id() as i32);

@@ -37,6 +37,8 @@ pub struct RunPlan {
     pub quiet: bool,
     /// The reference contenders the network steps add.
     pub contenders: contenders::Choice,
+    /// Every step counts io_uring's tracepoints too (`--ring-events`).
+    pub ring_events: bool,
 }
 
 /// What the steps produced so far.
@@ -100,6 +102,7 @@ pub fn run(args: &RunPlan) -> anyhow::Result<ExitCode> {
             out: &out,
             progress: &progress,
             quiet: args.quiet,
+            ring_events: args.ring_events,
             done_seconds,
             contenders: &references,
             contenders_dir: &contenders_dir,
@@ -132,6 +135,8 @@ struct StepContext<'a> {
     progress: &'a Progress,
     /// `run --quiet`: the steps are run with `--quiet` too.
     quiet: bool,
+    /// `run --ring-events`: every step counts io_uring's tracepoints too.
+    ring_events: bool,
     /// Estimated seconds of the steps before this one: where the bar stands when it starts.
     done_seconds: u64,
     /// The reference contenders the network steps add, and where they were built.
@@ -181,6 +186,9 @@ fn run_step(context: &StepContext, step: &Step, collected: &mut Collected) {
         }
         _ => false,
     };
+    if context.ring_events {
+        command.arg("--ring-events");
+    }
     let limit = step_limit(step, mode, with_contenders);
     let estimate = Duration::from_secs(step.seconds(mode, with_contenders));
     let advance = |elapsed: Duration| {
