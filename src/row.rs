@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::measure::{Measured, SyscallSource};
+use crate::measure::{Measured, RingEvent, SyscallSource};
 use crate::stats::per_second;
 
 /// Version of the JSON document layout; bumped when a field changes meaning.
@@ -109,6 +109,13 @@ pub struct Row {
     pub client_core_softirq_s: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_core_steal_s: Option<f64>,
+    /// NET_RX softirqs the server's and the client's cores ran over the window
+    /// (`/proc/softirqs`). On loopback the sending CPU runs the receive side of what it sent, so
+    /// the server core's count is mostly the delivery of the server's own replies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_core_net_rx_softirqs: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_core_net_rx_softirqs: Option<u64>,
     /// io-wq workers (`iou-wrk-*` threads) that ran during the window, and their CPU seconds
     /// (part of `cpu_*`): where io_uring's punted work went.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -118,6 +125,34 @@ pub struct Row {
     /// CPU seconds of the SQPOLL thread (`iou-sqp-*`) over the window (part of `cpu_*`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sqpoll_cpu_s: Option<f64>,
+    /// Context switches (voluntary and involuntary) of the io-wq workers and of the SQPOLL
+    /// thread over the window (part of `ctx_switches_*`; threads that exited within it missed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iowq_ctx_switches: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sqpoll_ctx_switches: Option<u64>,
+    /// What io_uring did in the kernel over the window, counted on its tracepoints for every
+    /// thread of the measured process (io-wq and SQPOLL threads included): SQEs the kernel took,
+    /// CQEs it posted, requests it punted to io-wq workers, polls it armed for requests that
+    /// could not complete at once, runs of task work and of DEFER_TASKRUN local work, CQEs that
+    /// overflowed the completion queue, and short writes retried. Absent where not counted
+    /// (`notes` says why); zero for an engine that made no ring.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sqes_submitted: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cqes_posted: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iowq_punts: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub polls_armed: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_work_runs: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local_work_runs: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cqe_overflows: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub short_writes: Option<u64>,
     /// Write requests and cache flushes the block device under the file completed during the
     /// window (`/sys/dev/block/*/stat`; file workloads on a block device). Fewer flushes than
     /// fsyncs means concurrent fsyncs shared a flush. The counts are the whole device's: other
@@ -249,17 +284,31 @@ impl Row {
     }
 
     /// Where the work went besides the measured thread: io-wq workers, the SQPOLL thread,
-    /// and the device's writes and flushes.
+    /// the device's writes and flushes, and what io_uring did in the kernel.
     fn with_kernel_threads(mut self, measured: &Measured) -> Row {
         if let Some(helpers) = measured.helpers {
+            let sqpoll = helpers.sqpoll_threads > 0;
             self.iowq_workers = Some(helpers.iowq_workers);
             self.iowq_cpu_s = Some(helpers.iowq_cpu_s);
-            self.sqpoll_cpu_s = (helpers.sqpoll_threads > 0).then_some(helpers.sqpoll_cpu_s);
+            self.iowq_ctx_switches = Some(helpers.iowq_ctx_switches);
+            self.sqpoll_cpu_s = sqpoll.then_some(helpers.sqpoll_cpu_s);
+            self.sqpoll_ctx_switches = sqpoll.then_some(helpers.sqpoll_ctx_switches);
         }
         if let Some(device) = measured.device {
             self.device_writes = Some(device.writes);
             self.device_flushes = Some(device.flushes);
         }
+        if let Some(ring) = measured.ring {
+            self.sqes_submitted = ring.get(RingEvent::SqeSubmitted);
+            self.cqes_posted = ring.get(RingEvent::CqePosted);
+            self.iowq_punts = ring.get(RingEvent::IowqPunt);
+            self.polls_armed = ring.get(RingEvent::PollArmed);
+            self.task_work_runs = ring.get(RingEvent::TaskWorkRun);
+            self.local_work_runs = ring.get(RingEvent::LocalWorkRun);
+            self.cqe_overflows = ring.get(RingEvent::CqOverflow);
+            self.short_writes = ring.get(RingEvent::ShortWrite);
+        }
+        self.notes.extend(measured.notes.iter().cloned());
         self
     }
 

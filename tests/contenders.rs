@@ -31,7 +31,7 @@ fn marker(test: &str) -> String {
 fn study(protocol: &str, args: &[&str]) -> (Output, Vec<Value>) {
     let output = assert_cmd::Command::new(BIN)
         .arg(protocol)
-        .args(["--runs", "1", "--duration", "300ms", "--warmup", "100ms"])
+        .args(["--runs", "1", "--duration", "1s", "--warmup", "100ms"])
         .args(["--format", "json", "--quiet"])
         .args(args)
         .timeout(Duration::from_secs(90))
@@ -149,7 +149,8 @@ fn misbehaving_contenders_each_give_their_documented_outcome_and_the_study_goes_
         return;
     };
     let mut args = vec!["--engine", "epoll", "--connections", "1"];
-    args.extend(["--contender-timeout", "1s"]);
+    // Long enough for Python to start on a loaded machine; the silent one waits it out once.
+    args.extend(["--contender-timeout", "3s"]);
     for contender in &contenders {
         args.extend(["--contender", contender.as_str()]);
     }

@@ -87,6 +87,7 @@ fn report_renders_markdown_and_html_from_a_real_run() {
     }
     assert!(markdown.contains("## fs-write") && markdown.contains("## fs-cycle"));
     assert!(markdown.contains("× the MB/s of"), "no verdict: {markdown}");
+    assert_answer_first(&markdown, "## fs-write");
     assert!(
         markdown.contains("echo: skipped"),
         "the skipped step is not noted"
@@ -395,7 +396,32 @@ fn ctrl_c_stops_run_in_the_current_step_and_still_reports() {
     assert!(out.path().join("results.csv").exists() && out.path().join("report.html").exists());
 }
 
-/// Goal: the page draws in a real browser. Method: headless Chromium loads report.html, dumps
+/// The report opens with the answer: the machine, a finding per study and the features that
+/// helped and hurt, all before `first_table`.
+fn assert_answer_first(page: &str, first_table: &str) {
+    let answer = page
+        .find("The answer on this machine")
+        .expect("no answer section");
+    let table = page.find(first_table).expect("no study table");
+    assert!(answer < table, "the answer comes after the tables");
+    let screen = &page[answer..table];
+    for study in ["fs-write", "fs-cycle"] {
+        assert!(screen.contains(study), "{study} missing from the answer");
+    }
+    for heading in [
+        "Features that helped here",
+        "Features that hurt here",
+        "Caveats",
+    ] {
+        assert!(
+            screen.contains(heading),
+            "{heading} missing from the answer"
+        );
+    }
+    assert!(screen.contains(" across runs"), "no spread in the answer");
+}
+
+/// Goal: the page draws in a real browser, and its first screen is the answer. Method: headless Chromium loads report.html, dumps
 /// the DOM it built and takes a screenshot; the charts must be in the DOM, the screenshot must
 /// be a real PNG, and the console must report no error. Skipped where Chromium is missing.
 #[test]
@@ -430,7 +456,9 @@ fn the_html_report_draws_in_headless_chromium() {
         "{}",
         String::from_utf8_lossy(&dom.stderr)
     );
-    assert!(String::from_utf8_lossy(&dom.stdout).matches("<svg").count() >= 6);
+    let built = String::from_utf8_lossy(&dom.stdout);
+    assert!(built.matches("<svg").count() >= 6);
+    assert_answer_first(&built, "<table");
     let screenshot = [
         format!("--screenshot={}", shot.display()),
         "--window-size=1200,4000".into(),

@@ -98,6 +98,11 @@ pub struct CommonArgs {
     pub quiet: bool,
     #[command(flatten)]
     pub helpers: HelperArgs,
+    /// Also count io_uring's own events in the kernel (SQEs, CQEs, io-wq punts, polls armed,
+    /// task-work runs, CQ overflows, short writes) on its tracepoints, for the report's causes.
+    /// Off by default: the counters cost the figures about 5% here (bench/counters.md).
+    #[arg(long)]
+    pub ring_events: bool,
 }
 
 /// The kernel threads that work for io_uring engines, set on purpose and recorded in every row

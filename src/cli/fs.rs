@@ -105,6 +105,7 @@ impl FileShape<'_> {
             cpu: common.cpu,
             quiet: common.quiet,
             helpers: common.helpers.resolve(common.cpu)?,
+            ring_events: common.ring_events,
             dir: self.dir.clone(),
             size: self.size,
             block_size: self.block_size,

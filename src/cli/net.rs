@@ -65,6 +65,11 @@ pub struct NetStudyArgs {
     /// other). Recorded in the io_uring engines' rows.
     #[command(flatten)]
     pub helpers: HelperArgs,
+    /// Also count io_uring's own events in the kernel (SQEs, CQEs, io-wq punts, polls armed,
+    /// task-work runs, CQ overflows, short writes) on the server's threads, for the report's
+    /// causes. Off by default: the counters cost the figures about 5% here (bench/counters.md).
+    #[arg(long)]
+    pub ring_events: bool,
     #[command(flatten)]
     pub path: PathArgs,
     #[command(flatten)]
@@ -267,6 +272,7 @@ impl NetStudyArgs {
                 serve,
                 helpers: server_helpers(&self.helpers, server_cpu)?,
                 path: self.path.plan(),
+                ring_events: self.ring_events,
             },
             destination: self.output.destination(self.json.clone())?,
             quiet: self.quiet,

@@ -103,6 +103,11 @@ pub struct RunArgs {
     /// The echo and HTTP steps' path between server and client.
     #[command(flatten)]
     pub path: PathArgs,
+    /// Every step also counts io_uring's own events in the kernel (`--ring-events`), so the
+    /// report can name causes such as io-wq punts and polls armed. Off by default: the counters
+    /// cost the figures about 5% here (bench/counters.md).
+    #[arg(long)]
+    pub ring_events: bool,
 }
 
 impl RunArgs {
@@ -120,6 +125,7 @@ impl RunArgs {
             quiet: self.quiet,
             contenders: self.contenders.clone(),
             path: self.path.plan(),
+            ring_events: self.ring_events,
         })
     }
 }

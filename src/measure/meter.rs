@@ -5,7 +5,8 @@ use std::io;
 use std::time::{Duration, Instant};
 
 use super::device::{BlockDevice, DeviceIo};
-use super::syscalls::{ProcessSyscallCounter, SyscallCounter};
+use super::ring_events::{RingEventCounter, RingEvents};
+use super::syscalls::{task_ids, ProcessSyscallCounter, SyscallCounter};
 use super::threads::{HelperThreads, ThreadTimes};
 use super::usage::{process_tree, rss_peak_bytes, Usage};
 
@@ -14,6 +15,7 @@ use super::usage::{process_tree, rss_peak_bytes, Usage};
 /// after it.
 pub struct Meter {
     counter: Option<SyscallCounter>,
+    ring: RingCounting,
     started: Option<Started>,
     device: Option<BlockDevice>,
 }
@@ -27,7 +29,7 @@ struct Started {
 }
 
 /// What a measured section cost.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Measured {
     pub elapsed: Duration,
     /// `None` when the kernel refused the counter; the engine's own count is used then.
@@ -40,14 +42,17 @@ pub struct Measured {
     /// Peak resident memory of a process measured from outside (VmHWM at the section's end,
     /// summed over the process and the processes it started).
     pub rss_peak_bytes: Option<u64>,
+    /// What io_uring did in the kernel, from its tracepoints (None where not counted).
+    pub ring: Option<RingEvents>,
+    /// Sentences saying what was not counted, and why.
+    pub notes: Vec<String>,
 }
 
 impl Meter {
     pub fn new() -> Meter {
         Meter {
             counter: SyscallCounter::open().ok(),
-            started: None,
-            device: None,
+            ..Meter::without_syscall_counter()
         }
     }
 
@@ -55,9 +60,19 @@ impl Meter {
     pub fn without_syscall_counter() -> Meter {
         Meter {
             counter: None,
+            ring: RingCounting::default(),
             started: None,
             device: None,
         }
+    }
+
+    /// Also counts io_uring's tracepoints on this thread and the threads it starts later (the
+    /// io-wq and SQPOLL threads of rings it makes): open the meter before making the ring.
+    pub fn with_ring_events(mut self, asked: bool) -> Meter {
+        if asked && std::env::var_os("RINGSIDE_NO_PERF").is_none() {
+            self.ring = RingCounting::open(&[0]);
+        }
+        self
     }
 
     /// Also reads the I/O counters of the block device under the measured file.
@@ -76,6 +91,8 @@ impl Meter {
         let device = self.device.as_ref().and_then(BlockDevice::read);
         let usage = Usage::of_process();
         let at = Instant::now();
+        self.ring.start();
+        // Started last and stopped first, so it does not count the other counters' ioctls.
         if let Some(counter) = self.counter.as_mut() {
             counter.start();
         }
@@ -89,6 +106,7 @@ impl Meter {
 
     pub fn stop(&mut self) -> Measured {
         let syscalls_kernel = self.counter.as_mut().map(SyscallCounter::stop);
+        let ring = self.ring.stop();
         let started = self.started.take().expect("meter stopped before start");
         let elapsed = started.at.elapsed();
         let usage = Usage::of_process().since(&started.usage);
@@ -105,6 +123,8 @@ impl Meter {
                 .zip(started.device)
                 .map(|(now, before)| now.since(&before)),
             rss_peak_bytes: None,
+            ring,
+            notes: self.ring.notes.clone(),
         }
     }
 }
@@ -134,6 +154,9 @@ pub struct ProcessMeter {
     /// The process and its descendants when the section started.
     tree: Vec<i32>,
     counter: Option<ProcessSyscallCounter>,
+    /// Whether to count io_uring's tracepoints too.
+    ring_events: bool,
+    ring: RingCounting,
     started: Option<(Instant, Usage, Option<ThreadTimes>)>,
 }
 
@@ -150,21 +173,39 @@ impl ProcessMeter {
             pid,
             tree: vec![pid],
             counter,
+            ring_events: false,
+            ring: RingCounting::default(),
             started: None,
         }
     }
 
-    /// Starts the section. The syscall counters open here (unless they opened with the
-    /// process), so they cover the threads the processes have now and every thread or process
-    /// they start later.
+    /// Also counts io_uring's tracepoints on every thread of the process, when `asked`.
+    pub fn with_ring_events(mut self, asked: bool) -> ProcessMeter {
+        self.ring_events = asked;
+        self
+    }
+
+    /// Starts the section. The counters open here (unless the syscall counters opened with the
+    /// process), so they cover the threads the processes have now (io-wq and SQPOLL threads
+    /// included) and every thread or process they start later.
     pub fn start(&mut self) -> io::Result<()> {
         assert!(self.started.is_none(), "process meter started twice");
         self.tree = process_tree(self.pid);
         if self.counter.is_none() && counting_syscalls() {
             self.counter = ProcessSyscallCounter::open_all(&self.tree).ok();
         }
+        if counting_syscalls() && self.ring_events {
+            self.ring = match task_ids(self.pid) {
+                Ok(tids) => RingCounting::open(&tids),
+                Err(error) => RingCounting::refused(format!(
+                    "cannot list the threads of process {}: {error}",
+                    self.pid
+                )),
+            };
+        }
         let threads = ThreadTimes::of_pids(&self.tree).ok();
         let usage = self.usage()?;
+        self.ring.start();
         if let Some(counter) = self.counter.as_mut() {
             counter.start();
         }
@@ -174,6 +215,7 @@ impl ProcessMeter {
 
     pub fn stop(&mut self) -> io::Result<Measured> {
         let syscalls_kernel = self.counter.as_mut().map(ProcessSyscallCounter::stop);
+        let ring = self.ring.stop();
         // A start that failed (the process gone, or no fd left to read /proc) left nothing.
         let (started, before, threads_before) = self
             .started
@@ -196,6 +238,8 @@ impl ProcessMeter {
                 .map(|(now, before)| now.helpers_since(&before)),
             device: None,
             rss_peak_bytes: Some(rss_peak_bytes).filter(|&bytes| bytes > 0),
+            ring,
+            notes: self.ring.notes.clone(),
         })
     }
 
@@ -216,6 +260,45 @@ impl ProcessMeter {
 /// refuses the counters).
 pub fn counting_syscalls() -> bool {
     std::env::var_os("RINGSIDE_NO_PERF").is_none()
+}
+
+/// The io_uring tracepoint counters of a meter, or why there are none.
+#[derive(Default)]
+struct RingCounting {
+    counter: Option<RingEventCounter>,
+    notes: Vec<String>,
+}
+
+impl RingCounting {
+    fn open(tids: &[i32]) -> RingCounting {
+        match RingEventCounter::open(tids) {
+            Ok((counter, missing)) => RingCounting {
+                counter: Some(counter),
+                notes: missing
+                    .iter()
+                    .map(|name| format!("not counted: this kernel has no {name} tracepoint"))
+                    .collect(),
+            },
+            Err(reason) => RingCounting::refused(reason),
+        }
+    }
+
+    fn refused(reason: String) -> RingCounting {
+        RingCounting {
+            counter: None,
+            notes: vec![format!("io_uring events not counted: {reason}")],
+        }
+    }
+
+    fn start(&mut self) {
+        if let Some(counter) = self.counter.as_mut() {
+            counter.start();
+        }
+    }
+
+    fn stop(&mut self) -> Option<RingEvents> {
+        self.counter.as_mut().map(RingEventCounter::stop)
+    }
 }
 
 #[cfg(test)]

@@ -4,9 +4,9 @@
 
 use std::fs;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::path::Path;
 use std::sync::OnceLock;
+
+use super::perf::{tracepoint_ids, PerfCounter};
 
 /// Where a syscall count came from: the kernel's tracepoint counter, or the engine's own tally
 /// when the kernel refused the counter (not root, perf_event_paranoid, no tracefs).
@@ -27,88 +27,24 @@ impl SyscallSource {
     }
 }
 
-/// Reads the id of the `raw_syscalls:sys_enter` tracepoint. Looks in the usual tracefs mounts
-/// and, when none is mounted (as on this VM), mounts tracefs privately in a temporary directory
-/// for the moment it takes to read the id.
+/// Reads the id of the `raw_syscalls:sys_enter` tracepoint (once).
 pub fn sys_enter_tracepoint_id() -> Result<u64, String> {
     static ID: OnceLock<Result<u64, String>> = OnceLock::new();
     ID.get_or_init(|| {
-        const RELATIVE: &str = "events/raw_syscalls/sys_enter/id";
-        for root in ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"] {
-            if let Ok(text) = fs::read_to_string(Path::new(root).join(RELATIVE)) {
-                return text
-                    .trim()
-                    .parse()
-                    .map_err(|error| format!("bad tracepoint id: {error}"));
-            }
-        }
-        read_id_from_private_tracefs(RELATIVE)
+        tracepoint_ids(&["raw_syscalls/sys_enter"])?
+            .pop()
+            .flatten()
+            .ok_or_else(|| "tracefs has no raw_syscalls:sys_enter tracepoint".to_string())
     })
     .clone()
-}
-
-fn read_id_from_private_tracefs(relative: &str) -> Result<u64, String> {
-    let dir = std::env::temp_dir().join(format!("ringside-tracefs-{}", std::process::id()));
-    fs::create_dir_all(&dir)
-        .map_err(|error| format!("cannot create {}: {error}", dir.display()))?;
-    let mounted = rustix::mount::mount(
-        "nodev",
-        &dir,
-        "tracefs",
-        rustix::mount::MountFlags::empty(),
-        None,
-    );
-    let result = match mounted {
-        Ok(()) => {
-            let text = fs::read_to_string(dir.join(relative));
-            let _ = rustix::mount::unmount(&dir, rustix::mount::UnmountFlags::DETACH);
-            text.map_err(|error| format!("tracefs has no raw_syscalls tracepoint: {error}"))
-                .and_then(|t| {
-                    t.trim()
-                        .parse()
-                        .map_err(|error| format!("bad tracepoint id: {error}"))
-                })
-        }
-        Err(error) => Err(format!(
-            "tracefs is not mounted and mounting it failed ({error}); run as root or mount \
-             tracefs at /sys/kernel/tracing"
-        )),
-    };
-    let _ = fs::remove_dir(&dir);
-    result
 }
 
 /// A kernel counter of syscalls entered by this thread and by every thread it starts after the
 /// counter opens (perf's `inherit`), enabled only around the measured section.
 pub struct SyscallCounter {
-    fd: OwnedFd,
+    counter: PerfCounter,
     /// Syscalls the counter's own enable/disable pair adds, measured once and subtracted.
     overhead: u64,
-}
-
-const PERF_TYPE_TRACEPOINT: u32 = 2;
-const PERF_EVENT_IOC_ENABLE: libc::c_ulong = 0x2400;
-const PERF_EVENT_IOC_DISABLE: libc::c_ulong = 0x2401;
-const PERF_EVENT_IOC_RESET: libc::c_ulong = 0x2403;
-const ATTR_DISABLED: u64 = 1 << 0;
-const ATTR_INHERIT: u64 = 1 << 1;
-
-/// `struct perf_event_attr` up to `config2` (PERF_ATTR_SIZE_VER1); the kernel accepts the
-/// shorter layout and zero-fills the rest.
-#[repr(C)]
-#[derive(Default)]
-struct PerfEventAttr {
-    kind: u32,
-    size: u32,
-    config: u64,
-    sample_period: u64,
-    sample_type: u64,
-    read_format: u64,
-    flags: u64,
-    wakeup_events: u32,
-    bp_type: u32,
-    config1: u64,
-    config2: u64,
 }
 
 impl SyscallCounter {
@@ -126,30 +62,11 @@ impl SyscallCounter {
 
     fn open_raw(tid: i32) -> Result<SyscallCounter, OpenError> {
         let id = sys_enter_tracepoint_id().map_err(OpenError::Tracepoint)?;
-        let attr = PerfEventAttr {
-            kind: PERF_TYPE_TRACEPOINT,
-            size: std::mem::size_of::<PerfEventAttr>() as u32,
-            config: id,
-            flags: ATTR_DISABLED | ATTR_INHERIT,
-            ..Default::default()
+        let counter = PerfCounter::open_tracepoint(id, tid).map_err(OpenError::Refused)?;
+        let mut counter = SyscallCounter {
+            counter,
+            overhead: 0,
         };
-        // SAFETY: attr is a valid perf_event_attr prefix whose size field says how long it is.
-        let raw = unsafe {
-            libc::syscall(
-                libc::SYS_perf_event_open,
-                &attr as *const PerfEventAttr,
-                tid,
-                -1,
-                -1,
-                0,
-            )
-        };
-        if raw < 0 {
-            return Err(OpenError::Refused(io::Error::last_os_error()));
-        }
-        // SAFETY: the syscall returned a new file descriptor that nothing else owns.
-        let fd = unsafe { OwnedFd::from_raw_fd(raw as i32) };
-        let mut counter = SyscallCounter { fd, overhead: 0 };
         counter.start();
         counter.overhead = counter.stop();
         Ok(counter)
@@ -157,21 +74,12 @@ impl SyscallCounter {
 
     /// Zeroes and enables the counter.
     pub fn start(&mut self) {
-        // SAFETY: plain ioctls on a perf fd this struct owns.
-        unsafe {
-            libc::ioctl(self.fd.as_raw_fd(), PERF_EVENT_IOC_RESET, 0);
-            libc::ioctl(self.fd.as_raw_fd(), PERF_EVENT_IOC_ENABLE, 0);
-        }
+        self.counter.start();
     }
 
     /// Disables the counter and returns the syscalls counted since `start`, less its own.
     pub fn stop(&mut self) -> u64 {
-        // SAFETY: plain ioctl on a perf fd this struct owns.
-        unsafe { libc::ioctl(self.fd.as_raw_fd(), PERF_EVENT_IOC_DISABLE, 0) };
-        let mut value = [0u8; 8];
-        let read = rustix::io::read(&self.fd, &mut value).unwrap_or(0);
-        debug_assert_eq!(read, 8);
-        u64::from_ne_bytes(value).saturating_sub(self.overhead)
+        self.counter.stop().saturating_sub(self.overhead)
     }
 }
 

@@ -1,23 +1,27 @@
-//! Which of a process's threads are io_uring's kernel helpers, and how much CPU each kind took.
+//! Which of a process's threads are io_uring's kernel helpers, and how much CPU and how many
+//! context switches each kind took.
 
 use std::fs;
 use std::io;
 
 use super::syscalls::task_ids;
-use super::usage::clock_ticks_per_sec;
+use super::usage::{clock_ticks_per_sec, thread_ctx_switches};
 
 /// What io_uring's kernel threads of a process did over a section, told apart by the names
 /// the kernel gives them: io-wq workers (`iou-wrk-PID`), which run what a ring cannot finish
 /// inline, and SQPOLL threads (`iou-sqp-PID`). A worker counts if it ran during the section.
-/// Their CPU time is also inside the process's `cpu_*` figures; this says how much of it was
-/// theirs. A worker that exited before the section ended is missed here (not there): workers
+/// Their CPU time and context switches are also inside the process's `cpu_*` and `ctx_switches_*`
+/// figures; this says how much of them was theirs. A worker that exited before the section ended is missed here (not there): workers
 /// outlive 5 s of idleness, longer than the gaps inside one run.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct HelperThreads {
     pub iowq_workers: u32,
     pub iowq_cpu_s: f64,
+    /// Voluntary and involuntary: a worker that blocks in an fsync, or sleeps between punts.
+    pub iowq_ctx_switches: u64,
     pub sqpoll_threads: u32,
     pub sqpoll_cpu_s: f64,
+    pub sqpoll_ctx_switches: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,10 +31,18 @@ enum ThreadRole {
     Sqpoll,
 }
 
-/// The CPU time of every living thread of a process, in ns, with its role.
+/// The CPU time (ns) and context switches of every living thread of a process, with its role.
 #[derive(Clone, Debug)]
 pub(super) struct ThreadTimes {
-    threads: Vec<(i32, ThreadRole, u64)>,
+    threads: Vec<ThreadTime>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct ThreadTime {
+    tid: i32,
+    role: ThreadRole,
+    runtime_ns: u64,
+    ctx_switches: u64,
 }
 
 impl ThreadTimes {
@@ -49,8 +61,15 @@ impl ThreadTimes {
             } else {
                 ThreadRole::Own
             };
-            if let Some(runtime_ns) = thread_runtime_ns(&dir) {
-                threads.push((tid, role, runtime_ns));
+            let runtime = thread_runtime_ns(&dir);
+            let switches = thread_ctx_switches(pid, tid);
+            if let Some((runtime_ns, (voluntary, involuntary))) = runtime.zip(switches) {
+                threads.push(ThreadTime {
+                    tid,
+                    role,
+                    runtime_ns,
+                    ctx_switches: voluntary + involuntary,
+                });
             }
         }
         Ok(ThreadTimes { threads })
@@ -69,26 +88,29 @@ impl ThreadTimes {
 
     pub(super) fn helpers_since(&self, earlier: &ThreadTimes) -> HelperThreads {
         let mut helpers = HelperThreads::default();
-        for &(tid, role, runtime_ns) in &self.threads {
-            let before = earlier
-                .threads
-                .iter()
-                .find(|(earlier_tid, ..)| *earlier_tid == tid)
-                .map_or(0, |&(.., ns)| ns);
-            let ran_ns = runtime_ns.saturating_sub(before);
+        for now in &self.threads {
+            let before = earlier.threads.iter().find(|then| then.tid == now.tid);
+            let ran_ns = now
+                .runtime_ns
+                .saturating_sub(before.map_or(0, |then| then.runtime_ns));
             if ran_ns == 0 {
                 continue;
             }
             let seconds = ran_ns as f64 / 1e9;
-            match role {
+            let switches = now
+                .ctx_switches
+                .saturating_sub(before.map_or(0, |then| then.ctx_switches));
+            match now.role {
                 ThreadRole::Own => {}
                 ThreadRole::IowqWorker => {
                     helpers.iowq_workers += 1;
                     helpers.iowq_cpu_s += seconds;
+                    helpers.iowq_ctx_switches += switches;
                 }
                 ThreadRole::Sqpoll => {
                     helpers.sqpoll_threads += 1;
                     helpers.sqpoll_cpu_s += seconds;
+                    helpers.sqpoll_ctx_switches += switches;
                 }
             }
         }

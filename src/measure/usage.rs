@@ -84,19 +84,10 @@ impl Usage {
             ..Usage::default()
         };
         for tid in task_ids(pid)? {
-            let Ok(status) = fs::read_to_string(format!("/proc/{pid}/task/{tid}/status")) else {
-                continue; // The thread exited meanwhile.
-            };
-            for line in status.lines() {
-                let value = |prefix: &str| {
-                    line.strip_prefix(prefix)
-                        .and_then(|rest| rest.trim().parse::<u64>().ok())
-                };
-                if let Some(count) = value("voluntary_ctxt_switches:") {
-                    usage.ctx_switches_voluntary += count;
-                } else if let Some(count) = value("nonvoluntary_ctxt_switches:") {
-                    usage.ctx_switches_involuntary += count;
-                }
+            // A thread that exited meanwhile has no status.
+            if let Some((voluntary, involuntary)) = thread_ctx_switches(pid, tid) {
+                usage.ctx_switches_voluntary += voluntary;
+                usage.ctx_switches_involuntary += involuntary;
             }
         }
         Ok(usage)
@@ -161,6 +152,24 @@ pub fn rss_peak_bytes(pid: i32) -> Option<u64> {
     Some(kib * 1024)
 }
 
+/// The voluntary and involuntary context switches of thread `tid` of process `pid` so far.
+pub(super) fn thread_ctx_switches(pid: i32, tid: i32) -> Option<(u64, u64)> {
+    let status = fs::read_to_string(format!("/proc/{pid}/task/{tid}/status")).ok()?;
+    let (mut voluntary, mut involuntary) = (0, 0);
+    for line in status.lines() {
+        let value = |prefix: &str| {
+            line.strip_prefix(prefix)
+                .and_then(|rest| rest.trim().parse::<u64>().ok())
+        };
+        if let Some(count) = value("voluntary_ctxt_switches:") {
+            voluntary = count;
+        } else if let Some(count) = value("nonvoluntary_ctxt_switches:") {
+            involuntary = count;
+        }
+    }
+    Some((voluntary, involuntary))
+}
+
 pub(super) fn clock_ticks_per_sec() -> f64 {
     // SAFETY: sysconf has no preconditions.
     let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
@@ -174,11 +183,14 @@ pub(super) fn clock_ticks_per_sec() -> f64 {
 /// Time one CPU spent serving softirqs (the kernel's TCP receive work runs there) and stolen by
 /// the hypervisor, from `/proc/stat`. Without CONFIG_IRQ_TIME_ACCOUNTING (as on this VM) the
 /// softirq figure is sampled by the tick, so it is a share, not an exact time; steal says how
-/// much of the window another guest had the core.
+/// much of the window another guest had the core. The NET_RX softirqs the CPU ran are exact
+/// (`/proc/softirqs`); on loopback a sender's CPU runs the receive side of what it sent.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct CoreTimes {
     pub softirq_s: f64,
     pub steal_s: f64,
+    /// None where /proc/softirqs has no NET_RX line for the CPU.
+    pub net_rx_softirqs: Option<u64>,
 }
 
 impl CoreTimes {
@@ -200,21 +212,44 @@ impl CoreTimes {
         Ok(CoreTimes {
             softirq_s: seconds(6),
             steal_s: seconds(7),
+            net_rx_softirqs: net_rx_softirqs(cpu),
         })
     }
 
     pub fn since(&self, earlier: &CoreTimes) -> CoreTimes {
+        let net_rx = self.net_rx_softirqs.zip(earlier.net_rx_softirqs);
         CoreTimes {
             softirq_s: (self.softirq_s - earlier.softirq_s).max(0.0),
             steal_s: (self.steal_s - earlier.steal_s).max(0.0),
+            net_rx_softirqs: net_rx.map(|(now, then)| now.saturating_sub(then)),
         }
     }
+}
+
+/// NET_RX softirqs CPU `cpu` ran since boot: its column of `/proc/softirqs`' NET_RX line.
+fn net_rx_softirqs(cpu: usize) -> Option<u64> {
+    let text = fs::read_to_string("/proc/softirqs").ok()?;
+    let mut lines = text.lines();
+    let column = lines
+        .next()?
+        .split_whitespace()
+        .position(|name| name == format!("CPU{cpu}"))?;
+    let counts = lines.find_map(|line| line.trim_start().strip_prefix("NET_RX:"))?;
+    counts.split_whitespace().nth(column)?.parse().ok()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::time::{Duration, Instant};
+
+    #[test]
+    fn net_rx_softirqs_are_read_per_cpu() {
+        // Every CPU of a running Linux has a NET_RX column, and the count only grows.
+        let first = net_rx_softirqs(0).expect("/proc/softirqs has CPU0's NET_RX");
+        assert!(net_rx_softirqs(0).unwrap() >= first);
+        assert_eq!(net_rx_softirqs(100_000), None);
+    }
 
     #[test]
     fn usage_moves_forward_with_work() {

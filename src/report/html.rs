@@ -1,12 +1,14 @@
 //! `report.html`: one self-contained page (no network, no scripts, charts as inline SVG) that
-//! reads top to bottom like the Markdown report, with each study's charts beside its table and
-//! the probe's environment at the end, so the file can be mailed or attached to an issue as is.
+//! reads top to bottom like the Markdown report: the answer first, then each study's table with
+//! its charts, and the probe's environment at the end, so the file can be mailed or attached to
+//! an issue as is.
 
+use crate::report::answer::{answer, Answer};
 use crate::report::chart::{
     contenders_chart, ladder_chart, latency_chart, syscalls_chart, throughput_chart,
 };
 use crate::report::contenders::{contender_cells, contender_verdicts};
-use crate::report::environment::{facts, machine_line, warnings};
+use crate::report::environment::{facts, warnings};
 use crate::report::summary::Study;
 use crate::report::table::{cells, Cells};
 use crate::report::verdict::verdict;
@@ -16,14 +18,16 @@ const STYLE: &str = "body{font-family:sans-serif;max-width:60rem;margin:2rem aut
 color:#222}table{border-collapse:collapse;margin:1rem 0}td,th{border:1px solid #ccc;\
 padding:.25rem .6rem;text-align:right}td:first-child,th:first-child{text-align:left}\
 th{background:#f3f3f3}.verdict{font-weight:bold}.warn{color:#8a4b00}figure{margin:1rem 0}\
-code{background:#f3f3f3;padding:0 .2rem}pre{background:#f7f7f7;padding:.5rem;overflow:auto}";
+code{background:#f3f3f3;padding:0 .2rem}pre{background:#f7f7f7;padding:.5rem;overflow:auto}\
+.answer{border:2px solid #2a6;border-radius:.4rem;padding:.2rem 1.2rem 1rem;background:#f6fbf7}\
+.answer li{margin:.3rem 0}.answer h3{margin:1rem 0 .3rem;font-size:1rem}";
 
 pub fn render_html(document: &Document, studies: &[Study]) -> anyhow::Result<String> {
     let mut page = format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <title>ringside report</title><style>{STYLE}</style></head><body>\n\
-         <h1>ringside report</h1>\n<p>{}.</p>\n<p>Produced by ringside {} with <code>{}</code>.</p>\n",
-        escape(&machine_line(&document.env)),
+         <h1>ringside report</h1>\n{}<p>Produced by ringside {} with <code>{}</code>.</p>\n",
+        answer_section(&answer(document, studies)),
         escape(&document.ringside_version),
         escape(&document.command)
     );
@@ -39,6 +43,33 @@ pub fn render_html(document: &Document, studies: &[Study]) -> anyhow::Result<Str
     page.push_str(&environment_section(&document.env));
     page.push_str("</body></html>\n");
     Ok(page)
+}
+
+fn answer_section(answer: &Answer) -> String {
+    let mut text = format!(
+        "<section class=\"answer\">\n<h2>The answer on this machine</h2>\n<p>{}.</p>\n<ul>\n",
+        escape(&answer.machine)
+    );
+    for (title, finding) in &answer.studies {
+        text.push_str(&format!(
+            "<li><b>{}</b>: {}</li>\n",
+            escape(title),
+            escape(finding)
+        ));
+    }
+    text.push_str("</ul>\n");
+    for (heading, items, empty) in answer.lists() {
+        text.push_str(&format!("<h3>{}</h3>\n<ul>\n", escape(heading)));
+        if items.is_empty() {
+            text.push_str(&format!("<li>{empty}</li>\n"));
+        }
+        for item in items {
+            text.push_str(&format!("<li>{}</li>\n", escape(item)));
+        }
+        text.push_str("</ul>\n");
+    }
+    text.push_str("</section>\n");
+    text
 }
 
 fn study_section(study: &Study) -> anyhow::Result<String> {

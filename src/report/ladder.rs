@@ -3,7 +3,7 @@
 //! the ratio of neighbours is what that feature bought on this machine. The rung's range divides
 //! the extreme runs, so a rung whose range spans 1.0 bought nothing the noise can't explain.
 
-use crate::report::summary::Study;
+use crate::report::summary::{EngineSummary, Study};
 
 /// What one engine bought over the engine before it.
 #[derive(Clone, Debug, PartialEq)]
@@ -19,6 +19,18 @@ pub struct Rung {
 }
 
 impl Rung {
+    /// What `engine` bought over `previous` (any two engines of a study).
+    pub fn between(previous: &EngineSummary, engine: &EngineSummary) -> Rung {
+        let (before, after) = (&previous.throughput, &engine.throughput);
+        Rung {
+            engine: engine.engine.clone(),
+            previous: previous.engine.clone(),
+            ratio: after.median / before.median,
+            low: after.min / before.max,
+            high: after.max / before.min,
+        }
+    }
+
     pub fn within_noise(&self) -> bool {
         self.low <= 1.0 && 1.0 <= self.high
     }
@@ -30,16 +42,7 @@ pub fn ladder(study: &Study) -> Vec<Rung> {
         .measured()
         .windows(2)
         .filter(|pair| pair[0].throughput.median > 0.0 && pair[0].throughput.min > 0.0)
-        .map(|pair| {
-            let (previous, engine) = (&pair[0].throughput, &pair[1].throughput);
-            Rung {
-                engine: pair[1].engine.clone(),
-                previous: pair[0].engine.clone(),
-                ratio: engine.median / previous.median,
-                low: engine.min / previous.max,
-                high: engine.max / previous.min,
-            }
-        })
+        .map(|pair| Rung::between(pair[0], pair[1]))
         .collect()
 }
 

@@ -1,11 +1,11 @@
-//! `report.md`: the tables of the source documents filled with this machine's numbers, one per
-//! study, each followed by its measured verdict; the machine and its warnings on top, so a
-//! reader knows what the numbers are numbers of before reading them.
+//! `report.md`: first the answer (`answer`: per study what won and why, the io_uring features
+//! that helped and hurt, the caveats), then the tables of the source documents filled with this
+//! machine's numbers, one per study, each followed by its measured verdict.
 
 use comfy_table::{presets, Table};
 
+use crate::report::answer::{answer, Answer};
 use crate::report::contenders::{contender_cells, contender_verdicts};
-use crate::report::environment::{machine_line, warnings};
 use crate::report::summary::Study;
 use crate::report::table::{cells, Cells};
 use crate::report::verdict::verdict;
@@ -13,19 +13,11 @@ use crate::row::Document;
 
 pub fn render_markdown(document: &Document, studies: &[Study]) -> String {
     let mut text = String::from("# ringside report\n\n");
-    text.push_str(&format!("{}.\n\n", machine_line(&document.env)));
+    text.push_str(&answer_section(&answer(document, studies)));
     text.push_str(&format!(
         "Produced by ringside {} with `{}`.\n\n",
         document.ringside_version, document.command
     ));
-    let warnings = warnings(&document.env);
-    if !warnings.is_empty() {
-        text.push_str("Warnings from the probe:\n\n");
-        for warning in warnings {
-            text.push_str(&format!("- {warning}\n"));
-        }
-        text.push('\n');
-    }
     for note in &document.notes {
         text.push_str(&format!("> {note}\n\n"));
     }
@@ -35,6 +27,24 @@ pub fn render_markdown(document: &Document, studies: &[Study]) -> String {
     for study in studies {
         text.push_str(&study_section(study));
     }
+    text
+}
+
+fn answer_section(answer: &Answer) -> String {
+    let mut text = format!("## The answer on this machine\n\n{}.\n\n", answer.machine);
+    for (title, finding) in &answer.studies {
+        text.push_str(&format!("- **{title}**: {finding}\n"));
+    }
+    for (heading, items, empty) in answer.lists() {
+        text.push_str(&format!("\n**{heading}**\n\n"));
+        if items.is_empty() {
+            text.push_str(&format!("- {empty}\n"));
+        }
+        for item in items {
+            text.push_str(&format!("- {item}\n"));
+        }
+    }
+    text.push('\n');
     text
 }
 

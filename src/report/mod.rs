@@ -3,6 +3,8 @@
 //! self-contained file). Results are data and the report is a view of them, so a document saved
 //! today can be re-rendered by a later ringside that reads its schema.
 
+pub mod answer;
+pub mod causes;
 pub mod chart;
 pub mod compare;
 pub mod contenders;

@@ -5,6 +5,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::report::causes::Figures;
 use crate::row::Row;
 use crate::stats::{params_text, Spread};
 
@@ -99,6 +100,8 @@ pub struct EngineSummary {
     pub server_api: Option<String>,
     /// Why some run measured nothing (a contender that did not start or died), the first.
     pub failure: Option<String>,
+    /// What the kernel counted, for the causes the verdicts name.
+    pub figures: Figures,
 }
 
 impl EngineSummary {
@@ -139,6 +142,7 @@ impl EngineSummary {
                 .then(|| pick(&|row| row.rss_peak_bytes.unwrap_or(0) as f64 / (1024.0 * 1024.0))),
             server_api: rows.iter().find_map(|row| row.server_api.clone()),
             failure: rows.iter().find_map(|row| row.failure.clone()),
+            figures: Figures::of(rows),
         }
     }
 }

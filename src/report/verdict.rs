@@ -1,10 +1,17 @@
 //! The sentence under each table: what the measurements say, computed from them. The first
 //! engine of a study is its baseline (the table order puts blocking or epoll first); the verdict
 //! names the fastest engine, how much more it moved than the baseline, whether the run ranges
-//! overlap (then the difference is within noise), and what it paid in syscalls and CPU.
+//! overlap (then the difference is within noise), and what it paid in syscalls and CPU; then
+//! why, when the kernel's counters show a reason (`causes`).
 
+use crate::report::causes::{client_saturation, first_cause, kernel_causes, Direction, Subject};
 use crate::report::numbers::{per_op, ratio, throughput};
 use crate::report::summary::{op_noun, runs_text, EngineSummary, Study};
+
+/// Most losing engines whose reason a verdict names (the table has the rest).
+const LOSERS_EXPLAINED: usize = 3;
+/// Most reasons a verdict gives for its winner.
+const WINNER_CAUSES: usize = 2;
 
 /// The measured verdict of one study, as one sentence (two when controls ran beside it).
 pub fn verdict(study: &Study) -> String {
@@ -39,6 +46,10 @@ pub fn verdict(study: &Study) -> String {
         }
     };
     let mut text = main;
+    for sentence in why(study, &measured) {
+        text.push(' ');
+        text.push_str(&sentence);
+    }
     if !unverified.is_empty() {
         let names: Vec<&str> = unverified.iter().map(|e| e.engine.as_str()).collect();
         text.push_str(&format!(
@@ -50,6 +61,50 @@ pub fn verdict(study: &Study) -> String {
         Some(controls) => format!("{text} {controls}"),
         None => text,
     }
+}
+
+/// The measured reasons, where some stand out: a saturated client first (it bounds every
+/// figure), then what carried the winner past the baseline, or what held the engines that lost
+/// to the baseline (outside noise) below it.
+fn why(study: &Study, measured: &[&EngineSummary]) -> Vec<String> {
+    let mut sentences = Vec::new();
+    let named: Vec<(&str, &_)> = measured
+        .iter()
+        .map(|engine| (engine.engine.as_str(), &engine.figures))
+        .collect();
+    sentences.extend(client_saturation(&named));
+    let [baseline, rest @ ..] = measured else {
+        return sentences;
+    };
+    if rest.is_empty() {
+        return sentences;
+    }
+    let subject = |engine| Subject::new(engine, baseline, &study.workload);
+    let best = fastest(rest);
+    if best.throughput.median > baseline.throughput.median {
+        let helped: Vec<String> = kernel_causes(&subject(best))
+            .into_iter()
+            .filter(|cause| cause.direction == Direction::Helps)
+            .take(WINNER_CAUSES)
+            .map(|cause| cause.text)
+            .collect();
+        if !helped.is_empty() {
+            sentences.push(format!("Why: {}: {}.", best.engine, helped.join("; ")));
+        }
+    }
+    let lost = rest
+        .iter()
+        .filter(|engine| engine.throughput.max < baseline.throughput.min)
+        .filter_map(|engine| {
+            let cause = first_cause(&subject(engine), Direction::Hurts)?;
+            Some(format!(
+                "{} lost to {}: {cause}.",
+                engine.engine, baseline.engine
+            ))
+        })
+        .take(LOSERS_EXPLAINED);
+    sentences.extend(lost);
+    sentences
 }
 
 fn fastest<'a>(engines: &[&'a EngineSummary]) -> &'a EngineSummary {

@@ -194,6 +194,7 @@ pub fn wrk_http(rows: &[Row], duration: &str) -> anyhow::Result<Vec<Row>> {
                 serve,
                 helpers: Helpers::for_server(server_cpu),
                 path: PathPlan::default(),
+                ring_events: false,
             };
             let mut server = ServerProcess::start(engine, &rig, &NetPath::Loopback)?;
             let mut meter = ProcessMeter::new(server.child.id() as i32);

@@ -40,6 +40,8 @@ pub struct RunPlan {
     pub contenders: contenders::Choice,
     /// The network steps' path between server and client.
     pub path: PathPlan,
+    /// Every step counts io_uring's tracepoints too (`--ring-events`).
+    pub ring_events: bool,
 }
 
 /// What the steps produced so far.
@@ -110,6 +112,7 @@ pub fn run(args: &RunPlan) -> anyhow::Result<ExitCode> {
             progress: &progress,
             quiet: args.quiet,
             path: args.path,
+            ring_events: args.ring_events,
             done_seconds,
             contenders: &references,
             contenders_dir: &contenders_dir,
@@ -144,6 +147,8 @@ struct StepContext<'a> {
     quiet: bool,
     /// The network steps' path.
     path: PathPlan,
+    /// `run --ring-events`: every step counts io_uring's tracepoints too.
+    ring_events: bool,
     /// Estimated seconds of the steps before this one: where the bar stands when it starts.
     done_seconds: u64,
     /// The reference contenders the network steps add, and where they were built.
@@ -196,6 +201,9 @@ fn run_step(context: &StepContext, step: &Step, collected: &mut Collected) {
         }
         _ => false,
     };
+    if context.ring_events {
+        command.arg("--ring-events");
+    }
     let limit = step_limit(step, mode, with_contenders);
     let estimate = Duration::from_secs(step.seconds(mode, with_contenders));
     let advance = |elapsed: Duration| {

@@ -113,6 +113,8 @@ pub struct Rig {
     pub helpers: Helpers,
     /// The path between server and client (loopback, or a veth pair between namespaces).
     pub path: PathPlan,
+    /// Count io_uring's tracepoints on the server's threads (`--ring-events`).
+    pub ring_events: bool,
 }
 
 /// One (engine, connections, payload, run): a fresh server, one load run, the server measured
@@ -160,7 +162,7 @@ pub fn measure_server(
     path: &NetPath,
 ) -> anyhow::Result<Row> {
     plan.target = server.address;
-    let mut meter = server.meter();
+    let mut meter = server.meter().with_ring_events(args.ring_events);
     let mut measured: Option<std::io::Result<Measured>> = None;
     let mut started: std::io::Result<()> = Ok(());
     let cores = [args.server_cpu, args.client_cpu];
@@ -193,6 +195,8 @@ pub fn measure_server(
     row.server_core_steal_s = server_core.map(|t| t.steal_s);
     row.client_core_softirq_s = client_core.map(|t| t.softirq_s);
     row.client_core_steal_s = client_core.map(|t| t.steal_s);
+    row.server_core_net_rx_softirqs = server_core.and_then(|t| t.net_rx_softirqs);
+    row.client_core_net_rx_softirqs = client_core.and_then(|t| t.net_rx_softirqs);
     if let Some(stats) = stats {
         add_server_stats(&mut row, &stats, plan.connections);
     }

@@ -40,6 +40,8 @@ pub struct FileStudy {
     pub quiet: bool,
     /// The kernel threads the io_uring engines set up (the same for every engine and run).
     pub helpers: Helpers,
+    /// Count io_uring's tracepoints in each run (`--ring-events`).
+    pub ring_events: bool,
     pub dir: PathBuf,
     pub size: u64,
     /// Bytes per operation (`--block-size` or `--page-size`, named by `block_flag`).
@@ -60,6 +62,8 @@ pub struct RunContext<'a> {
     pub def: &'static EngineDef,
     /// The kernel threads the io_uring engines set up (the same for every engine and run).
     pub helpers: &'a Helpers,
+    /// Count io_uring's tracepoints over the run (`--ring-events`).
+    pub ring_events: bool,
     pub run: u32,
     pub file: &'a File,
     pub data: &'a AlignedBuffer,
@@ -73,7 +77,9 @@ impl RunContext<'_> {
         let Make::File(make) = self.def.make else {
             unreachable!("the file studies run file engines");
         };
-        let meter = meter_for_run().with_device(BlockDevice::of_file(self.file));
+        let meter = meter_for_run()
+            .with_ring_events(self.ring_events)
+            .with_device(BlockDevice::of_file(self.file));
         (make(self.def), meter)
     }
 
@@ -185,6 +191,7 @@ impl FileStudy {
             let context = RunContext {
                 def,
                 helpers: &self.helpers,
+                ring_events: self.ring_events,
                 run,
                 file: &file,
                 data: &data,

@@ -1,0 +1,324 @@
+//! The report's first screen: the answer to ringside's question on this machine, before any
+//! table. The machine in one line; per study, the fastest engine and what it bought over the
+//! baseline (with the run-to-run spread) and why; the io_uring features (the rungs of the
+//! ladder) that helped and those that hurt here, each with its measured cause; and the caveats
+//! that bound every figure. Everything is computed from the rows, with the verdicts' own rules.
+
+use serde_json::Value;
+
+use crate::report::causes::{client_saturation, first_cause, Direction, Subject};
+use crate::report::environment::{machine_line, warnings};
+use crate::report::ladder::{ladder, Rung};
+use crate::report::numbers::{ratio, throughput};
+use crate::report::summary::{EngineSummary, Study};
+use crate::row::Document;
+
+/// The first screen, as sentences the Markdown and HTML reports lay out each in their way.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Answer {
+    pub machine: String,
+    /// Per study: its title and what it found.
+    pub studies: Vec<(String, String)>,
+    pub helped: Vec<String>,
+    pub hurt: Vec<String>,
+    pub caveats: Vec<String>,
+}
+
+impl Answer {
+    /// The lists under the studies: heading, items, and what to say when there are none.
+    pub fn lists(&self) -> [(&'static str, &[String], &'static str); 3] {
+        [
+            (
+                "Features that helped here (an engine over the one above it)",
+                &self.helped,
+                "none outside noise",
+            ),
+            ("Features that hurt here", &self.hurt, "none outside noise"),
+            ("Caveats", &self.caveats, "none found"),
+        ]
+    }
+}
+
+pub fn answer(document: &Document, studies: &[Study]) -> Answer {
+    let machine = document
+        .env
+        .pointer("/machine")
+        .and_then(Value::as_str)
+        .map_or_else(|| machine_line(&document.env), String::from);
+    let (helped, hurt) = features(studies);
+    Answer {
+        machine,
+        studies: studies
+            .iter()
+            .map(|study| (study.title.clone(), finding(study)))
+            .collect(),
+        helped,
+        hurt,
+        caveats: caveats(document, studies),
+    }
+}
+
+/// The verified engines ringside measured: the first is the baseline.
+fn compared(study: &Study) -> Vec<&EngineSummary> {
+    study
+        .measured()
+        .into_iter()
+        .filter(|engine| engine.verified)
+        .collect()
+}
+
+/// "uring-link reached 4.10× the pages/s of blocking (3.80–4.50× across runs): fsyncs shared…".
+fn finding(study: &Study) -> String {
+    let engines = compared(study);
+    let unit = study.unit();
+    let [baseline, rest @ ..] = engines.as_slice() else {
+        return "no engine's data was verified, so no result.".to_string();
+    };
+    let Some(best) = rest
+        .iter()
+        .copied()
+        .max_by(|a, b| a.throughput.median.total_cmp(&b.throughput.median))
+    else {
+        return format!(
+            "only {} ran: {} {unit}.",
+            baseline.engine,
+            throughput(study.headline, baseline.throughput.median)
+        );
+    };
+    let rung = Rung::between(baseline, best);
+    let spread = spread_text(&rung, best.runs.max(baseline.runs));
+    let subject = Subject::new(best, baseline, &study.workload);
+    if rung.ratio > 1.0 {
+        let cause = first_cause(&subject, Direction::Helps)
+            .map_or(String::new(), |cause| format!(": {cause}"));
+        format!(
+            "{} reached {} the {unit} of {} ({spread}){cause}.",
+            best.engine,
+            ratio(rung.ratio),
+            baseline.engine
+        )
+    } else {
+        let cause = first_cause(&subject, Direction::Hurts)
+            .map_or(String::new(), |cause| format!(": {cause}"));
+        format!(
+            "no engine beat {} ({} {unit}); the closest, {}, reached {} of it ({spread}){cause}.",
+            baseline.engine,
+            throughput(study.headline, baseline.throughput.median),
+            best.engine,
+            ratio(rung.ratio)
+        )
+    }
+}
+
+/// "3.80–4.50× across runs", and whether the run ranges overlap; "one run each" without runs
+/// to spread.
+fn spread_text(rung: &Rung, runs: usize) -> String {
+    if runs == 1 {
+        return "one run each".to_string();
+    }
+    let noise = if rung.within_noise() {
+        ", within noise"
+    } else {
+        ""
+    };
+    format!("{:.2}–{} across runs{noise}", rung.low, ratio(rung.high))
+}
+
+/// Whether a study's rungs can be told from noise: a single run has no spread to judge by (the
+/// caveats say so).
+fn judged(study: &&Study) -> bool {
+    study.runs() > 1
+}
+
+/// The rungs outside noise, grouped by feature (an engine over the one before it) across the
+/// studies with spread: those that moved more, then those that moved less, each with the cause
+/// from the study where it mattered most.
+fn features(studies: &[Study]) -> (Vec<String>, Vec<String>) {
+    let mut helped = Vec::new();
+    let mut hurt = Vec::new();
+    let mut seen: Vec<(String, String, bool)> = Vec::new();
+    for study in studies.iter().filter(judged) {
+        for rung in ladder(study).iter().filter(|rung| !rung.within_noise()) {
+            let gained = rung.ratio > 1.0;
+            let key = (rung.engine.clone(), rung.previous.clone(), gained);
+            if seen.contains(&key) {
+                continue;
+            }
+            seen.push(key);
+            let line = feature_line(studies, rung, gained);
+            if gained {
+                helped.push(line);
+            } else {
+                hurt.push(line);
+            }
+        }
+    }
+    (helped, hurt)
+}
+
+/// "uring-defer over uring-fixed: 1.75× in fs-write, 1.10× in fs-cycle; it ran its
+/// completions …" for one feature, in every study where it moved the same way outside noise.
+fn feature_line(studies: &[Study], first: &Rung, gained: bool) -> String {
+    let mut places = Vec::new();
+    let mut strongest: Option<(f64, &Study)> = None;
+    for study in studies.iter().filter(judged) {
+        let same = ladder(study).into_iter().find(|rung| {
+            rung.engine == first.engine
+                && rung.previous == first.previous
+                && !rung.within_noise()
+                && (rung.ratio > 1.0) == gained
+        });
+        if let Some(rung) = same {
+            places.push(format!("{} in {}", ratio(rung.ratio), study.title));
+            let effect = rung.ratio.ln().abs();
+            if strongest.is_none_or(|(known, _)| effect > known) {
+                strongest = Some((effect, study));
+            }
+        }
+    }
+    let cause = strongest.and_then(|(_, study)| {
+        let engine = study.engines.iter().find(|e| e.engine == first.engine)?;
+        let previous = study.engines.iter().find(|e| e.engine == first.previous)?;
+        let direction = if gained {
+            Direction::Helps
+        } else {
+            Direction::Hurts
+        };
+        let subject = Subject::new(engine, previous, &study.workload);
+        first_cause(&subject, direction).map(|cause| format!("; in {}, {cause}", study.title))
+    });
+    format!(
+        "{} over {}: {}{}.",
+        first.engine,
+        first.previous,
+        places.join(", "),
+        cause.unwrap_or_default()
+    )
+}
+
+/// What bounds the figures here: the probe's warnings, a saturated client, unverified engines,
+/// studies with a single run.
+fn caveats(document: &Document, studies: &[Study]) -> Vec<String> {
+    let mut caveats = warnings(&document.env);
+    for study in studies {
+        let named: Vec<(&str, &_)> = study
+            .measured()
+            .iter()
+            .map(|engine| (engine.engine.as_str(), &engine.figures))
+            .collect();
+        if let Some(sentence) = client_saturation(&named) {
+            caveats.push(format!("{}: {sentence}", study.title));
+        }
+        let unverified: Vec<&str> = study
+            .measured()
+            .iter()
+            .filter(|engine| !engine.verified)
+            .map(|engine| engine.engine.as_str())
+            .collect();
+        if !unverified.is_empty() {
+            caveats.push(format!(
+                "{}: not verified or with errors, so not compared: {}.",
+                study.title,
+                unverified.join(", ")
+            ));
+        }
+    }
+    let single: Vec<&str> = studies
+        .iter()
+        .filter(|study| study.runs() == 1)
+        .map(|study| study.title.as_str())
+        .collect();
+    if !single.is_empty() {
+        caveats.push(format!(
+            "one run per engine, so no spread to judge noise by: {}.",
+            single.join(", ")
+        ));
+    }
+    caveats
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::summary::studies;
+    use crate::report::summary::tests::row;
+    use crate::row::Row;
+    use serde_json::json;
+
+    fn document(rows: Vec<Row>) -> Document {
+        let env = json!({"machine": "2 x AMD EPYC, Linux 6.18",
+                         "warnings": ["running under SCHED_OTHER: other work can lower results"]});
+        Document::new(env, rows)
+    }
+
+    #[test]
+    fn the_first_screen_names_winners_features_and_caveats() {
+        let mut rows = Vec::new();
+        for run in 1..=2 {
+            let spread = f64::from(run) * 10.0;
+            rows.push(row("blocking", run, 1000.0 + spread, 1000));
+            rows.push(Row {
+                local_work_runs: Some(50),
+                cqes_posted: Some(1000),
+                ..row("uring-defer", run, 2000.0 + spread, 10)
+            });
+            rows.push(Row {
+                seconds: 1.0,
+                sqpoll_cpu_s: Some(0.9),
+                ..row("uring-sqpoll", run, 500.0 + spread, 10)
+            });
+        }
+        let document = document(rows);
+        let answer = answer(&document, &studies(&document.results));
+        assert_eq!(answer.machine, "2 x AMD EPYC, Linux 6.18");
+        assert_eq!(
+            answer.studies,
+            [(
+                "fs-write".to_string(),
+                "uring-defer reached 1.99× the MB/s of blocking (1.97–2.00× across runs): it ran \
+                 its completions when it asked for them, in 50 batches of DEFER_TASKRUN local \
+                 work (20 CQEs each)."
+                    .to_string()
+            )]
+        );
+        assert_eq!(answer.helped.len(), 1);
+        assert!(answer.helped[0].starts_with("uring-defer over blocking: 1.99× in fs-write; "));
+        assert_eq!(
+            answer.hurt,
+            [
+                "uring-sqpoll over uring-defer: 0.26× in fs-write; in fs-write, its SQPOLL thread \
+              was on a CPU for 90% of the window, a core the rest of the work could not use."
+            ]
+        );
+        assert_eq!(
+            answer.caveats[0],
+            "running under SCHED_OTHER: other work can lower results"
+        );
+        assert_eq!(answer.caveats.len(), 1, "{:?}", answer.caveats);
+    }
+
+    #[test]
+    fn a_baseline_that_wins_and_a_single_run_are_said_plainly() {
+        let mut unverified = row("uring-single", 1, 10.0, 1000);
+        unverified.verified = false;
+        let rows = vec![
+            row("blocking", 1, 1000.0, 1000),
+            row("uring-ring", 1, 900.0, 10),
+            unverified,
+        ];
+        let document = document(rows);
+        let answer = answer(&document, &studies(&document.results));
+        assert_eq!(
+            answer.studies[0].1,
+            "no engine beat blocking (1000 MB/s); the closest, uring-ring, reached 0.90× of it \
+             (one run each)."
+        );
+        assert_eq!(answer.helped, Vec::<String>::new());
+        assert!(answer.caveats.contains(
+            &"fs-write: not verified or with errors, so not compared: uring-single.".to_string()
+        ));
+        assert!(answer.caveats.contains(
+            &"one run per engine, so no spread to judge noise by: fs-write.".to_string()
+        ));
+    }
+}
