@@ -53,6 +53,10 @@ pub struct NetStudyArgs {
     /// other). Recorded in the io_uring engines' rows.
     #[command(flatten)]
     pub helpers: HelperArgs,
+    /// Servers close connections silent for this long (`serve --idle-timeout`), so the
+    /// timeouts' cost per message is measured; loads keep every connection busy.
+    #[arg(long, value_parser = duration_arg)]
+    pub idle_timeout: Option<Duration>,
     #[command(flatten)]
     pub output: OutputArgs,
     /// Also write the JSON document (every run's row) to this file, whatever --format says.
@@ -122,8 +126,14 @@ impl NetStudyArgs {
         engines: &[String],
         connections: &[String],
         duration: Duration,
-        serve: Vec<String>,
+        mut serve: Vec<String>,
     ) -> anyhow::Result<NetStudy> {
+        if let Some(timeout) = self.idle_timeout {
+            serve.extend([
+                "--idle-timeout".into(),
+                format!("{}ms", timeout.as_millis()),
+            ]);
+        }
         let connection_counts = parse_list(connections, "--connections", |text| {
             text.parse::<usize>()
                 .ok()
@@ -212,6 +222,11 @@ pub struct ServeArgs {
     /// 8 KiB each): fewer connections' worth of unsent echoes fit before recv runs out.
     #[arg(long, default_value_t = 1024, value_parser = provided_buffers_arg)]
     pub provided_buffers: u16,
+    /// Close a connection that sends nothing for this long (io_uring: a timeout linked to each
+    /// recv, or one periodic tick for the multishot servers; epoll: a periodic timerfd;
+    /// blocking/threads: socket timeouts).
+    #[arg(long, value_parser = duration_arg)]
+    pub idle_timeout: Option<Duration>,
     /// Scheduling class of the server (fifo = SCHED_FIFO 50, as `chrt -f 50`); by default the
     /// class it was started with (`chrt -f 50 ringside ...` stays real-time).
     #[arg(long, value_enum, default_value_t = Sched::Inherit)]
@@ -296,6 +311,7 @@ impl ServeArgs {
             cpu: self.cpu,
             max_connections: self.max_connections as usize,
             provided_buffers: self.provided_buffers,
+            idle_timeout: self.idle_timeout,
             sched: self.sched,
             helpers,
             stats: self.stats.clone(),

@@ -73,7 +73,7 @@ pub const STEPS: &[Step] = &[
             Some(&["--size", "1g", "--runs", "5"]),
         ],
         takes_dir: true,
-        seconds: [15, 35, 120],
+        seconds: [15, 45, 120],
         control: Some(Control::FioWrite),
     },
     Step {
@@ -85,7 +85,7 @@ pub const STEPS: &[Step] = &[
             Some(&["--size", "1g", "--block-size", "1m", "--runs", "5"]),
         ],
         takes_dir: true,
-        seconds: [0, 15, 60],
+        seconds: [0, 20, 60],
         control: Some(Control::FioWrite),
     },
     Step {
@@ -97,7 +97,7 @@ pub const STEPS: &[Step] = &[
             Some(&["--size", "256m", "--runs", "5"]),
         ],
         takes_dir: true,
-        seconds: [20, 10, 400],
+        seconds: [20, 15, 400],
         control: None,
     },
     Step {
@@ -105,9 +105,10 @@ pub const STEPS: &[Step] = &[
         command: &["echo"],
         args: [
             Some(&["--duration", "2s", "--runs", "1"]),
-            // 5 engines x 3 connection counts x 3 runs: short windows keep it near five
-            // minutes (measured: 5 s windows and a 1 s warm-up made the default run 7m52s).
-            Some(&["--duration", "3s", "--warmup", "500ms", "--runs", "3"]),
+            // 10 engines (every rung of the ladder available here) x 3 connection counts x 3
+            // runs: 1 s windows keep it near five minutes (measured: 5 s windows and a 1 s
+            // warm-up made a 5-engine default run 7m52s).
+            Some(&["--duration", "1s", "--warmup", "300ms", "--runs", "3"]),
             Some(&[
                 "--duration",
                 "20s",
@@ -118,7 +119,7 @@ pub const STEPS: &[Step] = &[
             ]),
         ],
         takes_dir: false,
-        seconds: [10, 165, 600],
+        seconds: [10, 165, 900],
         control: None,
     },
     Step {
@@ -126,7 +127,7 @@ pub const STEPS: &[Step] = &[
         command: &["http"],
         args: [
             Some(&["--duration", "2s", "--runs", "1"]),
-            Some(&["--duration", "3s", "--warmup", "500ms", "--runs", "3"]),
+            Some(&["--duration", "1s", "--warmup", "300ms", "--runs", "3"]),
             Some(&[
                 "--duration",
                 "20s",
@@ -137,7 +138,7 @@ pub const STEPS: &[Step] = &[
             ]),
         ],
         takes_dir: false,
-        seconds: [10, 110, 400],
+        seconds: [10, 100, 700],
         control: Some(Control::WrkHttp),
     },
 ];

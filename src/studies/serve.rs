@@ -32,6 +32,8 @@ pub struct Serve {
     pub cpu: Option<usize>,
     pub max_connections: usize,
     pub provided_buffers: u16,
+    /// Close connections silent for this long.
+    pub idle_timeout: Option<std::time::Duration>,
     pub sched: Sched,
     /// The io_uring engines' kernel threads.
     pub helpers: Helpers,
@@ -82,6 +84,7 @@ pub fn run(args: &Serve) -> anyhow::Result<ExitCode> {
         proto,
         max_connections: args.max_connections,
         provided_buffers: args.provided_buffers,
+        idle_timeout: args.idle_timeout,
     };
     let counters = ServerCounters::default();
     let mut meter = if args.count_syscalls {
@@ -128,8 +131,9 @@ fn summary(stats: &ServerStats) -> String {
         |n| n.to_string(),
     );
     format!(
-        "{} {} server on {} stopped after {:.1} s: {} connections ({} refused, {} failed), \
-         {} bytes in, {} bytes out, syscalls {syscalls}, CPU user {:.2} s sys {:.2} s",
+        "{} {} server on {} stopped after {:.1} s: {} connections ({} refused, {} failed, \
+         {} idle closed), {} bytes in, {} bytes out, syscalls {syscalls}, CPU user {:.2} s sys \
+         {:.2} s",
         stats.engine,
         stats.proto,
         stats.address,
@@ -137,6 +141,7 @@ fn summary(stats: &ServerStats) -> String {
         stats.counters.connections_accepted,
         stats.counters.connections_refused,
         stats.counters.connections_failed,
+        stats.counters.connections_idle_closed,
         stats.counters.bytes_received,
         stats.counters.bytes_sent,
         stats.cpu_user_s,

@@ -86,6 +86,11 @@ impl BufRing {
         self.group
     }
 
+    /// Every buffer of the pool, back to back (to register them for sends).
+    pub fn memory(&self) -> &[u8] {
+        &self.buffers
+    }
+
     /// The first `len` bytes of buffer `id`, as a completion that selected it reported them.
     pub fn bytes(&self, id: u16, len: usize) -> &[u8] {
         assert!(id < self.entries && len <= self.buffer_bytes as usize);

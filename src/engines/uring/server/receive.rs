@@ -23,6 +23,10 @@ pub trait ReceiveStrategy: Sized {
     /// Registers the memory the kernel picks buffers from, if any, with the ring.
     fn register(&mut self, submitter: &Submitter<'_>) -> anyhow::Result<()>;
 
+    /// The memory received bytes land in that the ring can register for sends (empty: none,
+    /// as with a buffer per connection).
+    fn shared_memory(&self) -> &[u8];
+
     /// The buffer a new connection receives into (empty when the bytes land elsewhere). Made
     /// once per connection, never per message.
     fn connection_buffer(&self) -> Box<[u8]>;

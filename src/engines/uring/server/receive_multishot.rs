@@ -33,6 +33,10 @@ impl ReceiveStrategy for MultishotReceive {
         Ok(self.pool.register(submitter)?)
     }
 
+    fn shared_memory(&self) -> &[u8] {
+        self.pool.memory()
+    }
+
     fn connection_buffer(&self) -> Box<[u8]> {
         Box::default()
     }

@@ -23,6 +23,10 @@ impl ReceiveStrategy for OwnBufferReceive {
         Ok(())
     }
 
+    fn shared_memory(&self) -> &[u8] {
+        &[]
+    }
+
     fn connection_buffer(&self) -> Box<[u8]> {
         vec![0u8; CONNECTION_BUFFER_BYTES].into_boxed_slice()
     }
