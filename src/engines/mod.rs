@@ -30,7 +30,7 @@ use needs::{Feature, Needs, Opcode, Registration, SetupFlags};
 use needs::{ACCEPT, ACCEPT_MULTI, ASYNC_CANCEL, CLOSE, FSYNC, POLL_ADD, READ, READ_FIXED, RECV};
 use needs::{RECV_MULTI, SEND, SEND_ZC, SHUTDOWN, WRITE, WRITE_FIXED};
 use uring::file::Submit;
-use uring::server::{MultishotReceive, OwnBufferReceive, PlainSend, ZeroCopySend};
+use uring::server::{BundleReceive, MultishotReceive, OwnBufferReceive, PlainSend, ZeroCopySend};
 
 /// What a study measures; each engine serves some of them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -145,6 +145,16 @@ const SEND_BUFFER_REGISTRATIONS: &[Registration] = &[
     Registration::Buffers,
 ];
 
+/// The file engine keeping --depth operations in flight: the file rungs that differ from it
+/// only in their ring's setup and registrations.
+const FILE_RING: Make =
+    Make::File(|def| Box::new(uring::file::Uring::new(Submit::Ring, def.needs)));
+
+/// The multishot server with plain sends: the rungs that differ from it only in their ring's
+/// setup, registrations and features.
+const SERVE_MULTISHOT: Make =
+    Make::Server(|def, run| uring::server::serve::<MultishotReceive, PlainSend>(run, def.needs));
+
 /// The make of a row that can never run on loopback (its availability says why).
 fn unavailable(def: &EngineDef) -> anyhow::Result<()> {
     let reason = def.availability().err().unwrap_or_default();
@@ -203,7 +213,7 @@ pub const ENGINES: &[EngineDef] = &[
             registrations: &[],
             features: &[],
         },
-        make: Make::File(|def| Box::new(uring::file::Uring::new(Submit::Ring, def.needs))),
+        make: FILE_RING,
     },
     EngineDef {
         name: "uring-link",
@@ -216,7 +226,7 @@ pub const ENGINES: &[EngineDef] = &[
             registrations: &[],
             features: &[],
         },
-        make: Make::File(|def| Box::new(uring::file::Uring::new(Submit::Ring, def.needs))),
+        make: FILE_RING,
     },
     EngineDef {
         name: "uring-fixed",
@@ -229,7 +239,7 @@ pub const ENGINES: &[EngineDef] = &[
             registrations: FIXED,
             features: &[],
         },
-        make: Make::File(|def| Box::new(uring::file::Uring::new(Submit::Ring, def.needs))),
+        make: FILE_RING,
     },
     EngineDef {
         name: "uring-defer",
@@ -242,7 +252,7 @@ pub const ENGINES: &[EngineDef] = &[
             registrations: FIXED,
             features: &[],
         },
-        make: Make::File(|def| Box::new(uring::file::Uring::new(Submit::Ring, def.needs))),
+        make: FILE_RING,
     },
     EngineDef {
         name: "uring-sqpoll",
@@ -255,7 +265,7 @@ pub const ENGINES: &[EngineDef] = &[
             registrations: FIXED,
             features: &[],
         },
-        make: Make::File(|def| Box::new(uring::file::Uring::new(Submit::Ring, def.needs))),
+        make: FILE_RING,
     },
     EngineDef {
         name: "uring-ring-fd",
@@ -268,7 +278,7 @@ pub const ENGINES: &[EngineDef] = &[
             registrations: FIXED_RING_FD,
             features: &[],
         },
-        make: Make::File(|def| Box::new(uring::file::Uring::new(Submit::Ring, def.needs))),
+        make: FILE_RING,
     },
     EngineDef {
         name: "uring-no-sqarray",
@@ -281,7 +291,7 @@ pub const ENGINES: &[EngineDef] = &[
             registrations: FIXED_RING_FD,
             features: &[],
         },
-        make: Make::File(|def| Box::new(uring::file::Uring::new(Submit::Ring, def.needs))),
+        make: FILE_RING,
     },
     EngineDef {
         name: "uring-iopoll",
@@ -294,7 +304,7 @@ pub const ENGINES: &[EngineDef] = &[
             registrations: FIXED_RING_FD,
             features: &[Feature::PolledBlockDevice],
         },
-        make: Make::File(|def| Box::new(uring::file::Uring::new(Submit::Ring, def.needs))),
+        make: FILE_RING,
     },
     EngineDef {
         name: "uring-hybrid-iopoll",
@@ -307,7 +317,7 @@ pub const ENGINES: &[EngineDef] = &[
             registrations: FIXED_RING_FD,
             features: &[Feature::PolledBlockDevice],
         },
-        make: Make::File(|def| Box::new(uring::file::Uring::new(Submit::Ring, def.needs))),
+        make: FILE_RING,
     },
     EngineDef {
         name: "blocking",
@@ -359,9 +369,7 @@ pub const ENGINES: &[EngineDef] = &[
             registrations: &[Registration::BufRing],
             features: &[],
         },
-        make: Make::Server(|def, run| {
-            uring::server::serve::<MultishotReceive, PlainSend>(run, def.needs)
-        }),
+        make: SERVE_MULTISHOT,
     },
     EngineDef {
         name: "uring-sqpoll",
@@ -375,9 +383,7 @@ pub const ENGINES: &[EngineDef] = &[
             registrations: &[Registration::BufRing],
             features: &[],
         },
-        make: Make::Server(|def, run| {
-            uring::server::serve::<MultishotReceive, PlainSend>(run, def.needs)
-        }),
+        make: SERVE_MULTISHOT,
     },
     EngineDef {
         name: "uring-defer",
@@ -391,9 +397,7 @@ pub const ENGINES: &[EngineDef] = &[
             registrations: DEFER_REGISTRATIONS,
             features: &[],
         },
-        make: Make::Server(|def, run| {
-            uring::server::serve::<MultishotReceive, PlainSend>(run, def.needs)
-        }),
+        make: SERVE_MULTISHOT,
     },
     EngineDef {
         name: "uring-fixed-files",
@@ -407,8 +411,22 @@ pub const ENGINES: &[EngineDef] = &[
             registrations: DIRECT_REGISTRATIONS,
             features: &[],
         },
+        make: SERVE_MULTISHOT,
+    },
+    EngineDef {
+        name: "uring-bundle",
+        about: "fixed-files + multishot recv bundles (6.10): one completion for every buffer \
+                a receive filled, when more bytes wait than one 8 KiB buffer holds",
+        workloads: &[Echo, Http],
+        default_for: &[Echo, Http],
+        needs: Needs {
+            opcodes: DIRECT,
+            setup: SetupFlags::DEFER_TASKRUN,
+            registrations: DIRECT_REGISTRATIONS,
+            features: &[Feature::Bundles],
+        },
         make: Make::Server(|def, run| {
-            uring::server::serve::<MultishotReceive, PlainSend>(run, def.needs)
+            uring::server::serve::<BundleReceive, PlainSend>(run, def.needs)
         }),
     },
     EngineDef {
@@ -423,9 +441,7 @@ pub const ENGINES: &[EngineDef] = &[
             registrations: SEND_BUFFER_REGISTRATIONS,
             features: &[Feature::SendFromRegisteredBuffers],
         },
-        make: Make::Server(|def, run| {
-            uring::server::serve::<MultishotReceive, PlainSend>(run, def.needs)
-        }),
+        make: SERVE_MULTISHOT,
     },
     EngineDef {
         name: "uring-min-wait",
@@ -439,9 +455,7 @@ pub const ENGINES: &[EngineDef] = &[
             registrations: DIRECT_REGISTRATIONS,
             features: &[Feature::MinWait],
         },
-        make: Make::Server(|def, run| {
-            uring::server::serve::<MultishotReceive, PlainSend>(run, def.needs)
-        }),
+        make: SERVE_MULTISHOT,
     },
     EngineDef {
         name: "uring-send-zc",
@@ -604,7 +618,8 @@ mod tests {
     #[test]
     fn defaults_are_the_studies_lists() {
         let ladder = "uring,uring-multishot,uring-sqpoll,uring-defer,uring-fixed-files,\
-                      uring-fixed-bufs,uring-min-wait,uring-send-zc,uring-napi,uring-zcrx";
+                      uring-bundle,uring-fixed-bufs,uring-min-wait,uring-send-zc,\
+                      uring-napi,uring-zcrx";
         assert_eq!(default_list(Echo), format!("blocking,epoll,{ladder}"));
         assert_eq!(default_list(Http), format!("epoll,{ladder}"));
         assert_eq!(

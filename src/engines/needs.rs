@@ -109,39 +109,31 @@ impl SetupFlags {
         ..SetupFlags::IOPOLL
     };
 
+    /// Each flag asked for, with the names it sets and the Linux version that has it.
+    fn asked(self) -> impl Iterator<Item = (&'static [&'static str], Kernel)> {
+        const DEFER: &[&str] = &["SINGLE_ISSUER", "DEFER_TASKRUN", "COOP_TASKRUN"];
+        [
+            (self.sqpoll, &["SQPOLL"][..], (5, 11)),
+            (self.defer_taskrun, DEFER, (6, 1)),
+            (self.no_sqarray, &["NO_SQARRAY"], (6, 6)),
+            (self.iopoll, &["IOPOLL"], (5, 1)),
+            (self.hybrid_iopoll, &["HYBRID_IOPOLL"], (6, 13)),
+        ]
+        .into_iter()
+        .filter(|&(set, _, _)| set)
+        .map(|(_, names, since)| (names, since))
+    }
+
     fn since(self) -> Kernel {
-        let mut since = (5, 1);
-        for (set, kernel) in [
-            (self.sqpoll, (5, 11)),
-            (self.defer_taskrun, (6, 1)),
-            (self.no_sqarray, (6, 6)),
-            (self.hybrid_iopoll, (6, 13)),
-        ] {
-            if set {
-                since = since.max(kernel);
-            }
-        }
-        since
+        self.asked()
+            .map(|(_, since)| since)
+            .fold((5, 1), Kernel::max)
     }
 
     fn names(self) -> Vec<&'static str> {
-        let mut names = Vec::new();
-        if self.sqpoll {
-            names.push("SQPOLL");
-        }
-        if self.defer_taskrun {
-            names.extend(["SINGLE_ISSUER", "DEFER_TASKRUN", "COOP_TASKRUN"]);
-        }
-        if self.no_sqarray {
-            names.push("NO_SQARRAY");
-        }
-        if self.iopoll {
-            names.push("IOPOLL");
-        }
-        if self.hybrid_iopoll {
-            names.push("HYBRID_IOPOLL");
-        }
-        names
+        self.asked()
+            .flat_map(|(names, _)| names.iter().copied())
+            .collect()
     }
 }
 

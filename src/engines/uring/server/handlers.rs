@@ -98,6 +98,11 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
         }
     }
 
+    /// SQEs are waiting for room in the submission queue.
+    pub fn backlogged(&self) -> bool {
+        !self.backlog.is_empty()
+    }
+
     pub fn flush_backlog(&mut self, sq: &mut SubmissionQueue<'_>) {
         while let Some(entries) = self.backlog.front() {
             if !entries.push_into(sq) {
@@ -359,20 +364,17 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
         }
         if result > 0 {
             self.mark_active(slot);
-            let len = result as u32;
-            let buffer = self.receive.buffer_of(flags);
-            ServerCounters::add(&self.counters.bytes_received, u64::from(len));
-            if self.connections[slot].closing {
-                let chunk = Chunk::new(Source::Received(buffer), len);
-                self.connections[slot].pending.push_back(chunk);
-                self.release_pending(slot);
-            } else {
-                self.reply(sq, slot, buffer, len);
-                let connection = &self.connections[slot];
-                if !connection.send_in_flight && !connection.pending.is_empty() {
-                    self.send_head(sq, slot);
+            ServerCounters::add(&self.counters.bytes_received, result as u64);
+            // One buffer, or the consecutive buffers of a bundle, each its own chunk.
+            let (mut buffer, mut rest) = (self.receive.buffer_of(flags), result as u32);
+            loop {
+                let len = rest.min(self.receive.buffer_bytes());
+                self.received_into(sq, slot, buffer, len);
+                rest -= len;
+                if rest == 0 {
+                    break;
                 }
-                self.limit_backlog(sq, slot);
+                buffer = self.receive.bundled_after(buffer);
             }
         } else if result == -libc::ENOBUFS {
             // The pool is empty: wait for a buffer to come back, then re-arm.
@@ -389,6 +391,22 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
             }
             self.start_closing(sq, slot);
         }
+    }
+
+    /// `len` bytes received into `buffer`: answered, or given back if the connection closes.
+    fn received_into(&mut self, sq: &mut SubmissionQueue<'_>, slot: usize, buffer: u16, len: u32) {
+        if self.connections[slot].closing {
+            let chunk = Chunk::new(Source::Received(buffer), len);
+            self.connections[slot].pending.push_back(chunk);
+            self.release_pending(slot);
+            return;
+        }
+        self.reply(sq, slot, buffer, len);
+        let connection = &self.connections[slot];
+        if !connection.send_in_flight && !connection.pending.is_empty() {
+            self.send_head(sq, slot);
+        }
+        self.limit_backlog(sq, slot);
     }
 
     fn sent(&mut self, sq: &mut SubmissionQueue<'_>, slot: usize, result: i32, flags: u32) {

@@ -62,7 +62,7 @@ use crate::system::stop::stopped;
 use handlers::Server;
 
 pub use receive::ReceiveStrategy;
-pub use receive_multishot::MultishotReceive;
+pub use receive_multishot::{BundleReceive, MultishotReceive};
 pub use receive_own_buffer::OwnBufferReceive;
 pub use send::SendStrategy;
 pub use send_plain::PlainSend;
@@ -144,6 +144,27 @@ pub fn serve<R: ReceiveStrategy, S: SendStrategy>(
     while !stopped() {
         server.flush_backlog(&mut sq);
         sq.sync();
+        // A full queue goes to the kernel before the wait: the SQEs left in the backlog may be
+        // the ones whose completions the wait is for (cancels, closes), and the SQEs in the
+        // queue may complete only much later (receives and polls armed), so waiting first
+        // could block with work left undone.
+        while server.backlogged() {
+            let handed = if needs.setup.sqpoll {
+                submitter.squeue_wait() // Until the kernel thread took some.
+            } else {
+                submitter.submit()
+            };
+            if let Err(error) = handed {
+                anyhow::ensure!(
+                    matches!(error.raw_os_error(), Some(libc::EBUSY | libc::EINTR)),
+                    "io_uring_enter failed: {error}"
+                );
+                break; // Completions are backed up: reap them first.
+            }
+            sq.sync();
+            server.flush_backlog(&mut sq);
+            sq.sync();
+        }
         let want = if batched {
             (server.connections.len() / MIN_WAIT_SHARE).clamp(1, MIN_WAIT_BATCH_MAX)
         } else {
@@ -191,18 +212,18 @@ fn wait_for_completions(
     want: usize,
 ) -> anyhow::Result<()> {
     let timeout = types::Timespec::from(STOP_POLL_INTERVAL);
-    let entered = match (stoppable, want) {
-        (true, 1) => submitter.submit_and_wait(1),
-        (true, _) => {
-            let args = types::SubmitArgs::new().min_wait_usec(MIN_WAIT_USEC);
-            submitter.submit_with_args(want, &args)
-        }
-        (false, _) => {
-            let args = types::SubmitArgs::new()
-                .min_wait_usec(if want > 1 { MIN_WAIT_USEC } else { 0 })
-                .timespec(&timeout);
-            submitter.submit_with_args(want, &args)
-        }
+    let entered = if stoppable && want == 1 {
+        submitter.submit_and_wait(1)
+    } else {
+        // Batching waits for `want` completions, but settles for any after MIN_WAIT_USEC and,
+        // with none by then, for the first until the stop-flag tick: without that general
+        // timeout the kernel ends every wait at the minimum, and an idle server would wake
+        // 20,000 times a second.
+        let min_wait_usec = if want > 1 { MIN_WAIT_USEC } else { 0 };
+        let args = types::SubmitArgs::new()
+            .min_wait_usec(min_wait_usec)
+            .timespec(&timeout);
+        submitter.submit_with_args(want, &args)
     };
     match entered {
         Ok(_) => Ok(()),

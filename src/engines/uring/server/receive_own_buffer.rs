@@ -40,6 +40,14 @@ impl ReceiveStrategy for OwnBufferReceive {
         0
     }
 
+    fn buffer_bytes(&self) -> u32 {
+        CONNECTION_BUFFER_BYTES as u32
+    }
+
+    fn bundled_after(&mut self, _buffer: u16) -> u16 {
+        unreachable!("a recv into the connection's buffer fills that buffer alone")
+    }
+
     fn bytes<'a>(&'a self, own: &'a [u8], _buffer: u16, len: usize) -> &'a [u8] {
         &own[..len]
     }
