@@ -126,6 +126,23 @@ pub struct Row {
     pub device_writes: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device_flushes: Option<u64>,
+    /// A network run's server, by its own count over its whole life (warm-up included):
+    /// accepts refused because it had no fd left (each paused its accepting), receives that
+    /// found the provided-buffer pool empty, and waits after which the completion queue had
+    /// overflowed (io_uring engines). Each was recovered from without losing a byte.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connections_refused_fd_limit: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provided_buffers_exhausted: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cq_overflows: Option<u64>,
+    /// The server's peak resident memory, and that peak less what it held before the engine
+    /// started (its ring and pools count too), per connection of the run: what holding a
+    /// connection costs each engine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_rss_peak_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_rss_bytes_per_connection: Option<u64>,
     /// Sentences that qualify this run (a capped run, a saturated client, a refused feature).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,

@@ -351,8 +351,8 @@ fn many_clients_that_read_late_with(def: &EngineDef) {
 
 /// The multishot engines with a pool of 16 buffers and 12 clients that send 256 KiB each
 /// before reading, with 4 KiB receive buffers so the echoes back up at once: the pool runs dry,
-/// recvs end with ENOBUFS, and the connections must be re-armed as buffers come back, every
-/// byte intact. (Checked once by hand with a counter in the server: this shape reaches ENOBUFS.)
+/// recvs end with ENOBUFS (the server counts them), and the connections must be re-armed as
+/// buffers come back, every byte intact.
 #[test]
 fn an_exhausted_buffer_pool_recovers_without_losing_bytes() {
     let pooled = |engine: &&EngineDef| engine.needs.registrations.contains(&Registration::BufRing);
@@ -361,7 +361,10 @@ fn an_exhausted_buffer_pool_recovers_without_losing_bytes() {
         .filter(pooled)
         .map(|engine| engine.name)
     {
-        let Some(server) = Server::start("echo", engine, &["--provided-buffers", "16"]) else {
+        let stats = tempfile::NamedTempFile::new().unwrap();
+        let stats_path = stats.path().to_str().unwrap();
+        let flags = ["--provided-buffers", "16", "--stats", stats_path];
+        let Some(server) = Server::start("echo", engine, &flags) else {
             return;
         };
         const BYTES: usize = 256 * 1024;
@@ -373,6 +376,10 @@ fn an_exhausted_buffer_pool_recovers_without_losing_bytes() {
             }
         });
         server.stop();
+        let counters: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(stats.path()).unwrap()).unwrap();
+        let exhausted = counters["provided_buffers_exhausted"].as_u64().unwrap();
+        assert!(exhausted > 0, "{engine}: the pool never ran dry");
     }
 }
 
@@ -793,14 +800,7 @@ fn without_io_uring_the_uring_engines_say_why_and_the_study_skips_them() {
         .unwrap();
     assert!(output.status.success(), "{output:?}");
     assert!(String::from_utf8_lossy(&output.stderr).contains("skipping uring"));
-    let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
-    let engines: Vec<&str> = document["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|row| row["engine"].as_str().unwrap())
-        .collect();
-    assert_eq!(engines, ["epoll"]);
+    assert_eq!(common::row_engines(&output.stdout), ["epoll"]);
 }
 
 /// `--idle-timeout 300ms` (seed 002's linked timeouts): a connection that sends nothing is

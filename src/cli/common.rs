@@ -1,7 +1,7 @@
 //! Flags several subcommands share, defined once and flattened where they are used, with the
 //! same meaning everywhere; and the parsers for human units (`4k`, `1G`, `10s`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::Args;
@@ -34,13 +34,49 @@ pub struct OutputArgs {
 }
 
 impl OutputArgs {
-    pub fn destination(&self, json: Option<PathBuf>) -> Destination {
-        Destination {
+    /// Where the results go, checked before anything runs: a study that ran for minutes must
+    /// not find out at the end that it cannot write them.
+    pub fn destination(&self, json: Option<PathBuf>) -> anyhow::Result<Destination> {
+        for path in self.output.iter().chain(&json) {
+            check_writable(path)?;
+        }
+        Ok(Destination {
             format: self.format,
             path: self.output.clone(),
             json,
-        }
+        })
     }
+}
+
+/// Refuses a results file that cannot be written, creating nothing that stays: an existing file
+/// must open for writing (not truncated here); a new one is tried as a sibling created and
+/// removed at once, since permission bits do not tell (root passes `access`, yet /proc and a
+/// read-only mount refuse to create).
+fn check_writable(path: &Path) -> anyhow::Result<()> {
+    let refused = |error: std::io::Error| {
+        anyhow::anyhow!("cannot write results to {}: {error}", path.display())
+    };
+    anyhow::ensure!(
+        !path.is_dir(),
+        "cannot write results to {}: it is a directory",
+        path.display()
+    );
+    if path.exists() {
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map_err(refused)?;
+        return Ok(());
+    }
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let trial = path.with_file_name(format!(".{name}.ringside-{}", std::process::id()));
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&trial)
+        .map_err(refused)?;
+    let _ = std::fs::remove_file(&trial);
+    Ok(())
 }
 
 /// Flags every file study shares, with the same meaning everywhere.
@@ -125,6 +161,14 @@ pub fn size_arg(text: &str) -> Result<u64, String> {
 
 pub fn duration_arg(text: &str) -> Result<Duration, String> {
     parse_duration(text)
+}
+
+/// A duration that must not be zero: a measured window or a timeout.
+pub fn positive_duration_arg(text: &str) -> Result<Duration, String> {
+    match parse_duration(text)? {
+        duration if duration.is_zero() => Err(format!("'{text}' must be longer than zero")),
+        duration => Ok(duration),
+    }
 }
 
 /// Parses a comma-separated list flag's values, each with `parse`; the flag is named in the

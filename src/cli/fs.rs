@@ -101,7 +101,7 @@ impl FileShape<'_> {
             workload,
             engines: select(workload, &common.engine)?,
             runs: common.runs,
-            destination: common.output.destination(None),
+            destination: common.output.destination(None)?,
             cpu: common.cpu,
             quiet: common.quiet,
             helpers: common.helpers.resolve(common.cpu)?,

@@ -4,7 +4,7 @@ use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use super::common::{duration_arg, size_arg, OutputArgs};
+use super::common::{duration_arg, positive_duration_arg, size_arg, OutputArgs};
 use crate::load::{HttpLoad, LoadPlan, Mode, SLOW_READER_WINDOW_BYTES, STREAM_WINDOW_BYTES};
 use crate::protocols::http::request_bytes;
 use crate::studies::load::LoadCommand;
@@ -69,7 +69,7 @@ pub struct LoadRunArgs {
     #[arg(long, short = 'c', default_value_t = 50, value_parser = connections_arg)]
     pub connections: usize,
     /// Measured time.
-    #[arg(long, short = 'd', default_value = "10s", value_parser = duration_arg)]
+    #[arg(long, short = 'd', default_value = "10s", value_parser = positive_duration_arg)]
     pub duration: Duration,
     /// Time before the measured window; its messages are not counted.
     #[arg(long, default_value = "1s", value_parser = duration_arg)]
@@ -79,7 +79,7 @@ pub struct LoadRunArgs {
     pub threads: u32,
     /// A message not answered in full within this time counts as a timeout; its connection
     /// closes.
-    #[arg(long, default_value = "2s", value_parser = duration_arg)]
+    #[arg(long, default_value = "2s", value_parser = positive_duration_arg)]
     pub timeout: Duration,
     /// Pin the client threads to this CPU.
     #[arg(long)]
@@ -230,24 +230,25 @@ impl HttpLoadArgs {
 }
 
 impl LoadRunArgs {
-    fn command(&self) -> LoadCommand {
-        LoadCommand {
+    fn command(&self) -> anyhow::Result<LoadCommand> {
+        let destination = self.output.destination(None)?;
+        Ok(LoadCommand {
             server_pid: self.server_pid,
-            format: self.output.format,
-            output: self.output.output.clone(),
-        }
+            format: destination.format,
+            output: destination.path,
+        })
     }
 }
 
 impl LoadArgs {
     pub fn run(&self) -> anyhow::Result<ExitCode> {
-        crate::studies::load::run(&self.plan()?, &self.run.command())
+        crate::studies::load::run(&self.plan()?, &self.run.command()?)
     }
 }
 
 impl HttpLoadArgs {
     pub fn run(&self) -> anyhow::Result<ExitCode> {
-        crate::studies::load::run(&self.plan()?, &self.run.command())
+        crate::studies::load::run(&self.plan()?, &self.run.command()?)
     }
 }
 

@@ -107,6 +107,8 @@ pub enum FsCommand {
 /// Parses the command line and runs it; the exit code says whether the run succeeded.
 pub fn run() -> anyhow::Result<ExitCode> {
     let cli = Cli::parse();
+    // Connections are fds: start from the most this process may hold (children inherit it).
+    crate::system::limits::raise_fd_limit();
     match cli.command {
         Command::Probe(args) => crate::probe::run_probe(&args.dir, args.format),
         Command::Engines(args) => crate::probe::run_engines(args.format),

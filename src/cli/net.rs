@@ -10,14 +10,17 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::common::{duration_arg, parse_list, size_arg, HelperArgs, OutputArgs};
-use crate::engines::uring::ring::Helpers;
+use super::common::{duration_arg, parse_list, positive_duration_arg, size_arg};
+use super::common::{HelperArgs, OutputArgs};
+use crate::engines::uring::ring::{format_cpus, Helpers};
+use crate::engines::uring::server::CQ_ENTRIES;
 use crate::engines::{default_list, engines_of, find, select, Workload};
 use crate::protocols::Proto;
 use crate::studies::echo::EchoStudy;
 use crate::studies::http::HttpStudy;
 use crate::studies::net::{NetStudy, Rig};
 use crate::studies::serve::Serve;
+use crate::system::pin::cpus_online;
 use crate::system::tuning::{Idle, Sched};
 
 /// The flags both network studies share. They carry the names of the file studies' flags
@@ -34,7 +37,7 @@ pub struct NetStudyArgs {
     pub warmup: Duration,
     /// A message not echoed, or a response not in, within this time is a timeout (a client
     /// `blocking` never serves).
-    #[arg(long, default_value = "2s", value_parser = duration_arg)]
+    #[arg(long, default_value = "2s", value_parser = positive_duration_arg)]
     pub timeout: Duration,
     /// CPU of the server process.
     #[arg(long, default_value_t = 0)]
@@ -84,7 +87,7 @@ pub struct EchoArgs {
     #[arg(long, value_delimiter = ',', default_value = "64")]
     pub payload: Vec<String>,
     /// Measured time per run.
-    #[arg(long, short = 'd', default_value = "5s", value_parser = duration_arg)]
+    #[arg(long, short = 'd', default_value = "5s", value_parser = positive_duration_arg)]
     pub duration: Duration,
     /// Load generator threads.
     #[arg(long, short = 't', default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
@@ -110,10 +113,10 @@ pub struct HttpArgs {
     #[arg(long, short = 'c', value_delimiter = ',', default_value = "50,256")]
     pub connections: Vec<String>,
     /// Serve bodies of this many bytes (k suffix allowed) instead of "Hello, World!".
-    #[arg(long)]
+    #[arg(long, value_parser = body_size_text)]
     pub body_size: Option<String>,
     /// Measured time per run.
-    #[arg(long, short = 'd', default_value = "10s", value_parser = duration_arg)]
+    #[arg(long, short = 'd', default_value = "10s", value_parser = positive_duration_arg)]
     pub duration: Duration,
     #[command(flatten)]
     pub study: NetStudyArgs,
@@ -133,6 +136,17 @@ impl NetStudyArgs {
                 "--idle-timeout".into(),
                 format!("{}ms", timeout.as_millis()),
             ]);
+        }
+        let online = cpus_online();
+        for (flag, cpu) in [
+            ("--server-cpu", self.server_cpu),
+            ("--client-cpu", self.client_cpu),
+        ] {
+            anyhow::ensure!(
+                online.contains(&cpu),
+                "{flag} {cpu} is not an online CPU here (online: {})",
+                format_cpus(&online)
+            );
         }
         let connection_counts = parse_list(connections, "--connections", |text| {
             text.parse::<usize>()
@@ -154,7 +168,7 @@ impl NetStudyArgs {
                 serve,
                 helpers: server_helpers(&self.helpers, self.server_cpu)?,
             },
-            destination: self.output.destination(self.json.clone()),
+            destination: self.output.destination(self.json.clone())?,
             quiet: self.quiet,
         })
     }
@@ -227,6 +241,12 @@ pub struct ServeArgs {
     /// blocking/threads: socket timeouts).
     #[arg(long, value_parser = duration_arg)]
     pub idle_timeout: Option<Duration>,
+    /// Completion queue entries of the io_uring engines (a power of two; the submission queue
+    /// is no larger). A small queue overflows under load: the kernel holds the completions
+    /// that do not fit and ends the multishot operations that posted them, which the server
+    /// counts (`cq_overflows`) and re-arms.
+    #[arg(long, default_value_t = CQ_ENTRIES, value_parser = cq_entries_arg)]
+    pub cq_entries: u32,
     /// Scheduling class of the server (fifo = SCHED_FIFO 50, as `chrt -f 50`); by default the
     /// class it was started with (`chrt -f 50 ringside ...` stays real-time).
     #[arg(long, value_enum, default_value_t = Sched::Inherit)]
@@ -236,7 +256,8 @@ pub struct ServeArgs {
     /// load generator the other, and sockets rarely need workers.
     #[command(flatten)]
     pub helpers: HelperArgs,
-    /// Also write the counters as JSON to this file when the server stops.
+    /// Also write the counters as JSON to this file when the server stops (`-`: one line on
+    /// stdout, after the `listening on` line).
     #[arg(long)]
     pub stats: Option<PathBuf>,
     /// Count the server's own syscalls (kernel tracepoint) for the summary and --stats. Off by
@@ -260,10 +281,22 @@ pub struct HttpServeArgs {
     pub body_size: Option<usize>,
 }
 
+/// A body size the servers take, kept as written (rows record it so).
+fn body_size_text(text: &str) -> Result<String, String> {
+    body_size_arg(text).map(|_| text.to_string())
+}
+
 fn body_size_arg(text: &str) -> Result<usize, String> {
     match size_arg(text)? {
         bytes if bytes > 1 << 24 => Err("bodies above 16 MiB are not supported".into()),
         bytes => Ok(bytes as usize),
+    }
+}
+
+fn cq_entries_arg(text: &str) -> Result<u32, String> {
+    match text.parse::<u32>() {
+        Ok(count) if count.is_power_of_two() && (2..=65536).contains(&count) => Ok(count),
+        _ => Err(format!("'{text}' is not a power of two from 2 to 65536")),
     }
 }
 
@@ -312,6 +345,7 @@ impl ServeArgs {
             max_connections: self.max_connections as usize,
             provided_buffers: self.provided_buffers,
             idle_timeout: self.idle_timeout,
+            cq_entries: self.cq_entries,
             sched: self.sched,
             helpers,
             stats: self.stats.clone(),

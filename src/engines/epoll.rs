@@ -19,7 +19,8 @@ use rustix::io::Errno;
 use rustix::net::{RecvFlags, SendFlags, SocketFlags};
 use slab::Slab;
 
-use super::server::{IdleClock, Run, ServerConfig, ServerCounters, STOP_POLL_INTERVAL};
+use super::server::{accept_failure, AcceptFailure, AcceptPause, IdleClock};
+use super::server::{Run, ServerConfig, ServerCounters, STOP_POLL_INTERVAL};
 use crate::protocols::http::ServerSession;
 use crate::protocols::Reply;
 use crate::system::stop::stopped;
@@ -116,11 +117,16 @@ pub fn serve(run: Run<'_>) -> anyhow::Result<()> {
         tv_sec: 0,
         tv_nsec: 0,
     };
+    let mut pause = AcceptPause::default();
+    let mut pause_left;
     while !stopped() {
-        let wait = if again.is_empty() {
-            timeout.as_ref()
-        } else {
+        let wait = if !again.is_empty() {
             Some(&zero)
+        } else if let Some(left) = pause.left() {
+            pause_left = rustix::event::Timespec::try_from(left)?;
+            Some(&pause_left)
+        } else {
+            timeout.as_ref()
         };
         let ready = match epoll::wait(&epoll_fd, &mut events[..], wait) {
             Ok(ready) => ready,
@@ -155,17 +161,29 @@ pub fn serve(run: Run<'_>) -> anyhow::Result<()> {
                 continue;
             }
             if token == LISTENER_TOKEN {
-                accept_ready(
+                let connections = &mut *loop_state.connections;
+                let active_tick = loop_state.active_tick;
+                let failure = accept_ready(
                     &listener,
                     &epoll_fd,
-                    loop_state.connections,
+                    connections,
                     (config, counters),
-                    loop_state.active_tick,
+                    active_tick,
                 );
+                if failure == Some(AcceptFailure::Pause) {
+                    // Level-triggered, the waiting connection would wake every wait at once.
+                    let data = EventData::new_u64(LISTENER_TOKEN);
+                    epoll::modify(&epoll_fd, &listener, data, EventFlags::empty())?;
+                    pause.start(connections.len());
+                }
                 continue;
             }
             let flags = event.flags;
             loop_state.serve(token as usize, flags.intersects(HUNG_UP));
+        }
+        if pause.is_paused() && pause.end_if_due(connections.len()) {
+            let data = EventData::new_u64(LISTENER_TOKEN);
+            epoll::modify(&epoll_fd, &listener, data, EventFlags::IN)?;
         }
     }
     Ok(())
@@ -254,19 +272,24 @@ fn close_idle(
     });
 }
 
+/// Accepts the connections waiting, up to `ACCEPTS_PER_EVENT`; stops at the first accept that
+/// says to pause (out of fds) and returns that.
 fn accept_ready(
     listener: &OwnedFd,
     epoll_fd: &OwnedFd,
     connections: &mut Slab<Connection>,
     (config, counters): (ServerConfig, &ServerCounters),
     active_tick: u32,
-) {
+) -> Option<AcceptFailure> {
     for _ in 0..ACCEPTS_PER_EVENT {
         let flags = SocketFlags::NONBLOCK | SocketFlags::CLOEXEC;
         let fd = match rustix::net::accept_with(listener, flags) {
             Ok(fd) => fd,
-            Err(Errno::AGAIN) => return,
-            Err(_) => continue, // ECONNABORTED, EMFILE: that connection is lost, not the server.
+            Err(Errno::AGAIN) => return None,
+            Err(error) => match accept_failure(error, counters) {
+                AcceptFailure::Retry => continue, // ECONNABORTED: that connection is lost.
+                AcceptFailure::Pause => return Some(AcceptFailure::Pause),
+            },
         };
         if connections.len() >= config.max_connections {
             ServerCounters::add(&counters.connections_refused, 1);
@@ -289,6 +312,7 @@ fn accept_ready(
             active_tick,
         });
     }
+    None
 }
 
 /// Receives and replies until the socket is empty. `Err(failed)` means close the connection

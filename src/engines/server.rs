@@ -6,14 +6,16 @@
 use std::net::SocketAddr;
 use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+use rustix::io::Errno;
 use rustix::net::{AddressFamily, SocketFlags, SocketType};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::uring::ring::Helpers;
 use super::{EngineDef, Make};
 use crate::protocols::Proto;
+use crate::system::stop::stopped;
 
 /// What every server loop needs besides its listener: the protocol and its limits.
 #[derive(Clone, Copy, Debug)]
@@ -27,6 +29,9 @@ pub struct ServerConfig {
     pub provided_buffers: u16,
     /// Close a connection that sends nothing for this long (`--idle-timeout`; None: never).
     pub idle_timeout: Option<Duration>,
+    /// Completion queue entries of the io_uring servers (a power of two; the submission queue
+    /// is no larger). Other engines ignore it.
+    pub cq_entries: u32,
 }
 
 /// A server's own counters, shared with the threads of the `threads` engine (hence atomics; the
@@ -44,6 +49,16 @@ pub struct ServerCounters {
     /// Zero-copy send notifications (`uring-send-zc`), and those that said the kernel copied.
     pub zero_copy_notifications: AtomicU64,
     pub zero_copy_copied: AtomicU64,
+    /// Accepts that failed because the process (EMFILE) or the system (ENFILE) had no fd left;
+    /// each paused accepting (`AcceptPause`) while the connection waited in the listen queue.
+    pub connections_refused_fd_limit: AtomicU64,
+    /// Multishot receives that ended because the provided-buffer pool was empty (ENOBUFS), each
+    /// re-armed once a buffer came back.
+    pub provided_buffers_exhausted: AtomicU64,
+    /// Waits after which the io_uring completion queue had overflowed: the kernel held the
+    /// completions that did not fit (and ended the multishot operations that posted them) until
+    /// the loop made room.
+    pub cq_overflows: AtomicU64,
 }
 
 impl ServerCounters {
@@ -62,20 +77,32 @@ impl ServerCounters {
             bytes_sent: get(&self.bytes_sent),
             zero_copy_notifications: get(&self.zero_copy_notifications),
             zero_copy_copied: get(&self.zero_copy_copied),
+            connections_refused_fd_limit: get(&self.connections_refused_fd_limit),
+            provided_buffers_exhausted: get(&self.provided_buffers_exhausted),
+            cq_overflows: get(&self.cq_overflows),
         }
     }
 }
 
-#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct CountersSnapshot {
     pub connections_accepted: u64,
     pub connections_refused: u64,
     pub connections_failed: u64,
+    #[serde(default)]
     pub connections_idle_closed: u64,
     pub bytes_received: u64,
     pub bytes_sent: u64,
+    #[serde(default)]
     pub zero_copy_notifications: u64,
+    #[serde(default)]
     pub zero_copy_copied: u64,
+    #[serde(default)]
+    pub connections_refused_fd_limit: u64,
+    #[serde(default)]
+    pub provided_buffers_exhausted: u64,
+    #[serde(default)]
+    pub cq_overflows: u64,
 }
 
 /// Idle connections counted in ticks of one periodic timer (a third of the idle timeout), so a
@@ -109,6 +136,79 @@ impl IdleClock {
     /// Whether a connection last marked `mark` has been idle for the timeout.
     pub fn expired(&self, mark: u32) -> bool {
         self.now.wrapping_sub(mark) > Self::TICKS_IDLE
+    }
+}
+
+/// How long a server stops accepting after an accept failed for want of an fd (EMFILE, ENFILE)
+/// or of kernel memory. The connection stays in the listen queue, so an accept retried at once
+/// fails again at once: servers that did so spun at 98-100% of a core while they held their
+/// connections. A connection closing ends the pause early (its fd is free again).
+pub const ACCEPT_PAUSE: Duration = Duration::from_millis(50);
+
+/// What a server loop does after a failed accept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AcceptFailure {
+    /// That connection is lost (aborted before it was accepted) or the call was interrupted:
+    /// accept the next at once.
+    Retry,
+    /// The process or the machine is out of fds or memory: stop accepting for `ACCEPT_PAUSE`
+    /// or until a connection closes, and keep serving the open ones.
+    Pause,
+}
+
+/// Sorts a failed accept, counting the refusals for want of an fd.
+pub fn accept_failure(errno: Errno, counters: &ServerCounters) -> AcceptFailure {
+    match errno {
+        Errno::MFILE | Errno::NFILE => {
+            ServerCounters::add(&counters.connections_refused_fd_limit, 1);
+            AcceptFailure::Pause
+        }
+        Errno::NOBUFS | Errno::NOMEM => AcceptFailure::Pause,
+        _ => AcceptFailure::Retry,
+    }
+}
+
+/// A paused accept: until when, and how many connections were open when it began.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AcceptPause {
+    paused: Option<(Instant, usize)>,
+}
+
+impl AcceptPause {
+    pub fn start(&mut self, open: usize) {
+        self.paused = Some((Instant::now() + ACCEPT_PAUSE, open));
+    }
+
+    pub fn is_paused(&self) -> bool {
+        self.paused.is_some()
+    }
+
+    /// How long the pause still lasts (None when accepting); what a loop's wait may take.
+    pub fn left(&self) -> Option<Duration> {
+        let (until, _) = self.paused?;
+        Some(until.saturating_duration_since(Instant::now()))
+    }
+
+    /// Ends the pause, and says so, once its time is up or fewer than the connections open
+    /// when it began are open now.
+    pub fn end_if_due(&mut self, open: usize) -> bool {
+        let Some((until, open_then)) = self.paused else {
+            return false;
+        };
+        let due = open < open_then || Instant::now() >= until;
+        if due {
+            self.paused = None;
+        }
+        due
+    }
+
+    /// Blocks the calling thread (an acceptor of its own) until the pause ends or the server
+    /// stops; `open` counts the connections open now.
+    pub fn sleep(&mut self, open: impl Fn() -> usize) {
+        const STEP: Duration = Duration::from_millis(5);
+        while !self.end_if_due(open()) && !stopped() {
+            std::thread::sleep(STEP);
+        }
     }
 }
 
@@ -156,8 +256,7 @@ pub fn local_address(socket: &OwnedFd) -> std::io::Result<SocketAddr> {
 
 /// Whether an error from a connection means the peer went away (reset, broken pipe) rather
 /// than a fault of the server; such errors end that connection only.
-pub fn is_peer_gone(errno: rustix::io::Errno) -> bool {
-    use rustix::io::Errno;
+pub fn is_peer_gone(errno: Errno) -> bool {
     matches!(
         errno,
         Errno::CONNRESET | Errno::PIPE | Errno::TIMEDOUT | Errno::HOSTUNREACH | Errno::NOTCONN

@@ -5,11 +5,10 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use rustix::io::Errno;
 use rustix::net::SocketFlags;
 
 use super::blocking::server::{serve_connection, set_timeouts, RECV_BUFFER_BYTES};
-use super::server::{Run, ServerCounters};
+use super::server::{accept_failure, AcceptFailure, AcceptPause, Run, ServerCounters};
 use crate::system::stop::stopped;
 
 /// Stack per connection thread: the loop needs little, and 256 threads at the default 2 MiB
@@ -21,12 +20,18 @@ pub fn serve(run: Run<'_>) -> anyhow::Result<()> {
     set_timeouts(&listener)?;
     let open = AtomicUsize::new(0);
     let open = &open;
+    let mut pause = AcceptPause::default();
     std::thread::scope(|scope| -> anyhow::Result<()> {
         while !stopped() {
             let connection = match rustix::net::accept_with(&listener, SocketFlags::CLOEXEC) {
                 Ok(connection) => connection,
-                Err(Errno::AGAIN | Errno::INTR | Errno::CONNABORTED) => continue,
-                Err(error) => return Err(anyhow::anyhow!("accept failed: {error}")),
+                Err(error) => {
+                    if accept_failure(error, counters) == AcceptFailure::Pause {
+                        pause.start(open.load(Ordering::Acquire));
+                        pause.sleep(|| open.load(Ordering::Acquire));
+                    }
+                    continue;
+                }
             };
             if open.load(Ordering::Acquire) >= config.max_connections {
                 // Refused: closed at once so the thread count, and memory, stay bounded.

@@ -158,6 +158,7 @@ impl Client<'_> {
         if let Some(start) = usage_start {
             self.report.client_usage = Usage::of_thread().since(&start);
         }
+        self.report.connections_open_at_end = self.connections.iter().filter(|c| c.open).count();
         Ok(())
     }
 
@@ -284,8 +285,16 @@ impl Client<'_> {
 
 type Prepared = (OwnedFd, Vec<Connection>, u64);
 
+/// How long connecting may take per connection, beyond one `--timeout`: a server that accepts
+/// takes well under this on loopback (the handshake completes in the kernel).
+const CONNECT_BUDGET_PER_CONNECTION: Duration = Duration::from_millis(1);
+
 /// Connects this thread's connections (blocking, one after another, each within the timeout)
 /// and registers them with a new epoll instance. Refused connections are counted, not fatal.
+/// The whole phase is bounded too (one `--timeout` plus a millisecond per connection): against
+/// a server whose accept queue is full every further connect would wait out its own timeout
+/// (the SYN is dropped), 10,000 of them for hours; those not connected by then are counted as
+/// connect errors without trying.
 fn prepare_thread(plan: &LoadPlan, ids: std::ops::Range<usize>) -> anyhow::Result<Prepared> {
     if let Some(cpu) = plan.cpu {
         crate::system::pin::pin_current_thread(cpu)?;
@@ -294,8 +303,15 @@ fn prepare_thread(plan: &LoadPlan, ids: std::ops::Range<usize>) -> anyhow::Resul
     let epoll_fd = epoll::create(CreateFlags::CLOEXEC)?;
     let mut connections = Vec::with_capacity(ids.len());
     let mut failed = 0;
+    let deadline = Instant::now() + plan.timeout + CONNECT_BUDGET_PER_CONNECTION * ids.len() as u32;
     for id in ids {
-        let stream: TcpStream = match connect(&plan.target, plan.timeout, plan.rcvbuf_bytes) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() || crate::system::stop::stopped() {
+            failed += 1;
+            continue;
+        }
+        let timeout = plan.timeout.min(left);
+        let stream: TcpStream = match connect(&plan.target, timeout, plan.rcvbuf_bytes) {
             Ok(stream) => stream,
             Err(_) => {
                 failed += 1;

@@ -33,6 +33,7 @@ use std::time::{Duration, Instant};
 use hdrhistogram::Histogram;
 
 use crate::measure::{SyscallCounter, Usage};
+use crate::system::limits::fds_for_connections;
 use crate::system::tuning::Sched;
 
 /// How each connection uses the server.
@@ -155,6 +156,9 @@ pub struct LoadReport {
     pub client_syscalls: Option<u64>,
     /// Client threads busy for at least `SATURATED_SHARE` of the window.
     pub saturated_threads: usize,
+    /// Connections still open when the window closed: none means the server went away (or
+    /// closed every connection) during the run, which then measured less than it says.
+    pub connections_open_at_end: usize,
 }
 
 impl LoadReport {
@@ -171,6 +175,7 @@ impl LoadReport {
             client_usage: Usage::default(),
             client_syscalls: None,
             saturated_threads: 0,
+            connections_open_at_end: 0,
         }
     }
 
@@ -188,6 +193,7 @@ impl LoadReport {
         }
         self.late += part.late;
         self.errors.add(&part.errors);
+        self.connections_open_at_end += part.connections_open_at_end;
         let usage = part.client_usage;
         self.client_usage.cpu_user_s += usage.cpu_user_s;
         self.client_usage.cpu_sys_s += usage.cpu_sys_s;
@@ -230,6 +236,9 @@ struct Shared {
 pub fn run(plan: &LoadPlan, on_window: &mut dyn FnMut(WindowEdge)) -> anyhow::Result<LoadReport> {
     assert!(plan.connections > 0 && plan.payload_bytes > 0 && plan.threads > 0);
     let threads = plan.threads.min(plan.connections);
+    let needed = fds_for_connections(plan.connections) + threads as u64;
+    let what = format!("a load run with {} connections", plan.connections);
+    crate::system::limits::ensure_fds(needed, &what)?;
     let shared = Shared {
         phase: AtomicU8::new(PHASE_CONNECTING),
         ready: AtomicUsize::new(0),
@@ -242,7 +251,7 @@ pub fn run(plan: &LoadPlan, on_window: &mut dyn FnMut(WindowEdge)) -> anyhow::Re
         None
     };
     let outcome = std::thread::scope(|scope| -> anyhow::Result<LoadReport> {
-        let workers: Vec<_> = (0..threads)
+        let spawned: std::io::Result<Vec<_>> = (0..threads)
             .map(|index| {
                 let first = plan.connections * index / threads;
                 let last = plan.connections * (index + 1) / threads;
@@ -252,10 +261,17 @@ pub fn run(plan: &LoadPlan, on_window: &mut dyn FnMut(WindowEdge)) -> anyhow::Re
                     .spawn_scoped(scope, move || {
                         client::client_thread(plan, first..last, shared)
                     })
-                    .expect("spawn a client thread")
             })
             .collect();
-        while shared.ready.load(Ordering::Acquire) < threads {
+        let workers = match spawned {
+            Ok(workers) => workers,
+            Err(error) => {
+                // The threads that did start end at once, and the scope joins them.
+                shared.phase.store(PHASE_DONE, Ordering::Release);
+                anyhow::bail!("cannot start {threads} load threads ({error})");
+            }
+        };
+        while shared.ready.load(Ordering::Acquire) < workers.len() {
             std::thread::sleep(Duration::from_millis(1));
         }
         let mut window = None;

@@ -36,7 +36,7 @@ pub fn load_row(
         ops_per_sec: per_second(report.messages as f64, report.seconds),
         bytes_per_sec: per_second(bytes as f64, report.seconds),
         syscalls_source: "none".into(),
-        verified: report.messages > 0 && report.errors.mismatch == 0,
+        verified: report.messages > 0 && report.errors.mismatch == 0 && held_all(report),
         errors: report.errors.total(),
         client_cpu_user_s: Some(report.client_usage.cpu_user_s),
         client_cpu_sys_s: Some(report.client_usage.cpu_sys_s),
@@ -53,7 +53,7 @@ pub fn load_row(
         // A stream always has bytes out, so one that times out stalled: bytes the server
         // received were never echoed (a paused slow reader is not timed).
         let errors = &report.errors;
-        row.verified = bytes > 0 && errors.mismatch == 0 && errors.timeout == 0;
+        row.verified = bytes > 0 && errors.mismatch == 0 && errors.timeout == 0 && held_all(report);
     } else {
         row.set_latency(&report.latency_ns);
     }
@@ -90,9 +90,30 @@ fn add_plan_params(params: &mut Map<String, Value>, plan: &LoadPlan) {
     }
 }
 
+/// Whether the run held what it says it measured: every connection connected, and some were
+/// still open when the window closed (else the server went away mid-run).
+fn held_all(report: &LoadReport) -> bool {
+    report.errors.connect == 0 && report.connections_open_at_end > 0
+}
+
 /// The error counts by kind, and the notes that explain them and a saturated client.
 fn add_errors(row: &mut Row, plan: &LoadPlan, report: &LoadReport) {
     let errors = report.errors;
+    if errors.connect > 0 {
+        row.notes.push(format!(
+            "NOT VERIFIED: {} of {} connections could not connect within --timeout (a server \
+             that accepts one connection at a time, or a full listen queue): the run did not \
+             hold {} connections",
+            errors.connect, plan.connections, plan.connections
+        ));
+    }
+    if report.connections_open_at_end == 0 {
+        row.notes.push(
+            "NOT VERIFIED: every connection was closed or reset before the window ended (did \
+             the server die?): the figures cover only the time before"
+                .into(),
+        );
+    }
     // HTTP rows always say their socket errors, under wrk's names too (`read`: a connection
     // reset or closed while a response was awaited, the same count as `reset`).
     if errors.total() > 0 || plan.mode == Mode::Http {
@@ -289,6 +310,7 @@ mod tests {
             client_usage: Usage::default(),
             client_syscalls: Some(10),
             saturated_threads: 0,
+            connections_open_at_end: 4,
         }
     }
 
@@ -347,6 +369,35 @@ mod tests {
             .notes
             .iter()
             .any(|note| note.starts_with("NOT VERIFIED")));
+    }
+
+    #[test]
+    fn connections_that_never_connected_or_a_server_gone_leave_the_run_unverified() {
+        let errors = LoadErrors {
+            connect: 9,
+            ..LoadErrors::default()
+        };
+        let row = load_row(
+            "blocking",
+            Map::new(),
+            1,
+            &plan(),
+            &report(10, errors),
+            None,
+        );
+        assert!(!row.verified);
+        assert!(row
+            .notes
+            .iter()
+            .any(|note| note.contains("9 of 2 connections")));
+        let mut gone = report(10, LoadErrors::default());
+        gone.connections_open_at_end = 0;
+        let row = load_row("epoll", Map::new(), 1, &plan(), &gone, None);
+        assert!(!row.verified);
+        assert!(row
+            .notes
+            .iter()
+            .any(|note| note.contains("did the server die?")));
     }
 
     #[test]

@@ -157,10 +157,11 @@ impl ProcessMeter {
 
     pub fn stop(&mut self) -> io::Result<Measured> {
         let syscalls_kernel = self.counter.as_mut().map(ProcessSyscallCounter::stop);
+        // A start that failed (the process gone, or no fd left to read /proc) left nothing.
         let (started, before, threads_before) = self
             .started
             .take()
-            .expect("process meter stopped before start");
+            .ok_or_else(|| io::Error::other("the measurement of the server never started"))?;
         let elapsed = started.elapsed();
         let usage = Usage::of_pid(self.pid)?.since(&before);
         let threads = ThreadTimes::of_pid(self.pid).ok();

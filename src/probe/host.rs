@@ -1,5 +1,6 @@
-//! The machine and the process limits: which host, kernel and CPU produced a number, and the
-//! locked-memory limit that caps ring sizes and registered buffers.
+//! The machine and the process limits: which host, kernel and CPU produced a number, the
+//! locked-memory limit that caps ring sizes and registered buffers, and the fd limit that caps
+//! connections.
 
 use serde::Serialize;
 
@@ -60,15 +61,22 @@ pub struct Limits {
     pub memlock_bytes_hard: Option<u64>,
     /// Root (CAP_IPC_LOCK) is not held to the memlock limit and may open perf counters.
     pub running_as_root: bool,
+    /// RLIMIT_NOFILE as ringside runs (its soft limit raised to the hard one at start): every
+    /// connection is an fd in the load generator and another in the server. `null`: unlimited.
+    pub open_files_soft: Option<u64>,
+    pub open_files_hard: Option<u64>,
 }
 
 impl Limits {
     pub fn read() -> Limits {
         let memlock = rustix::process::getrlimit(rustix::process::Resource::Memlock);
+        let files = crate::system::limits::FdLimit::read();
         Limits {
             memlock_bytes_soft: memlock.current,
             memlock_bytes_hard: memlock.maximum,
             running_as_root: rustix::process::geteuid().is_root(),
+            open_files_soft: files.soft,
+            open_files_hard: files.hard,
         }
     }
 }

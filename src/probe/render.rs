@@ -163,10 +163,13 @@ fn setup_flag_key(flag: &str) -> &'static str {
 fn limits(probe: &Probe) -> Lines {
     let limit =
         |bytes: Option<u64>| bytes.map_or("unlimited".to_string(), |b| format!("{b} bytes"));
+    let files = |count: Option<u64>| count.map_or("unlimited".to_string(), |n| format!("{n} fds"));
     vec![
         line("memlock soft", limit(probe.limits.memlock_bytes_soft)),
         line("memlock hard", limit(probe.limits.memlock_bytes_hard)),
         line("root", yes_no(probe.limits.running_as_root)),
+        line("open files soft", files(probe.limits.open_files_soft)),
+        line("open files hard", files(probe.limits.open_files_hard)),
     ]
 }
 

@@ -213,6 +213,45 @@ impl ServerSession {
     }
 }
 
+/// What a session answers to `input` arriving in pieces of the sizes in `cuts` (each at least
+/// one byte; the rest in one piece once they run out), as a server does however TCP splits the
+/// bytes: the `200 OK`s of every piece, and the first closing response. The fuzz target and
+/// the tests hold it to two properties: the answer does not depend on the cuts, and no answer
+/// is owed for a request whose head did not end (`heads_ended`).
+pub fn reply_to_pieces(input: &[u8], cuts: &[usize]) -> Reply {
+    let mut session = ServerSession::default();
+    let mut total = Reply::default();
+    let mut rest = input;
+    let mut cut = cuts.iter();
+    while !rest.is_empty() {
+        let len = cut
+            .next()
+            .map_or(rest.len(), |&len| len.clamp(1, rest.len()));
+        let reply = session.on_input(&rest[..len]);
+        assert!(session.partial.len() <= HEAD_BYTES_MAX);
+        assert!(
+            total.closing.is_none() || reply.is_empty(),
+            "an answer after the close"
+        );
+        total.ok += reply.ok;
+        total.closing = total.closing.or(reply.closing);
+        rest = &rest[len..];
+    }
+    total
+}
+
+/// How many request heads could have ended in `input` (each ends with an empty line, `\n\n`
+/// or `\n\r\n`): an upper bound on the `200 OK`s it may get.
+pub fn heads_ended(input: &[u8]) -> u32 {
+    let ends = |pattern: &[u8]| {
+        input
+            .windows(pattern.len())
+            .filter(|w| *w == pattern)
+            .count()
+    };
+    (ends(b"\n\n") + ends(b"\n\r\n")) as u32
+}
+
 /// Answers every complete request at the start of `buffer`; returns the bytes they took and
 /// the reply. Stops at the first request that ends the connection.
 fn parse_requests(buffer: &[u8], body_left: &mut u64) -> (usize, Reply) {
@@ -555,7 +594,34 @@ mod tests {
         Ok(framed)
     }
 
+    /// Requests, garbage and split points for the session's properties: pieces of valid
+    /// requests (pipelined, with bodies, closing, HTTP/1.0) mixed with arbitrary bytes.
+    fn request_stream() -> impl Strategy<Value = Vec<u8>> {
+        let piece = prop_oneof![
+            Just(GET.to_vec()),
+            Just(b"POST / HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc".to_vec()),
+            Just(b"GET / HTTP/1.1\r\nConnection: close\r\n\r\n".to_vec()),
+            Just(b"GET / HTTP/1.0\r\n\r\n".to_vec()),
+            Just(b"\r\n\r\n".to_vec()),
+            proptest::collection::vec(any::<u8>(), 0..40),
+        ];
+        proptest::collection::vec(piece, 0..12).prop_map(|pieces| pieces.concat())
+    }
+
     proptest! {
+        /// Goal: a server answers the same requests however its reads split them, and never
+        /// answers a request whose head did not end (the property the fuzz target checks on
+        /// arbitrary bytes).
+        #[test]
+        fn answers_do_not_depend_on_the_split(
+            input in request_stream(),
+            cuts in proptest::collection::vec(1usize..64, 0..32),
+        ) {
+            let whole = reply_to_pieces(&input, &[]);
+            prop_assert_eq!(reply_to_pieces(&input, &cuts), whole);
+            prop_assert!(whole.ok <= heads_ended(&input));
+        }
+
         /// Goal: the client counts exactly the responses the server sent, with their statuses
         /// and body lengths, however the stream is cut into reads.
         #[test]

@@ -3,8 +3,8 @@
 //! from the subcommand by hand; the rows are merged into one document, fio's controls are run
 //! beside the file-write steps where fio is installed (wrk's beside the HTTP step where wrk is),
 //! and the results directory gets `results.json`, `results.csv`, `report.md` and `report.html`.
-//! Ctrl-C ends the study after the current step and still writes everything for the steps that
-//! finished.
+//! Ctrl-C (or SIGTERM, passed on to the step) ends the study within the current step, which
+//! keeps the runs it finished, and still writes everything for the steps that ran.
 
 pub mod control;
 pub mod steps;
@@ -20,8 +20,8 @@ use crate::output::progress::Progress;
 use crate::output::{render, render_csv, Format};
 use crate::report::load::load_document;
 use crate::row::{Document, Row};
-use crate::studies::EXIT_INTERRUPTED;
-use crate::system::stop::{stop_flag, stopped};
+use crate::system::stop::stopped;
+use crate::system::stop::{interrupted_exit_code, is_interrupted_exit, stop_flag, stop_signal};
 use steps::{plan, Control, Mode, Step};
 
 /// The whole study, as `run`'s flags asked for it.
@@ -101,7 +101,7 @@ pub fn run(args: &RunPlan) -> anyhow::Result<ExitCode> {
     println!("{}", out.display());
     Ok(if stopped() {
         eprintln!("ringside run: interrupted; the report covers the steps that finished");
-        ExitCode::from(EXIT_INTERRUPTED)
+        ExitCode::from(interrupted_exit_code())
     } else if collected.failed_steps > 0 {
         ExitCode::from(1)
     } else {
@@ -166,7 +166,7 @@ fn run_step(context: &StepContext, step: &Step, collected: &mut Collected) {
     let _ = std::fs::remove_file(&file);
     match status {
         Ok(Some(status)) if status.success() => {}
-        Ok(Some(status)) if status.code() == Some(i32::from(EXIT_INTERRUPTED)) => {
+        Ok(Some(status)) if status.code().is_some_and(is_interrupted_exit) => {
             collected.note(format!(
                 "{}: interrupted; only its finished runs are shown",
                 step.name
@@ -244,7 +244,8 @@ fn spawn_step(mut command: Command, progress: &Progress) -> std::io::Result<Step
 }
 
 /// Waits for a step's process, calling `advance` with the time it has run about every 100 ms;
-/// kills it and returns None once `limit` has passed.
+/// passes on the signal that raised the stop flag; kills it and returns None once `limit` has
+/// passed.
 fn wait_bounded(
     step: StepProcess,
     limit: Duration,
@@ -255,9 +256,17 @@ fn wait_bounded(
         forwarded,
     } = step;
     let started = Instant::now();
+    let mut signal_passed_on = false;
     let status = loop {
         if let Some(status) = child.try_wait()? {
             break Some(status);
+        }
+        // A signal sent to this process alone (`kill PID`, a service manager's SIGTERM) must
+        // end the step too, which then keeps its finished runs and stops its servers.
+        if let (Some(signal), false) = (stop_signal(), signal_passed_on) {
+            signal_passed_on = true;
+            // SAFETY: kill(2) on our own child's pid, which has not been reaped yet.
+            unsafe { libc::kill(child.id() as i32, signal) };
         }
         if started.elapsed() > limit {
             child.kill()?;

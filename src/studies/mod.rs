@@ -24,10 +24,7 @@ use anyhow::Context;
 use crate::output::progress::Progress;
 use crate::output::{emit, write_text, Format};
 use crate::row::{Document, Row};
-use crate::system::stop::{stop_flag, stopped};
-
-/// Exit code of a study stopped by Ctrl-C/SIGTERM (as shells report SIGINT).
-pub const EXIT_INTERRUPTED: u8 = 130;
+use crate::system::stop::{interrupted_exit_code, stop_flag, stopped};
 
 /// One cell of a study: what one measurement in a run covers.
 pub trait Cell {
@@ -94,9 +91,9 @@ pub fn run_alternating<C: Cell>(
     }
 }
 
-/// Writes the results (partial ones too) and turns the outcome into an exit code: 130 when
-/// interrupted (a run that failed because of the interruption included), 1 on a failure or an
-/// unverified run, else 0. `table` renders the study's own table for `Format::Table`; the
+/// Writes the results (partial ones too) and turns the outcome into an exit code: 130 (Ctrl-C)
+/// or 143 (SIGTERM) when interrupted (a run that failed because of the interruption included),
+/// 1 on a failure or an unverified run, else 0. `table` renders the study's own table for `Format::Table`; the
 /// environment is probed in `env_dir` (the directory the study wrote to).
 pub fn finish(
     outcome: Outcome,
@@ -118,7 +115,7 @@ pub fn finish(
     }
     if outcome.interrupted {
         eprintln!("ringside: interrupted; the results above cover the runs that finished");
-        return Ok(ExitCode::from(EXIT_INTERRUPTED));
+        return Ok(ExitCode::from(interrupted_exit_code()));
     }
     if let Some(error) = outcome.failure {
         return Err(error);

@@ -5,15 +5,17 @@
 //! A fresh server process per run keeps one engine's leftovers (sockets in TIME_WAIT aside) off
 //! the next.
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::{Child, Command, ExitCode, Stdio};
+use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use serde_json::{Map, Value};
 
+use super::serve::{ServerStats, STATS_TO_STDOUT};
 use super::{finish, run_alternating, Cell, Destination};
 use crate::engines::uring::ring::Helpers;
 use crate::engines::EngineDef;
@@ -21,6 +23,7 @@ use crate::load::{load_row, LoadPlan, Mode, WindowEdge, STREAM_WINDOW_BYTES};
 use crate::measure::{CoreTimes, Measured, ProcessMeter};
 use crate::output::progress::Progress;
 use crate::row::Row;
+use crate::system::limits::{ensure_fds, fds_for_connections};
 use crate::system::tuning::{Idle, Sched};
 
 /// How long a server may take to say where it listens, and to exit after SIGTERM.
@@ -108,7 +111,7 @@ pub fn run_cell(
             }
         }
     });
-    server.stop()?;
+    let stats = server.stop()?;
     let report = report?;
     started.context("cannot measure the server")?;
     let measured = measured
@@ -127,13 +130,32 @@ pub fn run_cell(
     row.server_core_steal_s = server_core.map(|t| t.steal_s);
     row.client_core_softirq_s = client_core.map(|t| t.softirq_s);
     row.client_core_steal_s = client_core.map(|t| t.steal_s);
+    if let Some(stats) = stats {
+        add_server_stats(&mut row, &stats, plan.connections);
+    }
     Ok(row)
+}
+
+/// What the server counted itself: the faults it recovered from, and its memory.
+fn add_server_stats(row: &mut Row, stats: &ServerStats, connections: usize) {
+    let counters = &stats.counters;
+    row.connections_refused_fd_limit = Some(counters.connections_refused_fd_limit);
+    row.provided_buffers_exhausted = Some(counters.provided_buffers_exhausted);
+    row.cq_overflows = Some(counters.cq_overflows);
+    row.server_rss_peak_bytes = stats.rss_bytes_peak;
+    row.server_rss_bytes_per_connection = stats
+        .rss_bytes_peak
+        .zip(stats.rss_bytes_at_start)
+        .map(|(peak, start)| peak.saturating_sub(start) / connections.max(1) as u64);
 }
 
 /// A `ringside serve` child process (also the server of `run`'s wrk control).
 pub struct ServerProcess {
     pub child: Child,
     pub address: SocketAddr,
+    /// What the server prints after its `listening on` line: its stats (`--stats -`), sent
+    /// once it has exited.
+    rest: Receiver<String>,
 }
 
 impl ServerProcess {
@@ -142,7 +164,14 @@ impl ServerProcess {
         let mut child = Command::new(exe)
             .arg("serve")
             .args(&args.serve)
-            .args(["--quiet", "--listen", "127.0.0.1:0", "--engine"])
+            .args([
+                "--quiet",
+                "--listen",
+                "127.0.0.1:0",
+                "--stats",
+                STATS_TO_STDOUT,
+            ])
+            .arg("--engine")
             .arg(engine.name)
             .arg("--cpu")
             .arg(args.server_cpu.to_string())
@@ -158,9 +187,16 @@ impl ServerProcess {
         // inherited stderr and exits, which ends the line with EOF.
         let (sender, receiver) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
+            let mut stdout = BufReader::new(stdout);
             let mut line = String::new();
-            let _ = BufReader::new(stdout).read_line(&mut line);
-            let _ = sender.send(line);
+            let _ = stdout.read_line(&mut line);
+            if sender.send(line).is_err() {
+                return;
+            }
+            // Then the rest, up to the server's exit: its stats.
+            let mut rest = String::new();
+            let _ = stdout.read_to_string(&mut rest);
+            let _ = sender.send(rest);
         });
         let line = receiver
             .recv_timeout(SERVER_START_TIMEOUT)
@@ -170,7 +206,11 @@ impl ServerProcess {
             .strip_prefix("listening on ")
             .and_then(|text| text.parse().ok());
         match address {
-            Some(address) => Ok(ServerProcess { child, address }),
+            Some(address) => Ok(ServerProcess {
+                child,
+                address,
+                rest: receiver,
+            }),
             None => {
                 let _ = child.kill();
                 let status = child.wait()?;
@@ -179,15 +219,24 @@ impl ServerProcess {
         }
     }
 
-    /// SIGTERM, then a bounded wait; a server that does not stop is killed and reported.
-    pub fn stop(&mut self) -> anyhow::Result<()> {
+    /// SIGTERM, then a bounded wait; a server that does not stop is killed and reported, as
+    /// is one that had died already. Returns the stats the server printed as it stopped.
+    pub fn stop(&mut self) -> anyhow::Result<Option<ServerStats>> {
+        if let Some(status) = self.child.try_wait()? {
+            anyhow::bail!("the server process died during the run ({status})");
+        }
         let pid = rustix::process::Pid::from_raw(self.child.id() as i32).expect("a child pid");
         let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
         let deadline = Instant::now() + SERVER_STOP_TIMEOUT;
         while Instant::now() < deadline {
             if let Some(status) = self.child.try_wait()? {
                 anyhow::ensure!(status.success(), "the server exited with {status}");
-                return Ok(());
+                let rest = self
+                    .rest
+                    .recv_timeout(SERVER_STOP_TIMEOUT)
+                    .unwrap_or_default();
+                let last = rest.lines().rfind(|line| !line.trim().is_empty());
+                return Ok(last.and_then(|line| serde_json::from_str(line).ok()));
             }
             std::thread::sleep(Duration::from_millis(10));
         }
@@ -281,6 +330,12 @@ impl NetStudy {
         table: impl FnOnce(&[Row]) -> String,
     ) -> anyhow::Result<ExitCode> {
         let engines = crate::engines::runnable(self.engines.clone(), self.quiet)?;
+        // The load generator holds every connection here, the server another end of each.
+        let most = self.connection_counts.iter().copied().max().unwrap_or(1);
+        ensure_fds(
+            fds_for_connections(most),
+            &format!("a run with {most} connections"),
+        )?;
         let _idle = self.rig.idle.hold()?;
         let mut cells = Vec::new();
         for &payload_bytes in payloads {

@@ -4,8 +4,9 @@
 //!
 //! The first line on stdout is `listening on ADDRESS`, flushed at once, so a parent that asked
 //! for port 0 learns the port. Ctrl-C or SIGTERM stops the loop; the server then prints its own
-//! counters (connections, bytes, kernel-counted syscalls, CPU) on stderr and, with `--stats`,
-//! writes them as JSON.
+//! counters (connections, bytes, kernel-counted syscalls, CPU, memory) on stderr and, with
+//! `--stats`, writes them as JSON (`--stats -`: as one line on stdout, after the `listening on`
+//! line, which is how a study reads a server's own counters into its row).
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -13,7 +14,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::engines::server::{listen, local_address, run_server, CountersSnapshot, Run};
 use crate::engines::server::{ServerConfig, ServerCounters};
@@ -21,6 +22,7 @@ use crate::engines::uring::ring::Helpers;
 use crate::engines::EngineDef;
 use crate::measure::{meter_for_run, Meter};
 use crate::protocols::Proto;
+use crate::system::limits::{fds_for_connections, FdLimit};
 use crate::system::tuning::Sched;
 
 /// One server to run, as `serve`'s flags asked for it.
@@ -34,6 +36,7 @@ pub struct Serve {
     pub provided_buffers: u16,
     /// Close connections silent for this long.
     pub idle_timeout: Option<std::time::Duration>,
+    pub cq_entries: u32,
     pub sched: Sched,
     /// The io_uring engines' kernel threads.
     pub helpers: Helpers,
@@ -46,7 +49,7 @@ pub struct Serve {
 }
 
 /// What a server did between start and stop, by its own count and the kernel's.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct ServerStats {
     pub engine: String,
     pub proto: String,
@@ -60,7 +63,17 @@ pub struct ServerStats {
     pub cpu_sys_s: f64,
     pub ctx_switches_voluntary: u64,
     pub ctx_switches_involuntary: u64,
+    /// Resident memory once the listener is open, before the engine makes its ring, pools and
+    /// loop, and its peak over the server's life: what the engine and its connections cost,
+    /// from the kernel's count (pages of a pool count once touched).
+    #[serde(default)]
+    pub rss_bytes_at_start: Option<u64>,
+    #[serde(default)]
+    pub rss_bytes_peak: Option<u64>,
 }
+
+/// `--stats -`: the stats go to stdout.
+pub const STATS_TO_STDOUT: &str = "-";
 
 pub fn run(args: &Serve) -> anyhow::Result<ExitCode> {
     let (engine, proto) = (args.engine, args.proto);
@@ -75,6 +88,17 @@ pub fn run(args: &Serve) -> anyhow::Result<ExitCode> {
         listen(args.listen).with_context(|| format!("cannot listen on {}", args.listen))?;
     let address = local_address(&listener)?;
     crate::system::stop::stop_flag();
+    let fds = FdLimit::read().soft;
+    if let Some(fds) = fds.filter(|&fds| fds < fds_for_connections(args.max_connections)) {
+        if !args.quiet {
+            eprintln!(
+                "ringside: serve: this process may open {fds} fds, fewer than \
+                 --max-connections {} needs; connections beyond that wait in the listen queue \
+                 (counted as refused at the fd limit); `ulimit -n` raises it",
+                args.max_connections
+            );
+        }
+    }
     {
         let mut stdout = std::io::stdout().lock();
         writeln!(stdout, "listening on {address}")?;
@@ -85,8 +109,10 @@ pub fn run(args: &Serve) -> anyhow::Result<ExitCode> {
         max_connections: args.max_connections,
         provided_buffers: args.provided_buffers,
         idle_timeout: args.idle_timeout,
+        cq_entries: args.cq_entries,
     };
     let counters = ServerCounters::default();
+    let rss_bytes_at_start = resident_bytes("VmRSS:");
     let mut meter = if args.count_syscalls {
         meter_for_run()
     } else {
@@ -112,17 +138,40 @@ pub fn run(args: &Serve) -> anyhow::Result<ExitCode> {
         cpu_sys_s: measured.usage.cpu_sys_s,
         ctx_switches_voluntary: measured.usage.ctx_switches_voluntary,
         ctx_switches_involuntary: measured.usage.ctx_switches_involuntary,
+        rss_bytes_at_start,
+        rss_bytes_peak: resident_bytes("VmHWM:"),
     };
     if !args.quiet {
         eprintln!("{}", summary(&stats));
     }
-    if let Some(path) = &args.stats {
-        let text = serde_json::to_string_pretty(&stats)? + "\n";
-        std::fs::write(path, text)
-            .with_context(|| format!("cannot write server stats to {}", path.display()))?;
+    match &args.stats {
+        Some(path) if path.as_os_str() == STATS_TO_STDOUT => {
+            let mut stdout = std::io::stdout().lock();
+            writeln!(stdout, "{}", serde_json::to_string(&stats)?)?;
+            stdout.flush()?;
+        }
+        Some(path) => {
+            let text = serde_json::to_string_pretty(&stats)? + "\n";
+            std::fs::write(path, text)
+                .with_context(|| format!("cannot write server stats to {}", path.display()))?;
+        }
+        None => {}
     }
     served?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// A memory figure of this process from `/proc/self/status` (`VmRSS:` now, `VmHWM:` its peak).
+fn resident_bytes(field: &str) -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|line| line.starts_with(field))?;
+    let kib: u64 = line[field.len()..]
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    Some(kib * 1024)
 }
 
 fn summary(stats: &ServerStats) -> String {
@@ -130,21 +179,30 @@ fn summary(stats: &ServerStats) -> String {
         "not counted (--count-syscalls counts them, where the kernel allows it)".to_string(),
         |n| n.to_string(),
     );
-    format!(
-        "{} {} server on {} stopped after {:.1} s: {} connections ({} refused, {} failed, \
-         {} idle closed), {} bytes in, {} bytes out, syscalls {syscalls}, CPU user {:.2} s sys \
-         {:.2} s",
+    let counters = &stats.counters;
+    let mut text = format!(
+        "{} {} server on {} stopped after {:.1} s: {} connections ({} refused, {} refused at \
+         the fd limit, {} failed, {} idle closed), {} bytes in, {} bytes out, syscalls {syscalls}, CPU user \
+         {:.2} s sys {:.2} s",
         stats.engine,
         stats.proto,
         stats.address,
         stats.seconds,
-        stats.counters.connections_accepted,
-        stats.counters.connections_refused,
-        stats.counters.connections_failed,
-        stats.counters.connections_idle_closed,
-        stats.counters.bytes_received,
-        stats.counters.bytes_sent,
+        counters.connections_accepted,
+        counters.connections_refused,
+        counters.connections_refused_fd_limit,
+        counters.connections_failed,
+        counters.connections_idle_closed,
+        counters.bytes_received,
+        counters.bytes_sent,
         stats.cpu_user_s,
         stats.cpu_sys_s,
-    )
+    );
+    if counters.provided_buffers_exhausted + counters.cq_overflows > 0 {
+        text += &format!(
+            "; receives out of provided buffers {}, completion queue overflows {}",
+            counters.provided_buffers_exhausted, counters.cq_overflows
+        );
+    }
+    text
 }

@@ -59,6 +59,17 @@ impl Server {
     /// Starts `ringside serve <proto> --engine <engine>` with `extra` flags after the usual
     /// ones, or returns None (and says why) when the engine cannot run on this kernel.
     pub fn start(proto: &str, engine: &str, extra: &[&str]) -> Option<Server> {
+        Server::start_with_fd_limit(proto, engine, extra, None)
+    }
+
+    /// `start`, with RLIMIT_NOFILE (soft and hard) set to `fd_limit` before the server runs,
+    /// so every accept it arms sees that limit.
+    pub fn start_with_fd_limit(
+        proto: &str,
+        engine: &str,
+        extra: &[&str],
+        fd_limit: Option<u64>,
+    ) -> Option<Server> {
         let workload = if proto == "http" {
             Workload::Http
         } else {
@@ -69,13 +80,16 @@ impl Server {
             eprintln!("skipped {engine}: {reason}");
             return None;
         }
-        let mut child = Command::new(BIN)
+        let mut command = Command::new(BIN);
+        command
             .args(["serve", proto, "--quiet", "--listen", "127.0.0.1:0"])
             .args(["--engine", engine])
             .args(extra)
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("start the server");
+            .stdout(Stdio::piped());
+        if let Some(limit) = fd_limit {
+            limit_fds(&mut command, limit, limit);
+        }
+        let mut child = command.spawn().expect("start the server");
         let mut line = String::new();
         BufReader::new(child.stdout.take().unwrap())
             .read_line(&mut line)
@@ -183,4 +197,76 @@ fn terminate(child: &mut Child) {
         std::thread::sleep(Duration::from_millis(10));
     }
     panic!("the server did not stop within {IO_TIMEOUT:?} of SIGTERM");
+}
+
+/// Environment variable that marks every process a test case starts (children inherit it), so
+/// the case can find any it left behind, even one its parent orphaned.
+#[allow(dead_code)] // Used by the fault tests only.
+pub const CASE_MARK: &str = "RINGSIDE_TEST_CASE";
+
+/// The live processes (other than zombies) whose environment carries `CASE_MARK=mark`.
+#[allow(dead_code)] // Used by the fault tests only.
+pub fn processes_marked(mark: &str) -> Vec<u32> {
+    let needle = format!("{CASE_MARK}={mark}\0");
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let zombie = stat
+                .rsplit_once(')')
+                .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'));
+            !zombie
+                && environ
+                    .windows(needle.len())
+                    .any(|window| window == needle.as_bytes())
+        })
+        .collect()
+}
+
+/// Waits, bounded, until no process marked `mark` is left; returns those still there.
+#[allow(dead_code)] // Used by the fault tests only.
+pub fn processes_left(mark: &str) -> Vec<u32> {
+    let deadline = Instant::now() + IO_TIMEOUT;
+    loop {
+        let left = processes_marked(mark);
+        if left.is_empty() || Instant::now() > deadline {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Makes `command` run with RLIMIT_NOFILE `soft` and `hard`, set before it starts.
+#[allow(dead_code)] // Used by the fault tests only.
+pub fn limit_fds(command: &mut Command, soft: u64, hard: u64) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the hook only calls setrlimit, which is async-signal-safe.
+    unsafe {
+        command.pre_exec(move || {
+            let limit = libc::rlimit {
+                rlim_cur: soft,
+                rlim_max: hard,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        })
+    };
+}
+
+/// The engines of a results document's rows, in order.
+#[allow(dead_code)] // Used by the availability tests only.
+pub fn row_engines(document: &[u8]) -> Vec<String> {
+    let document: serde_json::Value = serde_json::from_slice(document).unwrap();
+    document["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| row["engine"].as_str().unwrap().to_string())
+        .collect()
 }

@@ -14,7 +14,7 @@ use std::time::Duration;
 use rustix::io::Errno;
 use rustix::net::{RecvFlags, SendFlags, SocketFlags};
 
-use crate::engines::server::STOP_POLL_INTERVAL;
+use crate::engines::server::{accept_failure, AcceptFailure, AcceptPause, STOP_POLL_INTERVAL};
 use crate::engines::server::{is_peer_gone, Run, ServerConfig, ServerCounters};
 use crate::protocols::http::ServerSession;
 use crate::protocols::Reply;
@@ -28,11 +28,18 @@ pub fn serve(run: Run<'_>) -> anyhow::Result<()> {
     let (listener, config, counters) = (run.listener, run.config, run.counters);
     set_timeouts(&listener)?;
     let mut buffer = vec![0u8; RECV_BUFFER_BYTES];
+    let mut pause = AcceptPause::default();
     while !stopped() {
         let connection = match rustix::net::accept_with(&listener, SocketFlags::CLOEXEC) {
             Ok(connection) => connection,
-            Err(Errno::AGAIN | Errno::INTR | Errno::CONNABORTED) => continue,
-            Err(error) => return Err(anyhow::anyhow!("accept failed: {error}")),
+            Err(error) => {
+                // No connection is open here while it accepts: only time ends a pause.
+                if accept_failure(error, counters) == AcceptFailure::Pause {
+                    pause.start(0);
+                    pause.sleep(|| 0);
+                }
+                continue;
+            }
         };
         ServerCounters::add(&counters.connections_accepted, 1);
         serve_connection(connection, config, counters, &mut buffer);

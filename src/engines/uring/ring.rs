@@ -376,10 +376,27 @@ pub fn io_uring_disabled_sysctl() -> Option<u32> {
         .ok()
 }
 
+/// Whether this process runs under a seccomp filter (`Seccomp: 2` in /proc/self/status).
+fn under_seccomp_filter() -> bool {
+    std::fs::read_to_string("/proc/self/status").is_ok_and(|status| {
+        status
+            .lines()
+            .any(|line| line.split_whitespace().eq(["Seccomp:", "2"]))
+    })
+}
+
 /// Turns an io_uring_setup error into one sentence saying what happened and what to do.
 pub fn explain_setup_error(error: &io::Error, setup: &RingSetup) -> String {
     let sysctl = io_uring_disabled_sysctl();
     match error.raw_os_error() {
+        Some(libc::EPERM | libc::ENOSYS) if sysctl != Some(2) && under_seccomp_filter() => {
+            format!(
+                "io_uring_setup was refused ({error}) by the seccomp filter this process runs \
+                 under (Seccomp: 2 in /proc/self/status; a container runtime or systemd \
+                 SystemCallFilter installs one): run outside it or allow \
+                 io_uring_setup/io_uring_enter/io_uring_register"
+            )
+        }
         Some(libc::ENOSYS) => format!(
             "io_uring_setup is not available ({error}): the kernel was built without io_uring or \
              a seccomp filter (e.g. a container's default profile) returns ENOSYS; use a kernel \

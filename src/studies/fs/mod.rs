@@ -24,6 +24,7 @@ use crate::measure::{meter_for_run, BlockDevice, Meter};
 use crate::output::progress::Progress;
 use crate::output::render_table;
 use crate::row::Row;
+use crate::system::limits::memory_bytes_available;
 use crate::units::format_size;
 use scratch::{stamp_blocks, Scratch};
 
@@ -126,6 +127,16 @@ impl FileStudy {
     pub fn check(&self) -> anyhow::Result<()> {
         let flag = self.block_flag;
         anyhow::ensure!(self.size > 0, "--size must be more than 0 bytes");
+        // The data is generated once, in memory, before the first run.
+        if let Some(available) = memory_bytes_available() {
+            anyhow::ensure!(
+                self.size <= available,
+                "--size {} needs that much memory for its data, but only {} is available here; \
+                 choose a smaller --size",
+                format_size(self.size),
+                format_size(available - available % (1 << 20))
+            );
+        }
         anyhow::ensure!(self.block_size > 0, "{flag} must be more than 0 bytes");
         anyhow::ensure!(
             self.block_size <= 1 << 30,

@@ -17,7 +17,8 @@ use super::send::SendStrategy;
 use super::send_zero_copy::NOTIF_USAGE_ZC_COPIED;
 use super::socket::Socket;
 use super::CHUNKS_PER_CONNECTION_MAX;
-use crate::engines::server::{IdleClock, ServerConfig, ServerCounters};
+use crate::engines::server::{accept_failure, AcceptFailure, AcceptPause, IdleClock};
+use crate::engines::server::{ServerConfig, ServerCounters};
 use crate::engines::uring::registered::Regions;
 use crate::engines::uring::token::{Op, Token, GENERATION_MASK};
 use crate::protocols::http::Responses;
@@ -51,6 +52,8 @@ pub struct Server<'a, R, S> {
     idle_found: Vec<usize>,
     /// The kernel refused the accept itself (not one connection): the server cannot go on.
     pub accept_refused: Option<std::io::Error>,
+    /// Accepting stops for a while when the process runs out of fds (`AcceptPause`).
+    accept_pause: AcceptPause,
     send: PhantomData<S>,
 }
 
@@ -84,6 +87,7 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
             }),
             idle_found: Vec::new(),
             accept_refused: None,
+            accept_pause: AcceptPause::default(),
             send: PhantomData,
         }
     }
@@ -201,6 +205,18 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
         self.push(sq, entry.user_data(token.encode()));
     }
 
+    /// How long the loop's wait may last while accepting is paused (None: no limit).
+    pub fn accept_pause_left(&self) -> Option<std::time::Duration> {
+        self.accept_pause.left()
+    }
+
+    /// Re-arms the accept once its pause is over or a connection has closed.
+    pub fn resume_accept(&mut self, sq: &mut SubmissionQueue<'_>) {
+        if self.accept_pause.end_if_due(self.connections.len()) {
+            self.arm_accept(sq);
+        }
+    }
+
     pub fn complete(&mut self, sq: &mut SubmissionQueue<'_>, cqe: &cqueue::Entry) {
         let token = Token::decode(cqe.user_data()).expect("every SQE carries a token");
         let (result, flags) = (cqe.result(), cqe.flags());
@@ -240,11 +256,20 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
             self.accept_refused = Some(std::io::Error::from_raw_os_error(-result));
             return;
         }
-        if !R::MULTISHOT || !cqueue::more(flags) {
-            self.arm_accept(sq);
-        }
+        // An error ends a multishot accept too, so it never comes with IORING_CQE_F_MORE.
+        let ended = !R::MULTISHOT || !cqueue::more(flags);
         if result < 0 {
-            return; // ECONNABORTED, EMFILE, ENFILE: that connection is lost, not the server.
+            let errno = rustix::io::Errno::from_raw_os_error(-result);
+            match accept_failure(errno, self.counters) {
+                // ECONNABORTED: that connection is lost, not the server.
+                AcceptFailure::Retry => self.arm_accept(sq),
+                // Out of fds: re-armed by `resume_accept` once the pause ends.
+                AcceptFailure::Pause => self.accept_pause.start(self.connections.len()),
+            }
+            return;
+        }
+        if ended {
+            self.arm_accept(sq);
         }
         let socket = if self.direct {
             Socket::Direct(result as u32)
@@ -378,6 +403,7 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
             }
         } else if result == -libc::ENOBUFS {
             // The pool is empty: wait for a buffer to come back, then re-arm.
+            ServerCounters::add(&self.counters.provided_buffers_exhausted, 1);
             connection.starved = true;
             self.starved.push_back((slot, connection.generation));
         } else if result == -libc::ECANCELED && !R::MULTISHOT {

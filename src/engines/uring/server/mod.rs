@@ -51,11 +51,12 @@ mod send_zero_copy;
 mod socket;
 
 use std::os::fd::AsRawFd;
+use std::time::Duration;
 
 use io_uring::{types, Submitter};
 
 use crate::engines::needs::{Feature, Needs, Registration};
-use crate::engines::server::{Run, STOP_POLL_INTERVAL};
+use crate::engines::server::{Run, ServerCounters, STOP_POLL_INTERVAL};
 use crate::engines::uring::registered::Regions;
 use crate::engines::uring::ring::RingSetup;
 use crate::system::stop::stopped;
@@ -71,7 +72,7 @@ pub use send_zero_copy::ZeroCopySend;
 /// Submission queue size; a full queue spills into the loop's backlog, never drops an SQE.
 const SQ_ENTRIES: u32 = 1024;
 /// Completion queue size: multishot operations post many CQEs per SQE.
-const CQ_ENTRIES: u32 = 8192;
+pub const CQ_ENTRIES: u32 = 8192;
 /// Received chunks a connection may hold unsent before its multishot recv is cancelled.
 const CHUNKS_PER_CONNECTION_MAX: usize = 8;
 
@@ -93,10 +94,12 @@ pub fn serve<R: ReceiveStrategy, S: SendStrategy>(
     run: Run<'_>,
     needs: Needs,
 ) -> anyhow::Result<()> {
+    let cq_entries = run.config.cq_entries;
+    assert!(cq_entries.is_power_of_two());
     let ring_setup = RingSetup {
         helpers: Some(run.helpers.clone()),
-        cq_entries: Some(CQ_ENTRIES),
-        ..RingSetup::with_flags(SQ_ENTRIES, needs.setup)
+        cq_entries: Some(cq_entries),
+        ..RingSetup::with_flags(SQ_ENTRIES.min(cq_entries), needs.setup)
     };
     // Declared before the ring so that it is dropped after it (see buf_ring.rs).
     let mut receive = R::new(&run.config);
@@ -170,8 +173,18 @@ pub fn serve<R: ReceiveStrategy, S: SendStrategy>(
         } else {
             1
         };
-        wait_for_completions(&mut submitter, stop.is_some(), want)?;
+        wait_for_completions(
+            &mut submitter,
+            stop.is_some(),
+            want,
+            server.accept_pause_left(),
+        )?;
         cq.sync();
+        // The kernel held completions back because the queue was full: count it, and make
+        // room by reaping; the flag clears once they are flushed in.
+        if sq.cq_overflow() {
+            ServerCounters::add(&run.counters.cq_overflows, 1);
+        }
         for cqe in &mut cq {
             server.complete(&mut sq, &cqe);
         }
@@ -180,6 +193,7 @@ pub fn serve<R: ReceiveStrategy, S: SendStrategy>(
                 "the kernel refused the io_uring accept ({error}): no connection can be served"
             );
         }
+        server.resume_accept(&mut sq);
         // Publish the new head before entering the kernel again. A split completion queue
         // writes its head back only on sync; without this the kernel still counts the CQEs
         // just reaped as waiting, so the next wait for one completion returns at once, empty:
@@ -205,25 +219,33 @@ fn direct_slots(max_connections: usize) -> u32 {
 /// one only when batching, and then at most `MIN_WAIT_USEC` for more than one). With the stop
 /// pipe polled in the ring (`stoppable`), that is all: Ctrl-C completes the poll. A timeout
 /// would arm and cancel a timer on every wait, a cost the seeds' servers do not pay. Without
-/// it, the wait also ends at the stop-flag tick (`STOP_POLL_INTERVAL`).
+/// it, the wait also ends at the stop-flag tick (`STOP_POLL_INTERVAL`); while accepting is
+/// paused (`accept_pause`, out of fds), at the pause's end.
 fn wait_for_completions(
     submitter: &mut Submitter<'_>,
     stoppable: bool,
     want: usize,
+    accept_pause: Option<Duration>,
 ) -> anyhow::Result<()> {
-    let timeout = types::Timespec::from(STOP_POLL_INTERVAL);
-    let entered = if stoppable && want == 1 {
-        submitter.submit_and_wait(1)
-    } else {
-        // Batching waits for `want` completions, but settles for any after MIN_WAIT_USEC and,
-        // with none by then, for the first until the stop-flag tick: without that general
-        // timeout the kernel ends every wait at the minimum, and an idle server would wake
-        // 20,000 times a second.
-        let min_wait_usec = if want > 1 { MIN_WAIT_USEC } else { 0 };
-        let args = types::SubmitArgs::new()
-            .min_wait_usec(min_wait_usec)
-            .timespec(&timeout);
-        submitter.submit_with_args(want, &args)
+    let limit = match (stoppable, accept_pause) {
+        (true, None) => None,
+        (true, Some(pause)) => Some(pause),
+        (false, pause) => Some(pause.map_or(STOP_POLL_INTERVAL, |p| p.min(STOP_POLL_INTERVAL))),
+    };
+    let entered = match (limit, want) {
+        (None, 1) => submitter.submit_and_wait(1),
+        (limit, _) => {
+            // Batching waits for `want` completions, but settles for any after MIN_WAIT_USEC
+            // and, with none by then, for the first until the limit or the stop-flag tick:
+            // without that general timeout the kernel ends every wait at the minimum, and an
+            // idle server would wake 20,000 times a second.
+            let timeout = types::Timespec::from(limit.unwrap_or(STOP_POLL_INTERVAL));
+            let min_wait_usec = if want > 1 { MIN_WAIT_USEC } else { 0 };
+            let args = types::SubmitArgs::new()
+                .min_wait_usec(min_wait_usec)
+                .timespec(&timeout);
+            submitter.submit_with_args(want, &args)
+        }
     };
     match entered {
         Ok(_) => Ok(()),

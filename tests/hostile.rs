@@ -1,0 +1,340 @@
+//! Hostile conditions, against the real binary: a server out of fds, HTTP input that is not
+//! HTTP, a CQ too small for the load, a seccomp filter that refuses io_uring.
+//!
+//! Goal: ringside survives what the machine and its clients do to it, says what happened, and
+//! loses nothing: servers keep serving the connections they hold and never spin, no byte is
+//! lost or answered twice, and every engine of the table gets the same test body. Methodology:
+//! each test starts its own `ringside serve` children on 127.0.0.1, waits are bounded, and the
+//! server's own counters (`--stats`) say which fault it met.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use ringside::engines::needs::Registration;
+use ringside::engines::{EngineDef, Workload};
+use ringside::protocols::echo::fill_echo_message;
+
+#[allow(dead_code)] // Each test file uses part of what the files share.
+mod common;
+use common::{for_each_engine, serves_one_at_a_time, Server};
+
+/// One message each way, checked.
+fn echo_once(stream: &mut TcpStream, connection: u64) {
+    let mut message = [0u8; 100];
+    fill_echo_message(&mut message, connection, 1);
+    stream.write_all(&message).unwrap();
+    let mut echo = [0u8; 100];
+    stream.read_exact(&mut echo).unwrap();
+    assert_eq!(message, echo, "connection {connection}: echo differs");
+}
+
+/// CPU seconds process `pid` has used (all threads, /proc/PID/stat, 10 ms ticks).
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .unwrap()
+        .1
+        .split_whitespace()
+        .collect();
+    // utime and stime, fields 14 and 15 of stat(5); the first after the name is field 3.
+    let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+    // SAFETY: sysconf has no preconditions.
+    ticks as f64 / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64
+}
+
+/// The server's `--stats` file, once it has stopped.
+fn stats_of(path: &std::path::Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// Out of fds, a server must keep serving what it holds, not spin, and accept again.
+///
+/// Methodology: a first server of the engine says how many fds it holds idle; a second starts
+/// under an fd limit of that plus `held` connections (set before it runs: a multishot accept
+/// takes the limit in force when it is armed, so lowering it later with prlimit would not
+/// reach it), and twice that many clients connect. The held ones must be served while the rest
+/// wait in the listen queue; over one second in that state the server may use at most 20% of a
+/// CPU (servers that retried accept at once used 98-100%); once the held clients leave, each
+/// waiting client must be accepted and served in turn; and the server must count the accepts
+/// the limit refused. `blocking` holds one connection and accepts only after it closes, so it
+/// never meets the limit while serving: it must simply pass the same steps.
+#[test]
+fn out_of_fds_a_server_serves_what_it_holds_without_spinning_and_accepts_again() {
+    for_each_engine(Workload::Echo, out_of_fds_with);
+}
+
+fn out_of_fds_with(def: &EngineDef) {
+    let Some(idle) = Server::start("echo", def.name, &[]) else {
+        return;
+    };
+    // Settled: the listener, the ring or epoll instance and the stop pipe are open by now.
+    drop(idle.connect());
+    let base = idle.open_fds_settled(usize::MAX);
+    idle.stop();
+    let held: usize = if serves_one_at_a_time(def) { 1 } else { 4 };
+    let stats = tempfile::NamedTempFile::new().unwrap();
+    let flags = ["--stats", stats.path().to_str().unwrap()];
+    let limit = Some((base + held) as u64);
+    let server = Server::start_with_fd_limit("echo", def.name, &flags, limit).unwrap();
+    let mut holders: Vec<TcpStream> = (0..held).map(|_| server.connect()).collect();
+    for (index, holder) in holders.iter_mut().enumerate() {
+        echo_once(holder, index as u64);
+    }
+    let waiting: Vec<TcpStream> = (0..held * 2).map(|_| server.connect()).collect();
+    std::thread::sleep(Duration::from_millis(200));
+    let before = cpu_seconds(server.pid());
+    let started = Instant::now();
+    std::thread::sleep(Duration::from_secs(1));
+    let used = cpu_seconds(server.pid()) - before;
+    let share = used / started.elapsed().as_secs_f64();
+    assert!(
+        share < 0.2,
+        "{}: {:.0}% CPU while out of fds",
+        def.name,
+        share * 100.0
+    );
+    for (index, holder) in holders.iter_mut().enumerate() {
+        echo_once(holder, index as u64);
+    }
+    drop(holders);
+    for (index, mut client) in waiting.into_iter().enumerate() {
+        echo_once(&mut client, (held + index) as u64);
+    }
+    server.stop();
+    let refused = stats_of(stats.path())["connections_refused_fd_limit"]
+        .as_u64()
+        .unwrap();
+    // Direct descriptors live in the ring's file table, not the process's: those servers hold
+    // every connection within the limit, so none has an accept to refuse.
+    let direct = def.needs.registrations.contains(&Registration::Files);
+    if !serves_one_at_a_time(def) && !direct {
+        assert!(refused > 0, "{}: no accept met the fd limit", def.name);
+    }
+}
+
+/// Every HTTP engine, over a socket, answers arbitrary bytes exactly as the sans-IO session
+/// says (the model the fuzz target checks): the same responses in the same order, nothing for
+/// a request it did not receive, and a close after a closing response (garbage gets `400` and
+/// a close). Methodology: proptest draws streams from the fuzz corpus's seeds and arbitrary
+/// bytes, cut into writes at arbitrary points; a bounded number of cases per engine, then the
+/// server must still answer a fresh request and stop cleanly.
+#[test]
+fn every_http_engine_answers_arbitrary_bytes_as_the_session_says() {
+    for_each_engine(Workload::Http, arbitrary_bytes_with);
+}
+
+fn arbitrary_bytes_with(def: &EngineDef) {
+    use proptest::test_runner::{Config, TestRunner};
+    let Some(server) = Server::start("http", def.name, &[]) else {
+        return;
+    };
+    let config = Config {
+        cases: 24,
+        failure_persistence: None,
+        ..Config::default()
+    };
+    let cuts = proptest::collection::vec(1usize..64, 0..16);
+    TestRunner::new(config)
+        .run(&(request_stream(), cuts), |(input, cuts)| {
+            answers_over_a_socket(&server, &input, &cuts)
+        })
+        .unwrap_or_else(|failure| panic!("{}: {failure}", def.name));
+    answers_over_a_socket(&server, b"GET / HTTP/1.1\r\n\r\n", &[]).unwrap();
+    server.stop();
+}
+
+/// The streams the fuzz corpus starts from (each file: a count byte, that many cut sizes, the
+/// stream), cut and mixed with arbitrary bytes.
+fn request_stream() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+    use proptest::prelude::*;
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/fuzz/corpus/http_request");
+    let mut seeds: Vec<Vec<u8>> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| std::fs::read(entry.unwrap().path()).unwrap())
+        .filter_map(|bytes| {
+            let (&count, rest) = bytes.split_first()?;
+            Some(rest[usize::from(count % 16).min(rest.len())..].to_vec())
+        })
+        .collect();
+    seeds.sort();
+    assert!(!seeds.is_empty(), "the fuzz corpus has seeds");
+    let piece = prop_oneof![
+        proptest::sample::select(seeds),
+        proptest::collection::vec(any::<u8>(), 0..40),
+    ];
+    proptest::collection::vec(piece, 0..8).prop_map(|pieces| pieces.concat())
+}
+
+/// Sends `input` in pieces of `cuts` on a new connection and checks the answers against the
+/// session's.
+fn answers_over_a_socket(
+    server: &Server,
+    input: &[u8],
+    cuts: &[usize],
+) -> Result<(), proptest::test_runner::TestCaseError> {
+    use proptest::{prop_assert, prop_assert_eq};
+    use ringside::protocols::http::{reply_to_pieces, Closing, ResponseFramer};
+    let owed = reply_to_pieces(input, &[]);
+    let mut stream = server.connect();
+    let mut rest = input;
+    for &cut in cuts.iter().chain(std::iter::repeat(&usize::MAX)) {
+        if rest.is_empty() {
+            break;
+        }
+        let (piece, later) = rest.split_at(cut.min(rest.len()));
+        if stream.write_all(piece).is_err() {
+            break; // The server closed after a closing response; its answer is on its way.
+        }
+        rest = later;
+    }
+    let expected = owed.ok as usize + usize::from(owed.closing.is_some());
+    let mut framer = ResponseFramer::default();
+    let mut framed = Vec::new();
+    let mut buffer = vec![0u8; 64 * 1024];
+    let mut ended = false;
+    while framed.len() < expected {
+        let received = match stream.read(&mut buffer) {
+            Ok(0) | Err(_) => {
+                ended = true;
+                break;
+            }
+            Ok(received) => received,
+        };
+        let mut bytes = &buffer[..received];
+        while !bytes.is_empty() {
+            let (used, done) = framer.feed(bytes).expect("responses frame");
+            bytes = &bytes[used..];
+            framed.extend(done);
+        }
+    }
+    prop_assert_eq!(framed.len(), expected, "responses to {:?}", input);
+    for response in &framed[..owed.ok as usize] {
+        prop_assert_eq!((response.status, response.close), (200, false));
+    }
+    if let Some(closing) = owed.closing {
+        let status = match closing {
+            Closing::Ok => 200,
+            Closing::BadRequest => 400,
+            Closing::HeadTooLarge => 431,
+        };
+        let last = framed.last().unwrap();
+        prop_assert_eq!((last.status, last.close), (status, true));
+        // Then the server closes: end of stream (or a reset, if input was left unread).
+        let end = ended || matches!(stream.read(&mut buffer), Ok(0) | Err(_));
+        prop_assert!(end, "the server did not close after {:?}", closing);
+    } else {
+        // Nothing more is owed, so nothing more may come.
+        stream
+            .set_read_timeout(Some(Duration::from_millis(30)))
+            .unwrap();
+        let extra = matches!(stream.read(&mut buffer), Ok(received) if received > 0);
+        prop_assert!(!extra, "an answer to a request never sent: {:?}", input);
+    }
+    Ok(())
+}
+
+/// The io_uring engines with a completion queue of 8 entries under 16 streaming connections:
+/// the queue must overflow (the server counts it) and every byte must come back intact (the
+/// load generator checks each one); the server re-arms what the overflow ended.
+#[test]
+fn a_tiny_completion_queue_overflows_and_loses_no_byte() {
+    let uring = |engine: &&'static EngineDef| !engine.needs.opcodes.is_empty();
+    for engine in ringside::engines::engines_of(Workload::Echo).filter(uring) {
+        let stats = tempfile::NamedTempFile::new().unwrap();
+        let flags = [
+            "--cq-entries",
+            "8",
+            "--stats",
+            stats.path().to_str().unwrap(),
+        ];
+        let Some(server) = Server::start("echo", engine.name, &flags) else {
+            continue;
+        };
+        let output = std::process::Command::new(common::BIN)
+            .args(["load", "echo", "--mode", "stream", "--connections", "16"])
+            .args(["--payload", "4k", "--duration", "1s", "--warmup", "0s"])
+            .args(["--format", "json", "--target", &server.address.to_string()])
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}: {output:?}", engine.name);
+        let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        assert_eq!(document["results"][0]["verified"], true, "{}", engine.name);
+        server.stop();
+        let overflows = stats_of(stats.path())["cq_overflows"].as_u64().unwrap();
+        assert!(overflows > 0, "{}: the queue never overflowed", engine.name);
+    }
+}
+
+/// A seccomp filter that makes io_uring_setup, io_uring_enter and io_uring_register fail with
+/// EPERM (as a container runtime's default profile does), for x86-64.
+#[cfg(target_arch = "x86_64")]
+fn refuse_io_uring() -> std::io::Result<()> {
+    const LOAD_WORD_AT: u16 = 0x20; // BPF_LD | BPF_W | BPF_ABS
+    const JUMP_IF_EQUAL: u16 = 0x15; // BPF_JMP | BPF_JEQ | BPF_K
+    const JUMP_IF_AT_LEAST: u16 = 0x35; // BPF_JMP | BPF_JGE | BPF_K
+    const JUMP_IF_ABOVE: u16 = 0x25; // BPF_JMP | BPF_JGT | BPF_K
+    const RETURN: u16 = 0x06; // BPF_RET | BPF_K
+    const ALLOW: u32 = 0x7fff_0000;
+    const FAIL_WITH_EPERM: u32 = 0x0005_0000 | libc::EPERM as u32;
+    const AUDIT_ARCH_X86_64: u32 = 0xc000_003e;
+    let op = |code, jt, jf, k| libc::sock_filter { code, jt, jf, k };
+    let program = [
+        op(LOAD_WORD_AT, 0, 0, 4), // seccomp_data.arch
+        op(JUMP_IF_EQUAL, 1, 0, AUDIT_ARCH_X86_64),
+        op(RETURN, 0, 0, ALLOW),
+        op(LOAD_WORD_AT, 0, 0, 0), // seccomp_data.nr
+        op(JUMP_IF_AT_LEAST, 0, 2, libc::SYS_io_uring_setup as u32),
+        op(JUMP_IF_ABOVE, 1, 0, libc::SYS_io_uring_register as u32),
+        op(RETURN, 0, 0, FAIL_WITH_EPERM),
+        op(RETURN, 0, 0, ALLOW),
+    ];
+    let filter = libc::sock_fprog {
+        len: program.len() as u16,
+        filter: program.as_ptr() as *mut libc::sock_filter,
+    };
+    // SAFETY: prctl with the documented arguments; the program outlives both calls.
+    unsafe {
+        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+            || libc::prctl(libc::PR_SET_SECCOMP, libc::SECCOMP_MODE_FILTER, &filter) != 0
+        {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// io_uring refused by a seccomp filter on this process only (installed in the child before it
+/// runs ringside; the machine's sysctl is untouched): every io_uring engine is reported
+/// unavailable with the filter named as the cause, and a study runs the others.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn a_seccomp_filter_that_refuses_io_uring_leaves_the_other_engines_running() {
+    use std::os::unix::process::CommandExt;
+    let filtered = |args: &[&str]| {
+        let mut command = std::process::Command::new(common::BIN);
+        command.args(args);
+        // SAFETY: the hook only calls prctl, which is async-signal-safe.
+        unsafe { command.pre_exec(refuse_io_uring) };
+        command.output().unwrap()
+    };
+    let engines = filtered(&["engines", "--format", "json"]);
+    assert!(engines.status.success(), "{engines:?}");
+    let table: serde_json::Value = serde_json::from_slice(&engines.stdout).unwrap();
+    let text = table.to_string();
+    assert!(
+        text.contains("seccomp filter this process runs under"),
+        "{text}"
+    );
+    let study = "echo --engine epoll,uring --connections 1 --runs 1 --duration 200ms --warmup 0s \
+                 --format json";
+    let study = filtered(&study.split_whitespace().collect::<Vec<_>>());
+    assert!(study.status.success(), "{study:?}");
+    let stderr = String::from_utf8_lossy(&study.stderr);
+    assert!(
+        stderr.contains("skipping uring") && stderr.contains("seccomp"),
+        "{stderr}"
+    );
+    assert_eq!(common::row_engines(&study.stdout), ["epoll"]);
+}
