@@ -802,3 +802,57 @@ fn without_io_uring_the_uring_engines_say_why_and_the_study_skips_them() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("skipping uring"));
     assert_eq!(common::row_engines(&output.stdout), ["epoll"]);
 }
+
+/// `--idle-timeout 300ms` (seed 002's linked timeouts): a connection that sends nothing is
+/// closed after 300 ms and well before a second (the event loops tick a third of the timeout,
+/// so they close between 1 and 1.33 timeouts; the blocking servers count socket timeouts),
+/// while a connection that sends every 60 ms for 1.5 s is never closed.
+#[test]
+fn idle_connections_close_on_time_and_busy_ones_never() {
+    for_each_engine(Workload::Echo, idle_connections_close_on_time_with);
+}
+
+fn idle_connections_close_on_time_with(def: &EngineDef) {
+    let Some(server) = Server::start("echo", def.name, &["--idle-timeout", "300ms"]) else {
+        return;
+    };
+    let busy = |mut stream: TcpStream| {
+        for sequence in 0..25 {
+            ping_pong_one(&mut stream, 3, sequence);
+            std::thread::sleep(Duration::from_millis(60));
+        }
+    };
+    let idle = |mut stream: TcpStream| {
+        let start = Instant::now();
+        let mut byte = [0u8; 1];
+        let closed = matches!(stream.read(&mut byte), Ok(0) | Err(_));
+        let after = start.elapsed();
+        assert!(closed, "{}: the idle connection got a byte", def.name);
+        assert!(
+            after >= Duration::from_millis(280) && after <= Duration::from_millis(1000),
+            "{}: idle connection closed after {after:?}",
+            def.name
+        );
+    };
+    if serves_one_at_a_time(def) {
+        busy(server.connect());
+        idle(server.connect());
+    } else {
+        std::thread::scope(|scope| {
+            let (first, second) = (server.connect(), server.connect());
+            scope.spawn(move || busy(first));
+            scope.spawn(move || idle(second));
+        });
+    }
+    server.stop();
+}
+
+/// One message of connection `connection`, echoed and checked.
+fn ping_pong_one(stream: &mut TcpStream, connection: u64, sequence: u64) {
+    let mut message = [0u8; 100];
+    fill_echo_message(&mut message, connection, sequence);
+    stream.write_all(&message).unwrap();
+    let mut echo = [0u8; 100];
+    stream.read_exact(&mut echo).unwrap();
+    assert!(echo == message, "message {sequence}: echo differs");
+}

@@ -70,6 +70,10 @@ pub struct NetStudyArgs {
     /// causes. Off by default: the counters cost the figures about 5% here (bench/counters.md).
     #[arg(long)]
     pub ring_events: bool,
+    /// Servers close connections silent for this long (`serve --idle-timeout`), so the
+    /// timeouts' cost per message is measured; loads keep every connection busy.
+    #[arg(long, value_parser = duration_arg)]
+    pub idle_timeout: Option<Duration>,
     #[command(flatten)]
     pub path: PathArgs,
     #[command(flatten)]
@@ -190,8 +194,15 @@ impl NetStudyArgs {
         engines: &[String],
         connections: &[String],
         duration: Duration,
-        serve: Vec<String>,
+        mut serve: Vec<String>,
     ) -> anyhow::Result<NetStudy> {
+        if let Some(timeout) = self.idle_timeout {
+            serve.extend([
+                "--idle-timeout".into(),
+                format!("{}ms", timeout.as_millis()),
+            ]);
+        }
+        self.path.plan().check()?;
         let online = cpus_online();
         let server_cpus = self.server_cpu.0.iter().map(|&cpu| ("--server-cpu", cpu));
         for (flag, cpu) in server_cpus.chain([("--client-cpu", self.client_cpu)]) {
@@ -352,6 +363,11 @@ pub struct ServeArgs {
     /// 8 KiB each): fewer connections' worth of unsent echoes fit before recv runs out.
     #[arg(long, default_value_t = 1024, value_parser = provided_buffers_arg)]
     pub provided_buffers: u16,
+    /// Close a connection that sends nothing for this long (io_uring: a timeout linked to each
+    /// recv, or one periodic tick for the multishot servers; epoll: a periodic timerfd;
+    /// blocking/threads: socket timeouts).
+    #[arg(long, value_parser = duration_arg)]
+    pub idle_timeout: Option<Duration>,
     /// Completion queue entries of the io_uring engines (a power of two; the submission queue
     /// is no larger). A small queue overflows under load: the kernel holds the completions
     /// that do not fit and ends the multishot operations that posted them, which the server
@@ -461,6 +477,7 @@ impl ServeArgs {
             threads: self.threads as usize,
             max_connections: self.max_connections as usize,
             provided_buffers: self.provided_buffers,
+            idle_timeout: self.idle_timeout,
             cq_entries: self.cq_entries,
             sched: self.sched,
             helpers,

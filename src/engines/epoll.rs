@@ -19,7 +19,7 @@ use rustix::io::Errno;
 use rustix::net::{RecvFlags, SendFlags, SocketFlags};
 use slab::Slab;
 
-use super::server::{accept_failure, AcceptFailure, AcceptPause};
+use super::server::{accept_failure, AcceptFailure, AcceptPause, IdleClock};
 use super::server::{Run, ServerConfig, ServerCounters, STOP_POLL_INTERVAL};
 use crate::protocols::http::ServerSession;
 use crate::protocols::Reply;
@@ -28,6 +28,8 @@ use crate::system::stop::stopped;
 /// One receive takes at most this much; it is also the bound on a connection's pending output.
 const RECV_BUFFER_BYTES: usize = 64 * 1024;
 const STOP_TOKEN: u64 = u64::MAX - 1;
+/// The idle clock's timer (`--idle-timeout`).
+const TICK_TOKEN: u64 = u64::MAX - 2;
 /// Reads one connection may make before the loop serves the others (up to 1 MiB).
 const READS_PER_TURN: usize = 16;
 /// Connections are watched edge-triggered, with the peer's hang-up reported (see `receive`); the
@@ -54,6 +56,8 @@ struct Connection {
     close_after_drain: bool,
     /// Stopped at the read bound with bytes perhaps left: queued to be served again.
     turn_owed: bool,
+    /// The idle clock's tick when the connection was last served (`--idle-timeout`).
+    active_tick: u32,
 }
 
 pub fn serve(run: Run<'_>) -> anyhow::Result<()> {
@@ -90,6 +94,21 @@ pub fn serve(run: Run<'_>) -> anyhow::Result<()> {
         Some(_) => None,
         None => Some(rustix::event::Timespec::try_from(STOP_POLL_INTERVAL)?),
     };
+    // `--idle-timeout`: one periodic timer for every connection (a timer structure of one
+    // clock), not a timer per connection or per wait.
+    let mut idle = match config.idle_timeout {
+        Some(timeout) => {
+            let timer = idle_timer(timeout)?;
+            epoll::add(
+                &epoll_fd,
+                &timer,
+                EventData::new_u64(TICK_TOKEN),
+                EventFlags::IN,
+            )?;
+            Some((timer, IdleClock::default()))
+        }
+        None => None,
+    };
     // Connections that hit the read bound with bytes left: served again before the next wait,
     // which then does not block. Swapped with `served`, so neither allocates once grown.
     let mut again: Vec<usize> = Vec::new();
@@ -122,6 +141,7 @@ pub fn serve(run: Run<'_>) -> anyhow::Result<()> {
             counters,
             buffers: (&mut scratch[..], &mut assembled),
             again: &mut again,
+            active_tick: idle.as_ref().map_or(0, |(_, clock)| clock.now()),
         };
         for slot in served.drain(..) {
             if let Some(connection) = loop_state.connections.get_mut(slot) {
@@ -134,9 +154,22 @@ pub fn serve(run: Run<'_>) -> anyhow::Result<()> {
             if token == STOP_TOKEN {
                 continue; // The loop's condition sees the flag.
             }
+            if token == TICK_TOKEN {
+                if let Some((timer, clock)) = &mut idle {
+                    close_idle(timer, clock, loop_state.connections, counters);
+                }
+                continue;
+            }
             if token == LISTENER_TOKEN {
                 let connections = &mut *loop_state.connections;
-                let failure = accept_ready(&listener, &epoll_fd, connections, config, counters);
+                let active_tick = loop_state.active_tick;
+                let failure = accept_ready(
+                    &listener,
+                    &epoll_fd,
+                    connections,
+                    (config, counters),
+                    active_tick,
+                );
                 if failure == Some(AcceptFailure::Pause) {
                     // Level-triggered, the waiting connection would wake every wait at once.
                     let data = EventData::new_u64(LISTENER_TOKEN);
@@ -164,6 +197,8 @@ struct Loop<'a> {
     counters: &'a ServerCounters,
     buffers: (&'a mut [u8], &'a mut Vec<u8>),
     again: &'a mut Vec<usize>,
+    /// The idle clock now (0 without `--idle-timeout`).
+    active_tick: u32,
 }
 
 impl Loop<'_> {
@@ -173,6 +208,7 @@ impl Loop<'_> {
         let Some(connection) = self.connections.get_mut(slot) else {
             return; // Closed earlier in this batch.
         };
+        connection.active_tick = self.active_tick;
         // Dispatch on the connection's mode, not on the event: a reset reports ERR|HUP
         // whatever the interest, and a draining connection must not read.
         let outcome = if !connection.pending.is_empty() {
@@ -198,14 +234,52 @@ impl Loop<'_> {
     }
 }
 
+/// A periodic timer ticking `IdleClock::interval(timeout)`.
+fn idle_timer(timeout: std::time::Duration) -> anyhow::Result<OwnedFd> {
+    use rustix::time::{timerfd_create, timerfd_settime, Itimerspec, Timespec};
+    use rustix::time::{TimerfdClockId, TimerfdFlags, TimerfdTimerFlags};
+    let flags = TimerfdFlags::CLOEXEC | TimerfdFlags::NONBLOCK;
+    let timer = timerfd_create(TimerfdClockId::Monotonic, flags)?;
+    let every = Timespec::try_from(IdleClock::interval(timeout))?;
+    let spec = Itimerspec {
+        it_interval: every,
+        it_value: every,
+    };
+    timerfd_settime(&timer, TimerfdTimerFlags::empty(), &spec)?;
+    Ok(timer)
+}
+
+/// The idle clock ticked: closes the connections not served for the idle timeout.
+fn close_idle(
+    timer: &OwnedFd,
+    clock: &mut IdleClock,
+    connections: &mut Slab<Connection>,
+    counters: &ServerCounters,
+) {
+    let mut expirations = [0u8; 8];
+    if rustix::io::read(timer, &mut expirations) != Ok(8) {
+        return; // Read already, for this tick.
+    }
+    clock.tick(u64::from_ne_bytes(expirations).min(u64::from(u32::MAX)) as u32);
+    let clock = *clock;
+    // Dropping a connection closes its fd, which also removes it from the epoll set.
+    connections.retain(|_, connection| {
+        let idle = clock.expired(connection.active_tick);
+        if idle {
+            ServerCounters::add(&counters.connections_idle_closed, 1);
+        }
+        !idle
+    });
+}
+
 /// Accepts the connections waiting, up to `ACCEPTS_PER_EVENT`; stops at the first accept that
 /// says to pause (out of fds) and returns that.
 fn accept_ready(
     listener: &OwnedFd,
     epoll_fd: &OwnedFd,
     connections: &mut Slab<Connection>,
-    config: ServerConfig,
-    counters: &ServerCounters,
+    (config, counters): (ServerConfig, &ServerCounters),
+    active_tick: u32,
 ) -> Option<AcceptFailure> {
     for _ in 0..ACCEPTS_PER_EVENT {
         let flags = SocketFlags::NONBLOCK | SocketFlags::CLOEXEC;
@@ -235,6 +309,7 @@ fn accept_ready(
             session: ServerSession::default(),
             close_after_drain: false,
             turn_owed: false,
+            active_tick,
         });
     }
     None

@@ -26,11 +26,11 @@ use std::sync::OnceLock;
 use serde::Serialize;
 
 use file::FileEngine;
-use needs::{Needs, Opcode, Registration, SetupFlags};
-use needs::{ACCEPT, ACCEPT_MULTI, ASYNC_CANCEL, FSYNC, POLL_ADD, READ, READ_FIXED, RECV};
-use needs::{RECV_MULTI, SEND, WRITE, WRITE_FIXED};
+use needs::{Feature, Needs, Opcode, Registration, SetupFlags};
+use needs::{ACCEPT, ACCEPT_MULTI, ASYNC_CANCEL, CLOSE, FSYNC, POLL_ADD, READ, READ_FIXED, RECV};
+use needs::{RECV_MULTI, SEND, SEND_ZC, SHUTDOWN, WRITE, WRITE_FIXED};
 use uring::file::Submit;
-use uring::server::{MultishotReceive, OwnBufferReceive, PlainSend};
+use uring::server::{BundleReceive, MultishotReceive, OwnBufferReceive, PlainSend, ZeroCopySend};
 
 /// What a study measures; each engine serves some of them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -107,11 +107,66 @@ const FILE_WRITE: &[Opcode] = &[WRITE, FSYNC];
 const FILE_CYCLE: &[Opcode] = &[WRITE, FSYNC, READ];
 const FILE_FIXED: &[Opcode] = &[WRITE_FIXED, FSYNC, READ_FIXED];
 const FIXED: &[Registration] = &[Registration::Files, Registration::Buffers];
+const FIXED_RING_FD: &[Registration] = &[
+    Registration::Files,
+    Registration::Buffers,
+    Registration::RingFd,
+];
 const MULTISHOT: &[Opcode] = &[ACCEPT_MULTI, RECV_MULTI, SEND, ASYNC_CANCEL, POLL_ADD];
+/// Multishot on direct descriptors: shut down and closed with SQEs.
+const DIRECT: &[Opcode] = &[
+    ACCEPT_MULTI,
+    RECV_MULTI,
+    SEND,
+    ASYNC_CANCEL,
+    POLL_ADD,
+    SHUTDOWN,
+    CLOSE,
+];
+const DIRECT_ZERO_COPY: &[Opcode] = &[
+    ACCEPT_MULTI,
+    RECV_MULTI,
+    SEND_ZC,
+    ASYNC_CANCEL,
+    POLL_ADD,
+    SHUTDOWN,
+    CLOSE,
+];
+const DEFER_REGISTRATIONS: &[Registration] = &[Registration::BufRing, Registration::RingFd];
+const DIRECT_REGISTRATIONS: &[Registration] = &[
+    Registration::BufRing,
+    Registration::RingFd,
+    Registration::Files,
+];
+const SEND_BUFFER_REGISTRATIONS: &[Registration] = &[
+    Registration::BufRing,
+    Registration::RingFd,
+    Registration::Files,
+    Registration::Buffers,
+];
+
+/// The file engine keeping --depth operations in flight: the file rungs that differ from it
+/// only in their ring's setup and registrations.
+const FILE_RING: Make =
+    Make::File(|def| Box::new(uring::file::Uring::new(Submit::Ring, def.needs)));
+
+/// The multishot server with plain sends: the rungs that differ from it only in their ring's
+/// setup, registrations and features.
+const SERVE_MULTISHOT: Make =
+    Make::Server(|def, run| uring::server::serve::<MultishotReceive, PlainSend>(run, def.needs));
+
+/// The make of a row that can never run on loopback (its availability says why).
+fn unavailable(def: &EngineDef) -> anyhow::Result<()> {
+    let reason = def.availability().err().unwrap_or_default();
+    anyhow::bail!("{} cannot run here: {reason}", def.name)
+}
 
 /// Every engine, file engines then servers, each family from the oldest API to the newest
-/// io_uring feature: each io_uring row adds one feature to the one above it (SQPOLL adds to
-/// `uring-fixed`: the kernel refuses DEFER_TASKRUN with SQPOLL).
+/// io_uring feature: each io_uring row adds one feature to the one above it, and says so where
+/// it builds on another (SQPOLL adds to `uring-fixed` and to `uring-multishot`: the kernel
+/// refuses DEFER_TASKRUN with SQPOLL; `uring-send-zc` adds to `uring-fixed-bufs`). The NIC rungs
+/// (`uring-napi`, `uring-zcrx`) and IOPOLL on a device without poll queues are listed with the
+/// reason they cannot run.
 pub const ENGINES: &[EngineDef] = &[
     EngineDef {
         name: "blocking",
@@ -130,6 +185,7 @@ pub const ENGINES: &[EngineDef] = &[
             opcodes: FILE_WRITE,
             setup: SetupFlags::NONE,
             registrations: &[],
+            features: &[],
         },
         make: Make::File(|def| Box::new(uring::file::Uring::new(Submit::Single, def.needs))),
     },
@@ -142,6 +198,7 @@ pub const ENGINES: &[EngineDef] = &[
             opcodes: FILE_WRITE,
             setup: SetupFlags::NONE,
             registrations: &[],
+            features: &[],
         },
         make: Make::File(|def| Box::new(uring::file::Uring::new(Submit::Batch, def.needs))),
     },
@@ -154,8 +211,9 @@ pub const ENGINES: &[EngineDef] = &[
             opcodes: FILE_WRITE,
             setup: SetupFlags::NONE,
             registrations: &[],
+            features: &[],
         },
-        make: Make::File(|def| Box::new(uring::file::Uring::new(Submit::Ring, def.needs))),
+        make: FILE_RING,
     },
     EngineDef {
         name: "uring-link",
@@ -166,8 +224,9 @@ pub const ENGINES: &[EngineDef] = &[
             opcodes: FILE_CYCLE,
             setup: SetupFlags::NONE,
             registrations: &[],
+            features: &[],
         },
-        make: Make::File(|def| Box::new(uring::file::Uring::new(Submit::Ring, def.needs))),
+        make: FILE_RING,
     },
     EngineDef {
         name: "uring-fixed",
@@ -178,8 +237,9 @@ pub const ENGINES: &[EngineDef] = &[
             opcodes: FILE_FIXED,
             setup: SetupFlags::NONE,
             registrations: FIXED,
+            features: &[],
         },
-        make: Make::File(|def| Box::new(uring::file::Uring::new(Submit::Ring, def.needs))),
+        make: FILE_RING,
     },
     EngineDef {
         name: "uring-defer",
@@ -190,8 +250,9 @@ pub const ENGINES: &[EngineDef] = &[
             opcodes: FILE_FIXED,
             setup: SetupFlags::DEFER_TASKRUN,
             registrations: FIXED,
+            features: &[],
         },
-        make: Make::File(|def| Box::new(uring::file::Uring::new(Submit::Ring, def.needs))),
+        make: FILE_RING,
     },
     EngineDef {
         name: "uring-sqpoll",
@@ -202,8 +263,61 @@ pub const ENGINES: &[EngineDef] = &[
             opcodes: FILE_FIXED,
             setup: SetupFlags::SQPOLL,
             registrations: FIXED,
+            features: &[],
         },
-        make: Make::File(|def| Box::new(uring::file::Uring::new(Submit::Ring, def.needs))),
+        make: FILE_RING,
+    },
+    EngineDef {
+        name: "uring-ring-fd",
+        about: "defer + the ring's fd registered: io_uring_enter skips looking it up",
+        workloads: &[FsWrite, FsCycle],
+        default_for: &[FsWrite, FsCycle],
+        needs: Needs {
+            opcodes: FILE_FIXED,
+            setup: SetupFlags::DEFER_TASKRUN,
+            registrations: FIXED_RING_FD,
+            features: &[],
+        },
+        make: FILE_RING,
+    },
+    EngineDef {
+        name: "uring-no-sqarray",
+        about: "ring-fd + NO_SQARRAY: SQEs taken in order, no index array between tail and SQE",
+        workloads: &[FsWrite, FsCycle],
+        default_for: &[FsWrite, FsCycle],
+        needs: Needs {
+            opcodes: FILE_FIXED,
+            setup: SetupFlags::DEFER_NO_SQARRAY,
+            registrations: FIXED_RING_FD,
+            features: &[],
+        },
+        make: FILE_RING,
+    },
+    EngineDef {
+        name: "uring-iopoll",
+        about: "ring-fd + IOPOLL: O_DIRECT completions polled from the device (--direct only)",
+        workloads: &[FsWrite, FsCycle],
+        default_for: &[FsWrite, FsCycle],
+        needs: Needs {
+            opcodes: FILE_FIXED,
+            setup: SetupFlags::IOPOLL,
+            registrations: FIXED_RING_FD,
+            features: &[Feature::PolledBlockDevice],
+        },
+        make: FILE_RING,
+    },
+    EngineDef {
+        name: "uring-hybrid-iopoll",
+        about: "iopoll + HYBRID_IOPOLL: sleeps about half a completion's time before polling",
+        workloads: &[FsWrite, FsCycle],
+        default_for: &[FsWrite, FsCycle],
+        needs: Needs {
+            opcodes: FILE_FIXED,
+            setup: SetupFlags::HYBRID_IOPOLL,
+            registrations: FIXED_RING_FD,
+            features: &[Feature::PolledBlockDevice],
+        },
+        make: FILE_RING,
     },
     EngineDef {
         name: "blocking",
@@ -238,6 +352,7 @@ pub const ENGINES: &[EngineDef] = &[
             opcodes: &[ACCEPT, RECV, SEND],
             setup: SetupFlags::NONE,
             registrations: &[],
+            features: &[],
         },
         make: Make::Server(|def, run| {
             uring::server::serve::<OwnBufferReceive, PlainSend>(run, def.needs)
@@ -252,10 +367,23 @@ pub const ENGINES: &[EngineDef] = &[
             opcodes: MULTISHOT,
             setup: SetupFlags::NONE,
             registrations: &[Registration::BufRing],
+            features: &[],
         },
-        make: Make::Server(|def, run| {
-            uring::server::serve::<MultishotReceive, PlainSend>(run, def.needs)
-        }),
+        make: SERVE_MULTISHOT,
+    },
+    EngineDef {
+        name: "uring-sqpoll",
+        about: "uring-multishot + SQPOLL: a kernel thread on its own CPU takes the SQEs (the \
+                kernel refuses SQPOLL with DEFER_TASKRUN, so this rung sits beside uring-defer)",
+        workloads: &[Echo, Http],
+        default_for: &[Echo, Http],
+        needs: Needs {
+            opcodes: MULTISHOT,
+            setup: SetupFlags::SQPOLL,
+            registrations: &[Registration::BufRing],
+            features: &[],
+        },
+        make: SERVE_MULTISHOT,
     },
     EngineDef {
         name: "uring-defer",
@@ -266,11 +394,112 @@ pub const ENGINES: &[EngineDef] = &[
         needs: Needs {
             opcodes: MULTISHOT,
             setup: SetupFlags::DEFER_TASKRUN,
-            registrations: &[Registration::BufRing, Registration::RingFd],
+            registrations: DEFER_REGISTRATIONS,
+            features: &[],
+        },
+        make: SERVE_MULTISHOT,
+    },
+    EngineDef {
+        name: "uring-fixed-files",
+        about: "defer + direct descriptors: multishot accept into the ring's file table, \
+                recv/send/close by index, no file lookup or reference per operation",
+        workloads: &[Echo, Http],
+        default_for: &[Echo, Http],
+        needs: Needs {
+            opcodes: DIRECT,
+            setup: SetupFlags::DEFER_TASKRUN,
+            registrations: DIRECT_REGISTRATIONS,
+            features: &[],
+        },
+        make: SERVE_MULTISHOT,
+    },
+    EngineDef {
+        name: "uring-bundle",
+        about: "fixed-files + multishot recv bundles (6.10): one completion for every buffer \
+                a receive filled, when more bytes wait than one 8 KiB buffer holds",
+        workloads: &[Echo, Http],
+        default_for: &[Echo, Http],
+        needs: Needs {
+            opcodes: DIRECT,
+            setup: SetupFlags::DEFER_TASKRUN,
+            registrations: DIRECT_REGISTRATIONS,
+            features: &[Feature::Bundles],
         },
         make: Make::Server(|def, run| {
-            uring::server::serve::<MultishotReceive, PlainSend>(run, def.needs)
+            uring::server::serve::<BundleReceive, PlainSend>(run, def.needs)
         }),
+    },
+    EngineDef {
+        name: "uring-fixed-bufs",
+        about: "fixed-files + sends from registered buffers (the receive pool and the HTTP \
+                responses): no page pinning per send",
+        workloads: &[Echo, Http],
+        default_for: &[Echo, Http],
+        needs: Needs {
+            opcodes: DIRECT,
+            setup: SetupFlags::DEFER_TASKRUN,
+            registrations: SEND_BUFFER_REGISTRATIONS,
+            features: &[Feature::SendFromRegisteredBuffers],
+        },
+        make: SERVE_MULTISHOT,
+    },
+    EngineDef {
+        name: "uring-min-wait",
+        about: "fixed-files + batched waiting: wait for half the connections' completions, but \
+                at most 50 µs for more than one (min_wait_usec)",
+        workloads: &[Echo, Http],
+        default_for: &[Echo, Http],
+        needs: Needs {
+            opcodes: DIRECT,
+            setup: SetupFlags::DEFER_TASKRUN,
+            registrations: DIRECT_REGISTRATIONS,
+            features: &[Feature::MinWait],
+        },
+        make: SERVE_MULTISHOT,
+    },
+    EngineDef {
+        name: "uring-send-zc",
+        about: "fixed-files + SEND_ZC from registered buffers: no copy into socket buffers, a \
+                notification per send before its buffer is reused",
+        workloads: &[Echo, Http],
+        default_for: &[Echo, Http],
+        needs: Needs {
+            opcodes: DIRECT_ZERO_COPY,
+            setup: SetupFlags::DEFER_TASKRUN,
+            registrations: SEND_BUFFER_REGISTRATIONS,
+            features: &[],
+        },
+        make: Make::Server(|def, run| {
+            uring::server::serve::<MultishotReceive, ZeroCopySend>(run, def.needs)
+        }),
+    },
+    EngineDef {
+        name: "uring-napi",
+        about: "defer + NAPI busy polling (IORING_REGISTER_NAPI): the wait polls the NIC's \
+                receive queue instead of sleeping for its interrupt",
+        workloads: &[Echo, Http],
+        default_for: &[Echo, Http],
+        needs: Needs {
+            opcodes: MULTISHOT,
+            setup: SetupFlags::DEFER_TASKRUN,
+            registrations: DEFER_REGISTRATIONS,
+            features: &[Feature::NicTraffic],
+        },
+        make: Make::Server(|def, _| unavailable(def)),
+    },
+    EngineDef {
+        name: "uring-zcrx",
+        about: "defer + zero-copy receive (IORING_REGISTER_ZCRX_IFQ): the NIC writes payloads \
+                into memory the ring shares with the server",
+        workloads: &[Echo, Http],
+        default_for: &[Echo, Http],
+        needs: Needs {
+            opcodes: MULTISHOT,
+            setup: SetupFlags::DEFER_TASKRUN,
+            registrations: DEFER_REGISTRATIONS,
+            features: &[Feature::NicTraffic],
+        },
+        make: Make::Server(|def, _| unavailable(def)),
     },
 ];
 
@@ -388,17 +617,15 @@ mod tests {
 
     #[test]
     fn defaults_are_the_studies_lists() {
-        assert_eq!(
-            default_list(Echo),
-            "blocking,epoll,uring,uring-multishot,uring-defer"
-        );
-        assert_eq!(
-            default_list(Http),
-            "epoll,uring,uring-multishot,uring-defer"
-        );
+        let ladder = "uring,uring-multishot,uring-sqpoll,uring-defer,uring-fixed-files,\
+                      uring-bundle,uring-fixed-bufs,uring-min-wait,uring-send-zc,\
+                      uring-napi,uring-zcrx";
+        assert_eq!(default_list(Echo), format!("blocking,epoll,{ladder}"));
+        assert_eq!(default_list(Http), format!("epoll,{ladder}"));
         assert_eq!(
             default_list(FsCycle),
-            "blocking,uring-link,uring-fixed,uring-defer,uring-sqpoll"
+            "blocking,uring-link,uring-fixed,uring-defer,uring-sqpoll,uring-ring-fd,\
+             uring-no-sqarray,uring-iopoll,uring-hybrid-iopoll"
         );
     }
 

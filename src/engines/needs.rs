@@ -11,7 +11,9 @@ use std::os::fd::AsRawFd;
 use io_uring::{opcode, IoUring, Probe};
 
 use super::uring::buf_ring::BufRing;
+use super::uring::registered::Regions;
 use super::uring::ring::{self, RingSetup};
+use super::uring::server::{PlainSend, SendStrategy};
 
 /// A Linux version, (major, minor).
 pub type Kernel = (u32, u32);
@@ -55,6 +57,10 @@ pub const RECV_MULTI: Opcode = Opcode {
 pub const SEND: Opcode = op("Send", opcode::Send::CODE, (5, 6));
 pub const ASYNC_CANCEL: Opcode = op("AsyncCancel", opcode::AsyncCancel::CODE, (5, 5));
 pub const POLL_ADD: Opcode = op("PollAdd", opcode::PollAdd::CODE, (5, 1));
+pub const CLOSE: Opcode = op("Close", opcode::Close::CODE, (5, 6));
+pub const SHUTDOWN: Opcode = op("Shutdown", opcode::Shutdown::CODE, (5, 11));
+pub const SEND_ZC: Opcode = op("SendZc", opcode::SendZc::CODE, (6, 0));
+pub const LINK_TIMEOUT: Opcode = op("LinkTimeout", opcode::LinkTimeout::CODE, (5, 5));
 
 /// The `IORING_SETUP_*` flags a ring is built with. The engine's ring is built from exactly
 /// these (`RingSetup::flags`), so what the table says it needs is what it asks for.
@@ -65,40 +71,228 @@ pub struct SetupFlags {
     /// SINGLE_ISSUER (6.0) | DEFER_TASKRUN (6.1) | COOP_TASKRUN (5.19): completion work runs
     /// only when the one submitting thread asks for it.
     pub defer_taskrun: bool,
+    /// NO_SQARRAY (6.6): the submission queue without its index array.
+    pub no_sqarray: bool,
+    /// IOPOLL (5.1): completions of O_DIRECT I/O are polled from the device, not interrupts.
+    pub iopoll: bool,
+    /// HYBRID_IOPOLL (6.13): IOPOLL that sleeps for about half the device's completion time
+    /// before it polls.
+    pub hybrid_iopoll: bool,
 }
 
 impl SetupFlags {
     pub const NONE: SetupFlags = SetupFlags {
         sqpoll: false,
         defer_taskrun: false,
+        no_sqarray: false,
+        iopoll: false,
+        hybrid_iopoll: false,
     };
     pub const SQPOLL: SetupFlags = SetupFlags {
         sqpoll: true,
-        defer_taskrun: false,
+        ..SetupFlags::NONE
     };
     pub const DEFER_TASKRUN: SetupFlags = SetupFlags {
-        sqpoll: false,
         defer_taskrun: true,
+        ..SetupFlags::NONE
+    };
+    pub const DEFER_NO_SQARRAY: SetupFlags = SetupFlags {
+        no_sqarray: true,
+        ..SetupFlags::DEFER_TASKRUN
+    };
+    pub const IOPOLL: SetupFlags = SetupFlags {
+        iopoll: true,
+        ..SetupFlags::DEFER_TASKRUN
+    };
+    pub const HYBRID_IOPOLL: SetupFlags = SetupFlags {
+        hybrid_iopoll: true,
+        ..SetupFlags::IOPOLL
     };
 
+    /// Each flag asked for, with the names it sets and the Linux version that has it.
+    fn asked(self) -> impl Iterator<Item = (&'static [&'static str], Kernel)> {
+        const DEFER: &[&str] = &["SINGLE_ISSUER", "DEFER_TASKRUN", "COOP_TASKRUN"];
+        [
+            (self.sqpoll, &["SQPOLL"][..], (5, 11)),
+            (self.defer_taskrun, DEFER, (6, 1)),
+            (self.no_sqarray, &["NO_SQARRAY"], (6, 6)),
+            (self.iopoll, &["IOPOLL"], (5, 1)),
+            (self.hybrid_iopoll, &["HYBRID_IOPOLL"], (6, 13)),
+        ]
+        .into_iter()
+        .filter(|&(set, _, _)| set)
+        .map(|(_, names, since)| (names, since))
+    }
+
     fn since(self) -> Kernel {
-        match (self.sqpoll, self.defer_taskrun) {
-            (_, true) => (6, 1),
-            (true, false) => (5, 11),
-            (false, false) => (5, 1),
-        }
+        self.asked()
+            .map(|(_, since)| since)
+            .fold((5, 1), Kernel::max)
     }
 
     fn names(self) -> Vec<&'static str> {
-        let mut names = Vec::new();
-        if self.sqpoll {
-            names.push("SQPOLL");
-        }
-        if self.defer_taskrun {
-            names.extend(["SINGLE_ISSUER", "DEFER_TASKRUN", "COOP_TASKRUN"]);
-        }
-        names
+        self.asked()
+            .flat_map(|(names, _)| names.iter().copied())
+            .collect()
     }
+}
+
+/// What an engine needs beyond opcodes, setup flags and registrations: a feature the ring
+/// reports, or something of the machine. The machine is checked right after io_uring itself
+/// and before the opcodes, so an engine that lacks hardware says so rather than naming a
+/// kernel feature.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Feature {
+    /// Waiting for several completions, but no longer than a minimum time for more than one
+    /// (`min_wait_usec`, IORING_FEAT_MIN_TIMEOUT).
+    MinWait,
+    /// Receive and send bundles from a provided-buffer ring (IORING_FEAT_RECVSEND_BUNDLE).
+    Bundles,
+    /// IORING_OP_SEND from a registered buffer (IORING_RECVSEND_FIXED_BUF on plain sends).
+    SendFromRegisteredBuffers,
+    /// Traffic through a NIC's NAPI context: NAPI busy polling (6.9) and zero-copy receive
+    /// (6.15) work on a NIC's receive queue, and loopback has none.
+    NicTraffic,
+    /// A block device with poll queues, where IOPOLL completes O_DIRECT I/O.
+    PolledBlockDevice,
+}
+
+impl Feature {
+    pub fn name(self) -> &'static str {
+        match self {
+            Feature::MinWait => "min-wait (IORING_FEAT_MIN_TIMEOUT)",
+            Feature::Bundles => "bundles (IORING_FEAT_RECVSEND_BUNDLE)",
+            Feature::SendFromRegisteredBuffers => "sends from registered buffers",
+            Feature::NicTraffic => "a NIC that carries the traffic",
+            Feature::PolledBlockDevice => "a block device with poll queues",
+        }
+    }
+
+    fn since(self) -> Kernel {
+        match self {
+            Feature::MinWait => (6, 12),
+            Feature::Bundles => (6, 10),
+            Feature::SendFromRegisteredBuffers => (6, 0),
+            Feature::NicTraffic => (6, 9),
+            Feature::PolledBlockDevice => (5, 1),
+        }
+    }
+
+    /// What the machine lacks for it, checked before any ring is made.
+    fn check_machine(self) -> Result<(), String> {
+        match self {
+            Feature::NicTraffic => Err(nic_traffic_reason()),
+            Feature::PolledBlockDevice => polled_block_device().map(drop),
+            _ => Ok(()),
+        }
+    }
+
+    /// What the kernel lacks for it, from the trial ring.
+    fn check_ring(self, ring: &IoUring) -> Result<(), String> {
+        let present = match self {
+            Feature::MinWait => ring.params().is_feature_min_timeout(),
+            Feature::Bundles => ring.params().is_feature_recvsend_bundle(),
+            Feature::SendFromRegisteredBuffers => {
+                return send_from_registered_buffer(ring).map_err(|error| {
+                    format!(
+                        "this kernel refuses IORING_OP_SEND from a registered buffer \
+                         (IORING_RECVSEND_FIXED_BUF: {error}); here only SEND_ZC sends from \
+                         registered buffers (uring-send-zc)"
+                    )
+                })
+            }
+            Feature::NicTraffic | Feature::PolledBlockDevice => true,
+        };
+        let (major, minor) = self.since();
+        present
+            .then_some(())
+            .ok_or_else(|| format!("this kernel lacks {} (Linux {major}.{minor})", self.name()))
+    }
+}
+
+/// Sends 8 bytes from a registered buffer over a socket pair on the trial `ring`, as the
+/// `uring-fixed-bufs` server would: the kernel's answer is the availability (no version says it).
+fn send_from_registered_buffer(ring: &IoUring) -> Result<(), String> {
+    let (sender, _receiver) = std::os::unix::net::UnixStream::pair().map_err(|e| e.to_string())?;
+    let buffer = [7u8; 64];
+    // SAFETY: the buffer outlives the ring's use of it: it is unregistered below, after the one
+    // send that reads it has completed.
+    let regions = unsafe { Regions::register(&ring.submitter(), &[&buffer]) };
+    regions.map_err(|error| format!("no registered buffers: {error}"))?;
+    let fd = io_uring::types::Fd(sender.as_raw_fd());
+    let send = PlainSend::prepare(fd, &buffer[..8], Some(0));
+    // SAFETY: the entry reads `buffer`, alive until the completion is reaped below.
+    unsafe { ring.submission_shared().push(&send.user_data(1)) }.map_err(|e| e.to_string())?;
+    ring.submit_and_wait(1).map_err(|error| error.to_string())?;
+    // SAFETY: this thread alone uses the trial ring.
+    let result = unsafe { ring.completion_shared() }
+        .next()
+        .map_or(-1, |cqe| cqe.result());
+    let _ = ring.submitter().unregister_buffers();
+    match result {
+        8 => Ok(()),
+        error if error < 0 => Err(std::io::Error::from_raw_os_error(-error).to_string()),
+        short => Err(format!("{short} of 8 bytes sent")),
+    }
+}
+
+/// Why the NIC rungs cannot run: ringside's network studies send only to 127.0.0.1 (the
+/// network rule of this lab), and loopback sockets have no NAPI id and no hardware queue.
+fn nic_traffic_reason() -> String {
+    let nics: Vec<String> = std::fs::read_dir("/sys/class/net")
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .filter(|entry| entry.path().join("device").exists())
+        .map(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let driver = std::fs::read_link(entry.path().join("device/driver"))
+                .ok()
+                .and_then(|link| link.file_name().map(|n| n.to_string_lossy().into_owned()));
+            match driver {
+                Some(driver) => format!("{name} ({driver})"),
+                None => name,
+            }
+        })
+        .collect();
+    let found = if nics.is_empty() {
+        "no NIC here".to_string()
+    } else {
+        format!("the NICs here ({}) carry none of it", nics.join(", "))
+    };
+    format!(
+        "needs traffic through a NIC's receive queue, and ringside's network studies run on \
+         loopback (127.0.0.1: no NAPI id, no hardware queue); {found}. Not faked on loopback"
+    )
+}
+
+/// The block devices with poll queues (`/sys/block/*/queue/io_poll` = 1), or why there are none.
+pub fn polled_block_device() -> Result<Vec<String>, String> {
+    let mut polled = Vec::new();
+    let mut unpolled = Vec::new();
+    for entry in std::fs::read_dir("/sys/block")
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with("loop") || name.starts_with("zram") || name.starts_with("ram") {
+            continue;
+        }
+        match std::fs::read_to_string(entry.path().join("queue/io_poll")) {
+            Ok(value) if value.trim() == "1" => polled.push(name),
+            _ => unpolled.push(name),
+        }
+    }
+    if polled.is_empty() {
+        return Err(format!(
+            "no block device here has poll queues (/sys/block/{{{}}}/queue/io_poll is 0; \
+             virtio-blk needs its poll_queues module parameter, NVMe its poll_queues), so IOPOLL \
+             has nothing to poll",
+            unpolled.join(",")
+        ));
+    }
+    Ok(polled)
 }
 
 /// Something an engine registers with its ring.
@@ -143,6 +337,7 @@ pub struct Needs {
     pub opcodes: &'static [Opcode],
     pub setup: SetupFlags,
     pub registrations: &'static [Registration],
+    pub features: &'static [Feature],
 }
 
 impl Needs {
@@ -151,6 +346,7 @@ impl Needs {
         opcodes: &[],
         setup: SetupFlags::NONE,
         registrations: &[],
+        features: &[],
     };
 
     pub fn uses_io_uring(&self) -> bool {
@@ -164,8 +360,10 @@ impl Needs {
         }
         let opcodes = self.opcodes.iter().map(|opcode| opcode.since);
         let registrations = self.registrations.iter().map(|r| r.since());
+        let features = self.features.iter().map(|f| f.since());
         opcodes
             .chain(registrations)
+            .chain(features)
             .chain([self.setup.since(), IOWQ_LIMITS_SINCE])
             .max()
     }
@@ -186,6 +384,7 @@ impl Needs {
             parts.push(flags.join("|"));
         }
         parts.extend(self.registrations.iter().map(|r| r.name().to_string()));
+        parts.extend(self.features.iter().map(|f| f.name().to_string()));
         parts.push(format!("Linux {major}.{minor}"));
         parts.join("; ")
     }
@@ -197,6 +396,9 @@ impl Needs {
             return Ok(());
         }
         ring::usable()?;
+        for feature in self.features {
+            feature.check_machine()?;
+        }
         ring::on_trial_thread(|| self.trial())
     }
 
@@ -211,6 +413,9 @@ impl Needs {
             )
         })?;
         self.check_opcodes(&ring)?;
+        for feature in self.features {
+            feature.check_ring(&ring)?;
+        }
         for &registration in self.registrations {
             register(&ring, registration, &mut buffers).map_err(|error| {
                 let (major, minor) = registration.since();
@@ -287,6 +492,7 @@ mod tests {
             opcodes: &[ACCEPT_MULTI, RECV_MULTI, SEND],
             setup: SetupFlags::NONE,
             registrations: &[Registration::BufRing],
+            features: &[],
         };
         assert_eq!(multishot.kernel(), Some((6, 0)));
         let defer = Needs {

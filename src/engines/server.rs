@@ -27,6 +27,8 @@ pub struct ServerConfig {
     /// Buffers in the provided-buffer pool of the multishot io_uring engines (a power of two);
     /// 8 KiB each (`uring/server/receive_multishot.rs`). Other engines ignore it.
     pub provided_buffers: u16,
+    /// Close a connection that sends nothing for this long (`--idle-timeout`; None: never).
+    pub idle_timeout: Option<Duration>,
     /// Completion queue entries of the io_uring servers (a power of two; the submission queue
     /// is no larger). Other engines ignore it.
     pub cq_entries: u32,
@@ -40,8 +42,13 @@ pub struct ServerCounters {
     pub connections_refused: AtomicU64,
     /// Connections that ended with an error (reset, broken pipe) rather than an orderly close.
     pub connections_failed: AtomicU64,
+    /// Connections closed by `--idle-timeout`.
+    pub connections_idle_closed: AtomicU64,
     pub bytes_received: AtomicU64,
     pub bytes_sent: AtomicU64,
+    /// Zero-copy send notifications (`uring-send-zc`), and those that said the kernel copied.
+    pub zero_copy_notifications: AtomicU64,
+    pub zero_copy_copied: AtomicU64,
     /// Accepts that failed because the process (EMFILE) or the system (ENFILE) had no fd left;
     /// each paused accepting (`AcceptPause`) while the connection waited in the listen queue.
     pub connections_refused_fd_limit: AtomicU64,
@@ -65,8 +72,11 @@ impl ServerCounters {
             connections_accepted: get(&self.connections_accepted),
             connections_refused: get(&self.connections_refused),
             connections_failed: get(&self.connections_failed),
+            connections_idle_closed: get(&self.connections_idle_closed),
             bytes_received: get(&self.bytes_received),
             bytes_sent: get(&self.bytes_sent),
+            zero_copy_notifications: get(&self.zero_copy_notifications),
+            zero_copy_copied: get(&self.zero_copy_copied),
             connections_refused_fd_limit: get(&self.connections_refused_fd_limit),
             provided_buffers_exhausted: get(&self.provided_buffers_exhausted),
             cq_overflows: get(&self.cq_overflows),
@@ -79,14 +89,54 @@ pub struct CountersSnapshot {
     pub connections_accepted: u64,
     pub connections_refused: u64,
     pub connections_failed: u64,
+    #[serde(default)]
+    pub connections_idle_closed: u64,
     pub bytes_received: u64,
     pub bytes_sent: u64,
+    #[serde(default)]
+    pub zero_copy_notifications: u64,
+    #[serde(default)]
+    pub zero_copy_copied: u64,
     #[serde(default)]
     pub connections_refused_fd_limit: u64,
     #[serde(default)]
     pub provided_buffers_exhausted: u64,
     #[serde(default)]
     pub cq_overflows: u64,
+}
+
+/// Idle connections counted in ticks of one periodic timer (a third of the idle timeout), so a
+/// message costs the server one store of the tick count, not a clock read or a timer of its
+/// own (the event loops' `--idle-timeout`; a blocking server uses its socket timeout). A
+/// connection last active during tick n is closed at tick n + 4: between 1 and 1.33 idle
+/// timeouts after its last message.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct IdleClock {
+    now: u32,
+}
+
+impl IdleClock {
+    /// Ticks per idle timeout.
+    const TICKS_IDLE: u32 = 3;
+
+    /// How often the loop's timer ticks for `timeout`.
+    pub fn interval(timeout: Duration) -> Duration {
+        (timeout / Self::TICKS_IDLE).max(Duration::from_millis(1))
+    }
+
+    pub fn tick(&mut self, ticks: u32) {
+        self.now = self.now.wrapping_add(ticks);
+    }
+
+    /// The mark a connection keeps of its last message.
+    pub fn now(&self) -> u32 {
+        self.now
+    }
+
+    /// Whether a connection last marked `mark` has been idle for the timeout.
+    pub fn expired(&self, mark: u32) -> bool {
+        self.now.wrapping_sub(mark) > Self::TICKS_IDLE
+    }
 }
 
 /// How long a server stops accepting after an accept failed for want of an fd (EMFILE, ENFILE)
@@ -170,6 +220,9 @@ impl std::ops::Add for CountersSnapshot {
             connections_accepted: self.connections_accepted + other.connections_accepted,
             connections_refused: self.connections_refused + other.connections_refused,
             connections_failed: self.connections_failed + other.connections_failed,
+            connections_idle_closed: self.connections_idle_closed + other.connections_idle_closed,
+            zero_copy_notifications: self.zero_copy_notifications + other.zero_copy_notifications,
+            zero_copy_copied: self.zero_copy_copied + other.zero_copy_copied,
             bytes_received: self.bytes_received + other.bytes_received,
             bytes_sent: self.bytes_sent + other.bytes_sent,
             connections_refused_fd_limit: self.connections_refused_fd_limit

@@ -149,6 +149,17 @@ impl Responses {
         }
     }
 
+    /// The memory every response lives in, one slice per prebuilt response (to register it
+    /// with a ring).
+    pub fn memory(&self) -> [&[u8]; 4] {
+        [
+            &self.ok_batch,
+            &self.ok_close,
+            &self.bad_request,
+            &self.head_too_large,
+        ]
+    }
+
     pub fn slice(&self, of: SliceOf) -> &[u8] {
         match of {
             SliceOf::Ok(count) => self.ok(count as usize),

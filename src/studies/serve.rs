@@ -40,6 +40,8 @@ pub struct Serve {
     pub threads: usize,
     pub max_connections: usize,
     pub provided_buffers: u16,
+    /// Close connections silent for this long.
+    pub idle_timeout: Option<std::time::Duration>,
     pub cq_entries: u32,
     pub sched: Sched,
     /// The io_uring engines' kernel threads.
@@ -131,6 +133,7 @@ pub fn run(args: &Serve) -> anyhow::Result<ExitCode> {
         proto,
         max_connections: args.max_connections,
         provided_buffers: args.provided_buffers,
+        idle_timeout: args.idle_timeout,
         cq_entries: args.cq_entries,
     };
     let counters: Vec<ServerCounters> = (0..args.threads)
@@ -286,7 +289,7 @@ fn summary(stats: &ServerStats) -> String {
     let counters = &stats.counters;
     let mut text = format!(
         "{} {} server on {} stopped after {:.1} s: {} connections ({} refused, {} refused at \
-         the fd limit, {} failed), {} bytes in, {} bytes out, syscalls {syscalls}, CPU user \
+         the fd limit, {} failed, {} idle closed), {} bytes in, {} bytes out, syscalls {syscalls}, CPU user \
          {:.2} s sys {:.2} s",
         stats.engine,
         stats.proto,
@@ -296,6 +299,7 @@ fn summary(stats: &ServerStats) -> String {
         counters.connections_refused,
         counters.connections_refused_fd_limit,
         counters.connections_failed,
+        counters.connections_idle_closed,
         counters.bytes_received,
         counters.bytes_sent,
         stats.cpu_user_s,

@@ -9,6 +9,7 @@
 //! assembled), and closes after a closing one.
 
 use std::os::fd::OwnedFd;
+use std::time::Duration;
 
 use rustix::io::Errno;
 use rustix::net::{RecvFlags, SendFlags, SocketFlags};
@@ -49,10 +50,30 @@ pub fn serve(run: Run<'_>) -> anyhow::Result<()> {
 /// Socket timeouts so a blocked `accept`, `recv` or `send` returns now and then to look at the
 /// stop flag (Ctrl-C must end even a server whose client went silent).
 pub fn set_timeouts(socket: &OwnedFd) -> anyhow::Result<()> {
+    set_timeouts_every(socket, STOP_POLL_INTERVAL)
+}
+
+fn set_timeouts_every(socket: &OwnedFd, every: Duration) -> anyhow::Result<()> {
     use rustix::net::sockopt::{set_socket_timeout, Timeout};
-    set_socket_timeout(socket, Timeout::Recv, Some(STOP_POLL_INTERVAL))?;
-    set_socket_timeout(socket, Timeout::Send, Some(STOP_POLL_INTERVAL))?;
+    set_socket_timeout(socket, Timeout::Recv, Some(every))?;
+    set_socket_timeout(socket, Timeout::Send, Some(every))?;
     Ok(())
+}
+
+/// `--idle-timeout` as socket timeouts: a receive timeout that divides the idle timeout into
+/// waits no longer than the stop-flag tick, and how many of them in a row mean idle. A message
+/// costs a counter reset, not a clock read.
+fn idle_waits(idle_timeout: Option<Duration>) -> (Duration, Option<u32>) {
+    match idle_timeout {
+        None => (STOP_POLL_INTERVAL, None),
+        Some(timeout) => {
+            let waits = timeout
+                .as_nanos()
+                .div_ceil(STOP_POLL_INTERVAL.as_nanos())
+                .max(1) as u32;
+            ((timeout / waits).max(Duration::from_millis(1)), Some(waits))
+        }
+    }
 }
 
 /// Serves one connection until the peer closes it, resets it, or the server stops. Errors end
@@ -63,10 +84,13 @@ pub fn serve_connection(
     counters: &ServerCounters,
     buffer: &mut [u8],
 ) {
-    if set_timeouts(&connection).is_err() {
+    let (every, idle_waits_max) = idle_waits(config.idle_timeout);
+    if set_timeouts_every(&connection, every).is_err() {
         ServerCounters::add(&counters.connections_failed, 1);
         return;
     }
+    // Receive timeouts in a row, each a silent `every`.
+    let mut silent_waits = 0u32;
     let mut session = ServerSession::default();
     // Replies that are not one slice of the prebuilt responses are assembled here.
     let mut assembled = Vec::new();
@@ -74,13 +98,22 @@ pub fn serve_connection(
         let received = match rustix::net::recv(&connection, &mut *buffer, RecvFlags::empty()) {
             Ok((0, _)) => return,
             Ok((received, _)) => received,
-            Err(Errno::AGAIN | Errno::INTR) => continue,
+            Err(Errno::AGAIN) => {
+                silent_waits += 1;
+                if idle_waits_max.is_some_and(|max| silent_waits >= max) {
+                    ServerCounters::add(&counters.connections_idle_closed, 1);
+                    return;
+                }
+                continue;
+            }
+            Err(Errno::INTR) => continue,
             Err(error) => {
                 debug_assert!(is_peer_gone(error), "recv: {error}");
                 ServerCounters::add(&counters.connections_failed, 1);
                 return;
             }
         };
+        silent_waits = 0;
         ServerCounters::add(&counters.bytes_received, received as u64);
         let input = &buffer[..received];
         let (output, close) = match config.proto.reply(&mut session, input) {

@@ -30,6 +30,8 @@ pub struct BufRing {
     group: u16,
     /// The next tail to publish; wraps as a u16, as the kernel's does.
     tail: u16,
+    /// The ring entry each buffer was last given back at (by buffer id), to follow a bundle.
+    entry_of: Box<[u16]>,
 }
 
 impl BufRing {
@@ -55,6 +57,7 @@ impl BufRing {
             buffer_bytes,
             group,
             tail: 0,
+            entry_of: vec![0; usize::from(entries)].into_boxed_slice(),
         }
     }
 
@@ -86,6 +89,11 @@ impl BufRing {
         self.group
     }
 
+    /// Every buffer of the pool, back to back (to register them for sends).
+    pub fn memory(&self) -> &[u8] {
+        &self.buffers
+    }
+
     /// The first `len` bytes of buffer `id`, as a completion that selected it reported them.
     pub fn bytes(&self, id: u16, len: usize) -> &[u8] {
         assert!(id < self.entries && len <= self.buffer_bytes as usize);
@@ -100,8 +108,21 @@ impl BufRing {
         self.publish();
     }
 
+    /// The buffer the kernel took after buffer `id` for the same bundle: a bundle takes
+    /// consecutive ring entries from the head. The entries after `id`'s are not given back
+    /// yet (the bundle holds them), so they still name the buffers the kernel filled.
+    pub fn next_in_ring(&self, id: u16) -> u16 {
+        let index =
+            usize::from(self.entry_of[usize::from(id)].wrapping_add(1) & (self.entries - 1));
+        // SAFETY: index < entries, inside the allocation; the kernel only reads entries.
+        let next = unsafe { &*self.entries_memory.add(index) }.bid();
+        assert!(next < self.entries && next != id);
+        next
+    }
+
     fn push(&mut self, id: u16) {
         assert!(id < self.entries);
+        self.entry_of[usize::from(id)] = self.tail;
         let index = usize::from(self.tail & (self.entries - 1));
         let address = self.buffers.as_ptr() as u64 + u64::from(id) * u64::from(self.buffer_bytes);
         // SAFETY: index < entries, inside the allocation; the kernel reads this entry only
@@ -131,7 +152,7 @@ impl Drop for BufRing {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use io_uring::{cqueue, opcode, squeue, types};
+    use io_uring::{cqueue, opcode, squeue, types, IoUring};
     use std::io::Write;
     use std::os::fd::AsRawFd;
     use std::os::unix::net::UnixStream;
@@ -167,6 +188,66 @@ mod tests {
             assert_eq!(buffers.bytes(id, 5), &message);
             buffers.recycle(id);
         }
+        drop(ring);
+    }
+
+    /// A bundle receives into consecutive ring entries: after buffers came back out of order
+    /// (so ids no longer follow ring order), following `next_in_ring` from each completion's
+    /// first buffer must give back the bytes in the order they were sent.
+    #[test]
+    fn a_bundle_is_followed_through_the_ring() {
+        let Ok(mut ring) = crate::engines::uring::ring::RingSetup::with_entries(8).build() else {
+            eprintln!("skipped: io_uring is not usable here");
+            return;
+        };
+        if !ring.params().is_feature_recvsend_bundle() {
+            eprintln!("skipped: this kernel has no bundles");
+            return;
+        }
+        let mut buffers = BufRing::new(8, 16, 3);
+        buffers.register(&ring.submitter()).unwrap();
+        let (mut writer, reader) = UnixStream::pair().unwrap();
+        let fd = types::Fd(reader.as_raw_fd());
+        let mut receive = |ring: &mut IoUring, buffers: &mut BufRing, sent: &[u8]| {
+            writer.write_all(sent).unwrap();
+            let recv = opcode::RecvMultiBundle::new(fd, buffers.group()).build();
+            // SAFETY: the entry points into no user memory (the kernel picks the buffers).
+            unsafe { ring.submission().push(&recv.user_data(1)).unwrap() };
+            let mut got = Vec::new();
+            let mut ids = Vec::new();
+            while got.len() < sent.len() {
+                ring.submit_and_wait(1).unwrap();
+                let cqe = ring.completion().next().expect("a completion");
+                assert!(cqe.result() > 0, "recv failed: {}", cqe.result());
+                let mut id = cqueue::buffer_select(cqe.flags()).expect("a buffer");
+                let mut rest = cqe.result() as usize;
+                loop {
+                    let len = rest.min(16);
+                    got.extend_from_slice(buffers.bytes(id, len));
+                    ids.push(id);
+                    rest -= len;
+                    if rest == 0 {
+                        break;
+                    }
+                    id = buffers.next_in_ring(id);
+                }
+            }
+            assert_eq!(got, sent);
+            let cancel = opcode::AsyncCancel::new(1).build().user_data(2);
+            // SAFETY: as above.
+            unsafe { ring.submission().push(&cancel).unwrap() };
+            ring.submit_and_wait(2).unwrap();
+            ring.completion().for_each(drop);
+            ids
+        };
+        let sent: Vec<u8> = (0..100u8).collect();
+        let mut ids = receive(&mut ring, &mut buffers, &sent);
+        ids.reverse();
+        for id in ids {
+            buffers.recycle(id);
+        }
+        let sent: Vec<u8> = (100..200u8).collect();
+        receive(&mut ring, &mut buffers, &sent);
         drop(ring);
     }
 

@@ -12,9 +12,10 @@ use std::os::fd::{AsRawFd, BorrowedFd};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use io_uring::{cqueue, opcode, squeue, types, IoUring};
+use io_uring::{cqueue, opcode, squeue, types, IoUring, Submitter};
 use serde_json::{Map, Value};
 
+use super::registered::Regions;
 use super::ring::{Helpers, RingSetup, SQPOLL_IDLE_MS};
 use crate::engines::aligned::AlignedBuffer;
 use crate::engines::blocking::file::io_error;
@@ -23,8 +24,6 @@ use crate::engines::needs::{Needs, Registration, SetupFlags};
 use crate::measure::Meter;
 use crate::row::Tally;
 
-/// The largest buffer the kernel registers in one iovec is 1 GiB; stay well under it.
-const REGISTERED_CHUNK_BYTES: usize = 256 << 20;
 /// How long an SQPOLL engine polls the completion queue before sleeping in io_uring_enter.
 const SQPOLL_SPIN: Duration = Duration::from_micros(20);
 
@@ -43,6 +42,8 @@ pub struct Uring {
     submit: Submit,
     /// Registered file (`types::Fixed`) and registered buffers (`WriteFixed`/`ReadFixed`).
     fixed: bool,
+    /// The ring's own fd registered, so io_uring_enter skips the fd lookup.
+    ring_fd: bool,
     flags: SetupFlags,
 }
 
@@ -52,16 +53,25 @@ impl Uring {
         Uring {
             submit,
             fixed: needs.registrations.contains(&Registration::Files),
+            ring_fd: needs.registrations.contains(&Registration::RingFd),
             flags: needs.setup,
         }
     }
 
-    /// Builds the measured ring with its kernel helpers set, and what the row records of them.
+    /// Builds the measured ring for `file` with its kernel helpers set, and what the row
+    /// records of them.
     fn build_ring(
         &self,
         entries: u32,
         helpers: &Helpers,
+        file: BorrowedFd,
     ) -> anyhow::Result<(IoUring, Map<String, Value>, Vec<String>)> {
+        // IOPOLL polls the device for completions, which only direct I/O has.
+        let direct = rustix::fs::fcntl_getfl(file)?.contains(rustix::fs::OFlags::DIRECT);
+        anyhow::ensure!(
+            direct || !self.flags.iopoll,
+            "IOPOLL completes only O_DIRECT I/O: run the IOPOLL engines with --direct"
+        );
         let sqpoll = self.flags.sqpoll;
         let setup = RingSetup {
             helpers: Some(helpers.clone()),
@@ -85,8 +95,7 @@ impl Uring {
 struct Target {
     fd: i32,
     fixed: bool,
-    /// Registered buffer regions (start, length), in registration order.
-    regions: Vec<(usize, usize)>,
+    regions: Regions,
 }
 
 impl Target {
@@ -100,7 +109,7 @@ impl Target {
         let mut target = Target {
             fd: file.as_raw_fd(),
             fixed,
-            regions: Vec::new(),
+            regions: Regions::default(),
         };
         if !fixed {
             return Ok(target);
@@ -108,40 +117,22 @@ impl Target {
         ring.submitter()
             .register_files(&[target.fd])
             .context("cannot register the file")?;
-        let mut iovecs = Vec::new();
-        for buffer in buffers {
-            for chunk in buffer.chunks(REGISTERED_CHUNK_BYTES) {
-                target.regions.push((chunk.as_ptr() as usize, chunk.len()));
-                iovecs.push(libc::iovec {
-                    iov_base: chunk.as_ptr() as *mut _,
-                    iov_len: chunk.len(),
-                });
-            }
-        }
         // SAFETY: the buffers outlive the ring: the caller drops the ring before them.
-        unsafe { ring.submitter().register_buffers(&iovecs) }.map_err(|error| {
-            anyhow::anyhow!(
-                "cannot register {} MiB of buffers ({error}); raise the locked-memory limit \
-                 (ulimit -l) or use a smaller --size",
-                buffers.iter().map(|b| b.len()).sum::<usize>() >> 20
-            )
-        })?;
+        target.regions =
+            unsafe { Regions::register(&ring.submitter(), buffers) }.map_err(|error| {
+                anyhow::anyhow!(
+                    "cannot register {} MiB of buffers ({error}); raise the locked-memory limit \
+                     (ulimit -l) or use a smaller --size",
+                    buffers.iter().map(|b| b.len()).sum::<usize>() >> 20
+                )
+            })?;
         Ok(target)
-    }
-
-    fn buffer_index(&self, start: usize, len: usize) -> u16 {
-        let index = self
-            .regions
-            .iter()
-            .position(|&(region, region_len)| start >= region && start + len <= region + region_len)
-            .expect("an I/O buffer lies inside one registered region");
-        index as u16
     }
 
     fn write(&self, buf: &[u8], offset: u64) -> squeue::Entry {
         let (ptr, len) = (buf.as_ptr(), buf.len() as u32);
         if self.fixed {
-            let index = self.buffer_index(ptr as usize, buf.len());
+            let index = self.regions.index_of(buf);
             opcode::WriteFixed::new(types::Fixed(0), ptr, len, index)
                 .offset(offset)
                 .build()
@@ -155,7 +146,7 @@ impl Target {
     fn read(&self, buf: &mut [u8], offset: u64) -> squeue::Entry {
         let (ptr, len) = (buf.as_mut_ptr(), buf.len() as u32);
         if self.fixed {
-            let index = self.buffer_index(ptr as usize, buf.len());
+            let index = self.regions.index_of(&*buf);
             opcode::ReadFixed::new(types::Fixed(0), ptr, len, index)
                 .offset(offset)
                 .build()
@@ -180,58 +171,86 @@ impl Target {
     }
 }
 
-/// Submits what is queued and waits until `want` completions are ready. An SQPOLL engine
-/// instead polls the completion queue and returns as soon as anything completed: waking costs it
-/// no syscall, so it reaps and refills at once, and it sleeps in io_uring_enter only when
-/// nothing completes for a while.
-fn wait(ring: &mut IoUring, want: usize, sqpoll: bool, tally: &mut Tally) -> anyhow::Result<()> {
-    if sqpoll {
-        // With SQPOLL, submit() enters the kernel only to wake a sleeping poller thread.
-        if ring.submission().need_wakeup() {
-            tally.syscalls_self += 1;
-        }
-        ring.submit().context("io_uring submit failed")?;
-        let until = Instant::now() + SQPOLL_SPIN;
-        while ring.completion().len() < want && Instant::now() < until {
-            std::hint::spin_loop();
-        }
-        if ring.completion().len() >= want {
-            return Ok(());
-        }
-    }
-    tally.syscalls_self += 1;
-    super::ring::submit_and_wait(ring, want).context("io_uring_enter failed")?;
-    Ok(())
-}
-
-/// Takes one completion off the queue, releasing the queue borrow at once.
-fn next_completion(ring: &mut IoUring) -> Option<cqueue::Entry> {
-    ring.completion().next()
-}
-
-/// Pushes SQEs with one tail update, so a linked chain reaches an SQPOLL thread whole. The
-/// rings are sized for every operation in flight, but an SQPOLL thread moves the queue head
-/// only after it submitted a batch, and inline completions of that batch can be seen earlier:
-/// then the queue is briefly full, and the engine waits for the poller to take entries.
-fn push(
-    ring: &mut IoUring,
-    entries: &[squeue::Entry],
+/// The measured ring as its loop drives it: the submitter it enters the kernel with (the ring
+/// fd registered when the row asks, so each io_uring_enter skips the fd lookup), and whether a
+/// kernel thread polls the submission queue.
+struct Driver<'r> {
+    ring: &'r IoUring,
+    submitter: Submitter<'r>,
     sqpoll: bool,
-    tally: &mut Tally,
-) -> anyhow::Result<()> {
-    loop {
-        // SAFETY: every buffer an entry points to outlives the ring's in-flight operations:
-        // the engine drains all completions before it returns.
-        if unsafe { ring.submission().push_multiple(entries) }.is_ok() {
-            return Ok(());
+}
+
+impl<'r> Driver<'r> {
+    fn new(ring: &'r IoUring, register_ring_fd: bool, sqpoll: bool) -> anyhow::Result<Self> {
+        let mut submitter = ring.submitter();
+        if register_ring_fd {
+            submitter
+                .register_ring_fd()
+                .context("cannot register the ring fd")?;
+        }
+        Ok(Driver {
+            ring,
+            submitter,
+            sqpoll,
+        })
+    }
+
+    fn completions_ready(&self) -> usize {
+        // SAFETY: one thread drives the ring, and no other queue handle is alive.
+        unsafe { self.ring.completion_shared() }.len()
+    }
+
+    /// Takes one completion off the queue.
+    fn next_completion(&self) -> Option<cqueue::Entry> {
+        // SAFETY: as in `completions_ready`.
+        unsafe { self.ring.completion_shared() }.next()
+    }
+
+    /// Submits what is queued and waits until `want` completions are ready. An SQPOLL engine
+    /// instead polls the completion queue and returns as soon as anything completed: waking
+    /// costs it no syscall, so it reaps and refills at once, and it sleeps in io_uring_enter
+    /// only when nothing completes for a while.
+    fn wait(&self, want: usize, tally: &mut Tally) -> anyhow::Result<()> {
+        if self.sqpoll {
+            // With SQPOLL, submit() enters the kernel only to wake a sleeping poller thread.
+            // SAFETY: as in `completions_ready`.
+            if unsafe { self.ring.submission_shared() }.need_wakeup() {
+                tally.syscalls_self += 1;
+            }
+            self.submitter.submit().context("io_uring submit failed")?;
+            let until = Instant::now() + SQPOLL_SPIN;
+            while self.completions_ready() < want && Instant::now() < until {
+                std::hint::spin_loop();
+            }
+            if self.completions_ready() >= want {
+                return Ok(());
+            }
         }
         tally.syscalls_self += 1;
-        if sqpoll {
-            ring.submitter()
-                .squeue_wait()
-                .context("io_uring_enter(SQ_WAIT) failed")?;
-        } else {
-            ring.submit().context("io_uring submit failed")?;
+        super::ring::submit_and_wait(&self.submitter, want).context("io_uring_enter failed")?;
+        Ok(())
+    }
+
+    /// Pushes SQEs with one tail update, so a linked chain reaches an SQPOLL thread whole. The
+    /// rings are sized for every operation in flight, but an SQPOLL thread moves the queue head
+    /// only after it submitted a batch, and inline completions of that batch can be seen
+    /// earlier: then the queue is briefly full, and the engine waits for the poller to take
+    /// entries.
+    fn push(&self, entries: &[squeue::Entry], tally: &mut Tally) -> anyhow::Result<()> {
+        loop {
+            // SAFETY: every buffer an entry points to outlives the ring's in-flight operations
+            // (the engine drains all completions before it returns); one thread drives the ring.
+            if unsafe { self.ring.submission_shared().push_multiple(entries) }.is_ok() {
+                return Ok(());
+            }
+            tally.syscalls_self += 1;
+            if self.sqpoll {
+                self.submitter
+                    .squeue_wait()
+                    .context("io_uring_enter(SQ_WAIT) failed")?;
+            } else {
+                self.submitter.submit().context("io_uring submit failed")?;
+            }
         }
     }
 }
@@ -242,8 +261,9 @@ impl FileEngine for Uring {
             Submit::Single => 1,
             Submit::Batch | Submit::Ring => job.depth.max(1),
         };
-        let (mut ring, params, notes) = self.build_ring(depth, job.helpers)?;
+        let (ring, params, notes) = self.build_ring(depth, job.helpers, job.file)?;
         let target = Target::new(&ring, job.file, self.fixed, &[job.data])?;
+        let driver = Driver::new(&ring, self.ring_fd, self.flags.sqpoll)?;
         let block_end =
             |offset: usize| ((offset / job.block_size + 1) * job.block_size).min(job.data.len());
         let mut tally = Tally::default();
@@ -256,7 +276,7 @@ impl FileEngine for Uring {
                 let write = target
                     .write(&job.data[next..end], next as u64)
                     .user_data(next as u64);
-                push(&mut ring, &[write], self.flags.sqpoll, &mut tally)?;
+                driver.push(&[write], &mut tally)?;
                 tally.ops += 1;
                 next = end;
                 in_flight += 1;
@@ -275,8 +295,8 @@ impl FileEngine for Uring {
                 Submit::Batch => in_flight,
                 Submit::Single | Submit::Ring => (in_flight * 3 / 4).max(1),
             };
-            wait(&mut ring, want, self.flags.sqpoll, &mut tally)?;
-            while let Some(cqe) = next_completion(&mut ring) {
+            driver.wait(want, &mut tally)?;
+            while let Some(cqe) = driver.next_completion() {
                 debug_assert!(in_flight > 0, "a completion nothing was in flight for");
                 in_flight -= 1;
                 let offset = cqe.user_data() as usize;
@@ -288,18 +308,17 @@ impl FileEngine for Uring {
                     let write = target
                         .write(&job.data[rest..end], rest as u64)
                         .user_data(rest as u64);
-                    push(&mut ring, &[write], self.flags.sqpoll, &mut tally)?;
+                    driver.push(&[write], &mut tally)?;
                     in_flight += 1;
                 }
             }
         }
         if job.fsync_end {
             let fsync = target.fsync(false).user_data(u64::MAX);
-            push(&mut ring, &[fsync], self.flags.sqpoll, &mut tally)?;
-            wait(&mut ring, 1, self.flags.sqpoll, &mut tally)?;
-            let cqe = ring
-                .completion()
-                .next()
+            driver.push(&[fsync], &mut tally)?;
+            driver.wait(1, &mut tally)?;
+            let cqe = driver
+                .next_completion()
                 .expect("a completion after waiting for one");
             completion_result(&cqe, "fsync")?;
         }
@@ -316,8 +335,8 @@ impl FileEngine for Uring {
     // place, so what is timed and what each completion does to the chains are seen together.
     fn cycle(&mut self, job: &CycleJob, meter: &mut Meter) -> anyhow::Result<FileOutcome> {
         let chains = job.depth.max(1) as usize;
-        let (mut ring, params, notes) =
-            self.build_ring((chains * CHAIN_LENGTH) as u32, job.helpers)?;
+        let (ring, params, notes) =
+            self.build_ring((chains * CHAIN_LENGTH) as u32, job.helpers, job.file)?;
         let mut read_buffers = AlignedBuffer::zeroed(chains * job.page_size);
         let target = Target::new(
             &ring,
@@ -325,6 +344,7 @@ impl FileEngine for Uring {
             self.fixed,
             &[job.data, read_buffers.as_slice()],
         )?;
+        let driver = Driver::new(&ring, self.ring_fd, self.flags.sqpoll)?;
         let pages = job.data.len().div_ceil(job.page_size);
         let mut slots: Vec<Option<usize>> = vec![None; chains];
         // When each slot's page was first submitted (a re-run after a broken link keeps it).
@@ -348,7 +368,7 @@ impl FileEngine for Uring {
                 let buffer =
                     &mut read_buffers.as_mut_slice()[slot * job.page_size..][..job.page_size];
                 let entries = chain(&target, job, next_page, slot, buffer);
-                push(&mut ring, &entries, self.flags.sqpoll, &mut tally)?;
+                driver.push(&entries, &mut tally)?;
                 next_page += 1;
                 in_flight += 1;
                 completions_due += CHAIN_LENGTH;
@@ -362,8 +382,8 @@ impl FileEngine for Uring {
             // Sleep until about half the completions due arrived, so wakeups stay rare and the
             // device always has fsyncs to merge.
             let want = (completions_due / 2).max(1);
-            wait(&mut ring, want, self.flags.sqpoll, &mut tally)?;
-            while let Some(cqe) = next_completion(&mut ring) {
+            driver.wait(want, &mut tally)?;
+            while let Some(cqe) = driver.next_completion() {
                 completions_due -= 1;
                 let (step, slot) = ChainStep::decode(cqe.user_data());
                 let page = slots[slot].expect("a completion belongs to a busy slot");
@@ -375,7 +395,7 @@ impl FileEngine for Uring {
                             let buffer = &mut read_buffers.as_mut_slice()[slot * job.page_size..]
                                 [..job.page_size];
                             let entries = chain(&target, job, page, slot, buffer);
-                            push(&mut ring, &entries, self.flags.sqpoll, &mut tally)?;
+                            driver.push(&entries, &mut tally)?;
                             completions_due += CHAIN_LENGTH;
                         }
                     }

@@ -7,6 +7,7 @@
 
 pub mod buf_ring;
 pub mod file;
+pub mod registered;
 pub mod ring;
 pub mod server;
 pub mod token;

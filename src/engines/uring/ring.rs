@@ -17,7 +17,7 @@
 use std::io;
 use std::sync::OnceLock;
 
-use io_uring::IoUring;
+use io_uring::{IoUring, Submitter};
 
 use crate::engines::needs::SetupFlags;
 use crate::system::pin;
@@ -37,6 +37,9 @@ pub struct RingSetup {
     pub single_issuer: bool,
     pub defer_taskrun: bool,
     pub coop_taskrun: bool,
+    pub no_sqarray: bool,
+    pub iopoll: bool,
+    pub hybrid_iopoll: bool,
     /// The io-wq limits and CPUs to set once the ring exists; None for trial rings.
     pub helpers: Option<Helpers>,
 }
@@ -282,6 +285,9 @@ impl RingSetup {
             single_issuer: flags.defer_taskrun,
             defer_taskrun: flags.defer_taskrun,
             coop_taskrun: flags.defer_taskrun,
+            no_sqarray: flags.no_sqarray,
+            iopoll: flags.iopoll,
+            hybrid_iopoll: flags.hybrid_iopoll,
             ..RingSetup::with_entries(entries)
         }
     }
@@ -316,6 +322,20 @@ impl RingSetup {
         }
         if self.coop_taskrun {
             builder.setup_coop_taskrun();
+        }
+        if self.no_sqarray {
+            builder.setup_no_sqarray();
+        }
+        if self.iopoll {
+            builder.setup_iopoll();
+        }
+        if self.hybrid_iopoll {
+            // Only reached where a device has poll queues (the row's needs check that first).
+            return Err(
+                "io-uring 0.7.15, the crate ringside sits on, has no setter for \
+                        IORING_SETUP_HYBRID_IOPOLL"
+                    .to_string(),
+            );
         }
         let ring = builder
             .build(self.entries)
@@ -427,6 +447,12 @@ fn describe_flags(setup: &RingSetup) -> String {
     if setup.coop_taskrun {
         flags.push("COOP_TASKRUN (5.19)");
     }
+    if setup.no_sqarray {
+        flags.push("NO_SQARRAY (6.6)");
+    }
+    if setup.iopoll {
+        flags.push("IOPOLL");
+    }
     if flags.is_empty() {
         "no special flags".to_string()
     } else {
@@ -436,9 +462,9 @@ fn describe_flags(setup: &RingSetup) -> String {
 
 /// Waits until at least `want` completions are ready, treating EINTR as "try again" and EBUSY
 /// (completion queue overflow backlog) as "reap first": the caller reaps and calls again.
-pub fn submit_and_wait(ring: &IoUring, want: usize) -> io::Result<usize> {
+pub fn submit_and_wait(submitter: &Submitter<'_>, want: usize) -> io::Result<usize> {
     loop {
-        match ring.submit_and_wait(want) {
+        match submitter.submit_and_wait(want) {
             Err(error) if error.raw_os_error() == Some(libc::EINTR) => continue,
             Err(error) if error.raw_os_error() == Some(libc::EBUSY) => return Ok(0),
             other => return other,

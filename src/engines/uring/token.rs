@@ -13,6 +13,14 @@ pub enum Op {
     Hangup = 5,
     /// The stop pipe became readable (Ctrl-C): the loop's condition sees the flag.
     Stop = 6,
+    /// A direct descriptor's slot freed.
+    Close = 7,
+    /// The FIN behind a direct descriptor's last response.
+    Shutdown = 8,
+    /// The timeout linked to a one-shot recv (`--idle-timeout`).
+    Timeout = 9,
+    /// The idle clock's periodic tick (`--idle-timeout` on the multishot servers).
+    Tick = 10,
 }
 
 /// The op kind in the top byte, the connection's generation in the next 24 bits, its slab slot
@@ -42,6 +50,10 @@ impl Token {
             4 => Op::Cancel,
             5 => Op::Hangup,
             6 => Op::Stop,
+            7 => Op::Close,
+            8 => Op::Shutdown,
+            9 => Op::Timeout,
+            10 => Op::Tick,
             _ => return None,
         };
         Some(Token {
@@ -65,6 +77,10 @@ mod tests {
             Op::Cancel,
             Op::Hangup,
             Op::Stop,
+            Op::Close,
+            Op::Shutdown,
+            Op::Timeout,
+            Op::Tick,
         ] {
             for (generation, slot) in [(0, 0), (GENERATION_MASK, u32::MAX), (12345, 77)] {
                 let token = Token {

@@ -4,10 +4,8 @@
 //! message).
 
 use std::collections::VecDeque;
-use std::os::fd::{AsRawFd, OwnedFd};
 
-use io_uring::types;
-
+use super::socket::Socket;
 use crate::protocols::http::{ServerSession, SliceOf};
 
 /// Where the bytes of a chunk live.
@@ -40,7 +38,7 @@ impl Chunk {
 }
 
 pub struct Connection {
-    pub fd: OwnedFd,
+    pub socket: Socket,
     pub generation: u32,
     /// Operations of this connection the kernel still holds; the fd closes only at zero.
     pub in_flight: u32,
@@ -48,6 +46,8 @@ pub struct Connection {
     /// The multishot strategies' poll for the peer hanging up is armed.
     pub hangup_armed: bool,
     pub send_in_flight: bool,
+    /// A timeout is linked to the armed one-shot receive (`--idle-timeout`).
+    pub timeout_armed: bool,
     /// A cancel of the armed receive is on its way.
     pub cancel_sent: bool,
     /// Waiting for a pool buffer after a receive ended with ENOBUFS.
@@ -60,17 +60,24 @@ pub struct Connection {
     pub own_buffer: Box<[u8]>,
     /// Chunks to send, in order; the head is the one a send in flight reads.
     pub pending: VecDeque<Chunk>,
+    /// Zero-copy notifications still to come for sends of this connection.
+    pub notifications_due: u32,
+    /// Receive buffers sent with zero copy, given back once `notifications_due` is zero.
+    pub held: Vec<u16>,
+    /// The idle clock's tick when the connection last received or sent (`--idle-timeout`).
+    pub active_tick: u32,
 }
 
 impl Connection {
-    pub fn new(fd: OwnedFd, generation: u32, own_buffer: Box<[u8]>) -> Connection {
+    pub fn new(socket: Socket, generation: u32, own_buffer: Box<[u8]>) -> Connection {
         Connection {
-            fd,
+            socket,
             generation,
             in_flight: 0,
             recv_armed: false,
             hangup_armed: false,
             send_in_flight: false,
+            timeout_armed: false,
             cancel_sent: false,
             starved: false,
             closing: false,
@@ -78,11 +85,10 @@ impl Connection {
             session: ServerSession::default(),
             own_buffer,
             pending: VecDeque::new(),
+            notifications_due: 0,
+            held: Vec::new(),
+            active_tick: 0,
         }
-    }
-
-    pub fn fd(&self) -> types::Fd {
-        types::Fd(self.fd.as_raw_fd())
     }
 
     /// The loop's invariants for one connection:
@@ -92,7 +98,8 @@ impl Connection {
     ///   only when it holds none (checked where the connection is removed);
     /// - a closing connection arms nothing new;
     /// - `received_chunks_max` bounds the received chunks queued (the receive strategy's
-    ///   buffers: one for an own buffer, the pool for a shared one).
+    ///   buffers: one for an own buffer, the pool for a shared one);
+    /// - buffers sent with zero copy are held only while a notification is due.
     pub fn check(&self, received_chunks_max: usize) {
         if !cfg!(debug_assertions) {
             return;
@@ -100,7 +107,9 @@ impl Connection {
         debug_assert!(!self.send_in_flight || !self.pending.is_empty());
         let armed = u32::from(self.recv_armed)
             + u32::from(self.hangup_armed)
-            + u32::from(self.send_in_flight);
+            + u32::from(self.send_in_flight)
+            + u32::from(self.timeout_armed)
+            + self.notifications_due;
         debug_assert!(self.in_flight >= armed, "{} < {armed}", self.in_flight);
         debug_assert!(!(self.starved && self.recv_armed));
         let received = self
@@ -109,6 +118,7 @@ impl Connection {
             .filter(|chunk| matches!(chunk.source, Source::Received(_)))
             .count();
         debug_assert!(received <= received_chunks_max, "{received} chunks queued");
+        debug_assert!(self.held.is_empty() || self.notifications_due > 0);
         debug_assert!(self.pending.iter().all(|chunk| chunk.sent < chunk.len));
     }
 }

@@ -14,9 +14,12 @@ use slab::Slab;
 use super::connection::{Chunk, Connection, Source};
 use super::receive::ReceiveStrategy;
 use super::send::SendStrategy;
+use super::send_zero_copy::NOTIF_USAGE_ZC_COPIED;
+use super::socket::Socket;
 use super::CHUNKS_PER_CONNECTION_MAX;
-use crate::engines::server::{accept_failure, AcceptFailure, AcceptPause};
+use crate::engines::server::{accept_failure, AcceptFailure, AcceptPause, IdleClock};
 use crate::engines::server::{ServerConfig, ServerCounters};
+use crate::engines::uring::registered::Regions;
 use crate::engines::uring::token::{Op, Token, GENERATION_MASK};
 use crate::protocols::http::Responses;
 use crate::protocols::Reply;
@@ -33,9 +36,22 @@ pub struct Server<'a, R, S> {
     receive: &'a mut R,
     /// Connections whose receive ended for want of a pool buffer, re-armed as buffers return.
     starved: VecDeque<(usize, u32)>,
-    /// SQEs that did not fit the submission queue, pushed before the next submit.
-    backlog: VecDeque<squeue::Entry>,
+    /// SQEs that did not fit the submission queue, pushed before the next submit; a linked
+    /// pair stays one entry, so a link is never split across two submissions.
+    backlog: VecDeque<Linked>,
     generation_next: u32,
+    /// Accepted sockets go straight into the ring's file table (direct descriptors).
+    direct: bool,
+    /// The buffers sends read from, registered with the ring (None: plain pointers).
+    registered: Option<Regions>,
+    /// `--idle-timeout`: its clock and its timeout (the tick of the multishot servers, the
+    /// timeout linked to each recv of the one-shot one), which the kernel reads when the SQE is
+    /// submitted.
+    idle: Option<(IdleClock, types::Timespec)>,
+    /// Connections found idle by a tick (kept, so a tick allocates nothing once grown).
+    idle_found: Vec<usize>,
+    /// The kernel refused the accept itself (not one connection): the server cannot go on.
+    pub accept_refused: Option<std::io::Error>,
     /// Accepting stops for a while when the process runs out of fds (`AcceptPause`).
     accept_pause: AcceptPause,
     send: PhantomData<S>,
@@ -47,6 +63,7 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
         counters: &'a ServerCounters,
         listener: types::Fd,
         receive: &'a mut R,
+        (direct, registered): (bool, Option<Regions>),
     ) -> Self {
         Server {
             config,
@@ -58,27 +75,97 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
             starved: VecDeque::new(),
             backlog: VecDeque::new(),
             generation_next: 0,
+            direct,
+            registered,
+            idle: config.idle_timeout.map(|timeout| {
+                let every = if R::MULTISHOT {
+                    IdleClock::interval(timeout)
+                } else {
+                    timeout
+                };
+                (IdleClock::default(), types::Timespec::from(every))
+            }),
+            idle_found: Vec::new(),
+            accept_refused: None,
             accept_pause: AcceptPause::default(),
             send: PhantomData,
         }
     }
 
     fn push(&mut self, sq: &mut SubmissionQueue<'_>, entry: squeue::Entry) {
-        // SAFETY: every entry points only at memory that outlives its completion: a
-        // connection's own buffer (freed only when no op of it is in flight), pool buffers, or
-        // the prebuilt responses.
-        if !self.backlog.is_empty() || unsafe { sq.push(&entry) }.is_err() {
-            self.backlog.push_back(entry);
+        self.push_linked(sq, Linked::One(entry));
+    }
+
+    fn push_linked(&mut self, sq: &mut SubmissionQueue<'_>, entries: Linked) {
+        if !self.backlog.is_empty() || !entries.push_into(sq) {
+            self.backlog.push_back(entries);
         }
     }
 
+    /// SQEs are waiting for room in the submission queue.
+    pub fn backlogged(&self) -> bool {
+        !self.backlog.is_empty()
+    }
+
     pub fn flush_backlog(&mut self, sq: &mut SubmissionQueue<'_>) {
-        while let Some(entry) = self.backlog.front() {
-            // SAFETY: as in `push`.
-            if unsafe { sq.push(entry) }.is_err() {
+        while let Some(entries) = self.backlog.front() {
+            if !entries.push_into(sq) {
                 return;
             }
             self.backlog.pop_front();
+        }
+    }
+
+    /// Starts the idle clock's periodic tick (multishot servers with `--idle-timeout`).
+    pub fn arm_tick(&mut self, sq: &mut SubmissionQueue<'_>) {
+        let Some((_, every)) = &self.idle else {
+            return;
+        };
+        if !R::MULTISHOT {
+            return; // The one-shot server links a timeout to each recv instead.
+        }
+        let token = Token {
+            op: Op::Tick,
+            generation: 0,
+            slot: 0,
+        };
+        let tick = opcode::Timeout::new(every)
+            .count(0)
+            .flags(types::TimeoutFlags::MULTISHOT)
+            .build();
+        self.push(sq, tick.user_data(token.encode()));
+    }
+
+    /// A tick of the idle clock: closes the connections silent for the idle timeout.
+    fn ticked(&mut self, sq: &mut SubmissionQueue<'_>, flags: u32) {
+        if !cqueue::more(flags) {
+            self.arm_tick(sq);
+        }
+        let Some((clock, _)) = &mut self.idle else {
+            return;
+        };
+        clock.tick(1);
+        let clock = *clock;
+        let mut idle = std::mem::take(&mut self.idle_found);
+        idle.extend(
+            self.connections
+                .iter()
+                .filter(|(_, c)| !c.closing && clock.expired(c.active_tick))
+                .map(|(slot, _)| slot),
+        );
+        for &slot in &idle {
+            ServerCounters::add(&self.counters.connections_idle_closed, 1);
+            self.start_closing(sq, slot);
+            self.rearm_or_close(sq, slot);
+        }
+        idle.clear();
+        self.idle_found = idle;
+    }
+
+    /// Marks the connection in `slot` active now (`--idle-timeout`).
+    fn mark_active(&mut self, slot: usize) {
+        if let Some((clock, _)) = &self.idle {
+            self.connections[slot].active_tick = clock.now();
         }
     }
 
@@ -101,9 +188,16 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
         };
         let entry = if R::MULTISHOT {
             opcode::AcceptMulti::new(self.listener)
-                .flags(libc::SOCK_CLOEXEC)
+                .allocate_file_index(self.direct)
+                // The kernel refuses SOCK_CLOEXEC for a direct descriptor (EINVAL): it has no
+                // fd to close on exec.
+                .flags(if self.direct { 0 } else { libc::SOCK_CLOEXEC })
                 .build()
         } else {
+            debug_assert!(
+                !self.direct,
+                "direct descriptors come from the multishot accept"
+            );
             opcode::Accept::new(self.listener, std::ptr::null_mut(), std::ptr::null_mut())
                 .flags(libc::SOCK_CLOEXEC)
                 .build()
@@ -128,9 +222,11 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
         let (result, flags) = (cqe.result(), cqe.flags());
         let slot = match token.op {
             Op::Accept => return self.accepted(sq, result, flags),
+            Op::Tick => return self.ticked(sq, flags),
             // The cancelled operation reports itself with -ECANCELED.
             // The stop poll fired: the loop's condition sees the flag.
-            Op::Cancel | Op::Stop => return,
+            // A direct descriptor's slot is free (its connection is gone already).
+            Op::Cancel | Op::Stop | Op::Close => return,
             _ => match self.connection_of(token) {
                 Some(slot) => slot,
                 None => return,
@@ -138,14 +234,28 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
         };
         match token.op {
             Op::Recv => self.received(sq, slot, result, flags),
-            Op::Send => self.sent(sq, slot, result),
+            Op::Send if S::NOTIFIES && cqueue::notif(flags) => self.notified(sq, slot, result),
+            Op::Send => self.sent(sq, slot, result, flags),
             Op::Hangup => self.hung_up(sq, slot, result),
-            Op::Accept | Op::Cancel | Op::Stop => unreachable!("handled above"),
+            Op::Shutdown => self.connections[slot].in_flight -= 1,
+            Op::Timeout => self.timed_out(slot),
+            Op::Accept | Op::Cancel | Op::Stop | Op::Close | Op::Tick => {
+                unreachable!("handled above")
+            }
         }
         self.rearm_or_close(sq, slot);
     }
 
     fn accepted(&mut self, sq: &mut SubmissionQueue<'_>, result: i32, flags: u32) {
+        // An accept the kernel refuses as such would be refused again at once: re-arming it
+        // would spin, so the loop ends with the reason.
+        if matches!(
+            -result,
+            libc::EINVAL | libc::EBADF | libc::ENOTSOCK | libc::EOPNOTSUPP
+        ) {
+            self.accept_refused = Some(std::io::Error::from_raw_os_error(-result));
+            return;
+        }
         // An error ends a multishot accept too, so it never comes with IORING_CQE_F_MORE.
         let ended = !R::MULTISHOT || !cqueue::more(flags);
         if result < 0 {
@@ -161,10 +271,15 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
         if ended {
             self.arm_accept(sq);
         }
-        // SAFETY: a successful accept CQE carries a new fd that nothing else owns.
-        let fd = unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(result) };
+        let socket = if self.direct {
+            Socket::Direct(result as u32)
+        } else {
+            // SAFETY: a successful accept CQE carries a new fd that nothing else owns.
+            Socket::Fd(unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(result) })
+        };
         if self.connections.len() >= self.config.max_connections {
             ServerCounters::add(&self.counters.connections_refused, 1);
+            self.close(sq, &socket);
             return;
         }
         ServerCounters::add(&self.counters.connections_accepted, 1);
@@ -173,7 +288,8 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
         let own_buffer = self.receive.connection_buffer();
         let slot = self
             .connections
-            .insert(Connection::new(fd, generation, own_buffer));
+            .insert(Connection::new(socket, generation, own_buffer));
+        self.mark_active(slot);
         self.arm_recv(sq, slot);
         if R::MULTISHOT {
             self.arm_hangup(sq, slot);
@@ -206,12 +322,36 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
         debug_assert!(!connection.recv_armed && !connection.closing);
         let entry = self
             .receive
-            .arm(connection.fd(), &mut connection.own_buffer);
+            .arm(connection.socket.target(), &mut connection.own_buffer);
+        let entry = connection.socket.aim(entry);
         connection.recv_armed = true;
         connection.cancel_sent = false;
         connection.starved = false;
         connection.in_flight += 1;
-        self.push(sq, entry.user_data(user_data));
+        let entry = entry.user_data(user_data);
+        match &self.idle {
+            // The one-shot recv with `--idle-timeout`: a timeout linked to it cancels it when
+            // the peer stays silent that long (seed 002's linked requests).
+            Some((_, timeout)) if !R::MULTISHOT => {
+                let timer = opcode::LinkTimeout::new(timeout).build();
+                let timer = timer.user_data(self.token(Op::Timeout, slot));
+                let connection = &mut self.connections[slot];
+                connection.timeout_armed = true;
+                connection.in_flight += 1;
+                let linked = Linked::Two([entry.flags(squeue::Flags::IO_LINK), timer]);
+                self.push_linked(sq, linked);
+            }
+            _ => self.push(sq, entry),
+        }
+    }
+
+    /// The timeout linked to a one-shot recv completed: it fired (the recv ends cancelled, and
+    /// `received` closes the connection), or the recv came first and cancelled it.
+    fn timed_out(&mut self, slot: usize) {
+        let connection = &mut self.connections[slot];
+        debug_assert!(connection.timeout_armed);
+        connection.timeout_armed = false;
+        connection.in_flight -= 1;
     }
 
     /// Watches for the peer's FIN or reset, which a stuck multishot recv may miss (module doc).
@@ -219,7 +359,8 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
         let user_data = self.token(Op::Hangup, slot);
         let connection = &mut self.connections[slot];
         // POLLERR and POLLHUP are always reported; POLLRDHUP adds the peer's FIN.
-        let entry = opcode::PollAdd::new(connection.fd(), libc::POLLRDHUP as u32).build();
+        let poll = opcode::PollAdd::new(connection.socket.target(), libc::POLLRDHUP as u32);
+        let entry = connection.socket.aim(poll.build());
         connection.hangup_armed = true;
         connection.in_flight += 1;
         self.push(sq, entry.user_data(user_data));
@@ -247,26 +388,28 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
             connection.in_flight -= 1;
         }
         if result > 0 {
-            let len = result as u32;
-            let buffer = self.receive.buffer_of(flags);
-            ServerCounters::add(&self.counters.bytes_received, u64::from(len));
-            if self.connections[slot].closing {
-                let chunk = Chunk::new(Source::Received(buffer), len);
-                self.connections[slot].pending.push_back(chunk);
-                self.release_pending(slot);
-            } else {
-                self.reply(sq, slot, buffer, len);
-                let connection = &self.connections[slot];
-                if !connection.send_in_flight && !connection.pending.is_empty() {
-                    self.send_head(sq, slot);
+            self.mark_active(slot);
+            ServerCounters::add(&self.counters.bytes_received, result as u64);
+            // One buffer, or the consecutive buffers of a bundle, each its own chunk.
+            let (mut buffer, mut rest) = (self.receive.buffer_of(flags), result as u32);
+            loop {
+                let len = rest.min(self.receive.buffer_bytes());
+                self.received_into(sq, slot, buffer, len);
+                rest -= len;
+                if rest == 0 {
+                    break;
                 }
-                self.limit_backlog(sq, slot);
+                buffer = self.receive.bundled_after(buffer);
             }
         } else if result == -libc::ENOBUFS {
             // The pool is empty: wait for a buffer to come back, then re-arm.
             ServerCounters::add(&self.counters.provided_buffers_exhausted, 1);
             connection.starved = true;
             self.starved.push_back((slot, connection.generation));
+        } else if result == -libc::ECANCELED && !R::MULTISHOT {
+            // Only its linked timeout cancels a one-shot recv: the peer was idle too long.
+            ServerCounters::add(&self.counters.connections_idle_closed, 1);
+            self.start_closing(sq, slot);
         } else if result != -libc::ECANCELED {
             // 0 is an orderly close; anything else is the peer gone (reset) or a fault.
             if result < 0 {
@@ -276,11 +419,32 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
         }
     }
 
-    fn sent(&mut self, sq: &mut SubmissionQueue<'_>, slot: usize, result: i32) {
+    /// `len` bytes received into `buffer`: answered, or given back if the connection closes.
+    fn received_into(&mut self, sq: &mut SubmissionQueue<'_>, slot: usize, buffer: u16, len: u32) {
+        if self.connections[slot].closing {
+            let chunk = Chunk::new(Source::Received(buffer), len);
+            self.connections[slot].pending.push_back(chunk);
+            self.release_pending(slot);
+            return;
+        }
+        self.reply(sq, slot, buffer, len);
+        let connection = &self.connections[slot];
+        if !connection.send_in_flight && !connection.pending.is_empty() {
+            self.send_head(sq, slot);
+        }
+        self.limit_backlog(sq, slot);
+    }
+
+    fn sent(&mut self, sq: &mut SubmissionQueue<'_>, slot: usize, result: i32, flags: u32) {
         let connection = &mut self.connections[slot];
         debug_assert!(connection.send_in_flight);
-        connection.in_flight -= 1;
         connection.send_in_flight = false;
+        // A zero-copy send's notification is still to come: the kernel holds it until then.
+        if S::NOTIFIES && cqueue::more(flags) {
+            connection.notifications_due += 1;
+        } else {
+            connection.in_flight -= 1;
+        }
         if result <= 0 {
             // A send of at least one byte that moved none means the peer is gone.
             if !connection.closing {
@@ -292,13 +456,20 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
             return;
         }
         ServerCounters::add(&self.counters.bytes_sent, result as u64);
+        if let Some((clock, _)) = &self.idle {
+            connection.active_tick = clock.now();
+        }
         let head = connection.pending.front_mut().expect("a send has a chunk");
         head.sent += result as u32;
         debug_assert!(head.sent <= head.len);
         if head.sent == head.len {
             let done = connection.pending.pop_front().expect("the head");
             if let Source::Received(buffer) = done.source {
-                self.release(sq, buffer);
+                if connection.notifications_due > 0 {
+                    connection.held.push(buffer);
+                } else {
+                    self.release(sq, buffer);
+                }
             }
         }
         let connection = &self.connections[slot];
@@ -309,8 +480,43 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
             self.send_head(sq, slot);
         } else if connection.close_after_send {
             // The last response is out: FIN behind it, then close once the kernel lets go.
-            let _ = rustix::net::shutdown(&connection.fd, rustix::net::Shutdown::Write);
+            if let Some(shutdown) = connection.socket.shutdown_write() {
+                let user_data = self.token(Op::Shutdown, slot);
+                self.connections[slot].in_flight += 1;
+                self.push(sq, shutdown.user_data(user_data));
+            }
             self.start_closing(sq, slot);
+        }
+    }
+
+    /// A zero-copy send's notification: the kernel no longer reads the bytes of one send. When
+    /// none is due any more, the buffers those sends read go back.
+    fn notified(&mut self, sq: &mut SubmissionQueue<'_>, slot: usize, result: i32) {
+        if result as u32 & NOTIF_USAGE_ZC_COPIED != 0 {
+            ServerCounters::add(&self.counters.zero_copy_copied, 1);
+        }
+        ServerCounters::add(&self.counters.zero_copy_notifications, 1);
+        let connection = &mut self.connections[slot];
+        debug_assert!(connection.notifications_due > 0);
+        connection.notifications_due -= 1;
+        connection.in_flight -= 1;
+        if connection.notifications_due > 0 {
+            return;
+        }
+        while let Some(buffer) = self.connections[slot].held.pop() {
+            self.release(sq, buffer);
+        }
+    }
+
+    /// Frees a direct descriptor's slot (a plain fd closes when its `OwnedFd` drops).
+    fn close(&mut self, sq: &mut SubmissionQueue<'_>, socket: &Socket) {
+        if let Some(close) = socket.close() {
+            let token = Token {
+                op: Op::Close,
+                generation: 0,
+                slot: 0,
+            };
+            self.push(sq, close.user_data(token.encode()));
         }
     }
 
@@ -356,7 +562,12 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
         };
         let rest = &bytes[chunk.sent as usize..];
         debug_assert!(!rest.is_empty());
-        let entry = S::prepare(connection.fd(), rest).user_data(user_data);
+        let registered = self
+            .registered
+            .as_ref()
+            .map(|regions| regions.index_of(rest));
+        let send = S::prepare(connection.socket.target(), rest, registered);
+        let entry = connection.socket.aim(send).user_data(user_data);
         let connection = &mut self.connections[slot];
         connection.send_in_flight = true;
         connection.in_flight += 1;
@@ -440,13 +651,35 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
         if connection.closing {
             if connection.in_flight == 0 {
                 assert!(connection.pending.is_empty() && !connection.send_in_flight);
-                self.connections.remove(slot);
+                let connection = self.connections.remove(slot);
+                self.close(sq, &connection.socket);
             }
             return;
         }
         let may_read = R::may_read(connection.pending.len()) && !connection.starved;
         if !connection.recv_armed && may_read && !connection.close_after_send {
             self.arm_recv(sq, slot);
+        }
+    }
+}
+
+/// SQEs pushed together: one, or two linked ones that must reach the kernel in one submission.
+enum Linked {
+    One(squeue::Entry),
+    Two([squeue::Entry; 2]),
+}
+
+impl Linked {
+    /// Pushes all of it, or nothing when the queue lacks room.
+    fn push_into(&self, sq: &mut SubmissionQueue<'_>) -> bool {
+        // SAFETY: every entry points only at memory that outlives its completion: a
+        // connection's own buffer (freed only when no op of it is in flight), pool buffers, the
+        // prebuilt responses, or the server's idle timespec.
+        unsafe {
+            match self {
+                Linked::One(entry) => sq.push(entry).is_ok(),
+                Linked::Two(entries) => sq.push_multiple(entries).is_ok(),
+            }
         }
     }
 }

@@ -14,11 +14,19 @@
 //!   connection. When the hang-up poll fires, the recv is cancelled and re-armed, and the fresh
 //!   recv reads the rest, the EOF or the reset. It costs one SQE and one CQE per connection,
 //!   not per message.
-//! - `send_plain.rs`: one send SQE of what arrived, the rest resubmitted after a short send.
+//! - `send_plain.rs`: one send SQE of what arrived, the rest resubmitted after a short send;
+//!   from a registered buffer when the row registers buffers.
+//! - `send_zero_copy.rs` (`uring-send-zc`): SEND_ZC from registered buffers, each buffer held
+//!   until the kernel's notification says no packet reads it any more.
+//! - `socket.rs`: a connection's socket as a plain fd, or as a direct descriptor in the ring's
+//!   file table (`uring-fixed-files`: the multishot accept installs it, SQEs name its index,
+//!   an SQE closes it).
 //!
-//! `uring-defer` is the multishot server on a SINGLE_ISSUER | DEFER_TASKRUN | COOP_TASKRUN ring
-//! with its fd registered, so completion work runs in a batch when the loop waits, on this
-//! thread: a row of the engine table, not code.
+//! The other rungs are rows of the engine table, not code: `uring-defer` is the multishot
+//! server on a SINGLE_ISSUER | DEFER_TASKRUN | COOP_TASKRUN ring with its fd registered, so
+//! completion work runs in a batch when the loop waits, on this thread; `uring-sqpoll` the
+//! multishot server with a kernel thread polling its submission queue; `uring-min-wait` waits
+//! for several completions with a minimum wait (`wait_for_completions`).
 //!
 //! Invariants that keep bytes in order and memory bounded, asserted in `Connection::check` after
 //! every completion: one send in flight per connection (two sends in flight on one socket may
@@ -39,23 +47,27 @@ mod receive_multishot;
 mod receive_own_buffer;
 mod send;
 mod send_plain;
+mod send_zero_copy;
+mod socket;
 
 use std::os::fd::AsRawFd;
 use std::time::Duration;
 
 use io_uring::{types, Submitter};
 
-use crate::engines::needs::{Needs, Registration};
+use crate::engines::needs::{Feature, Needs, Registration};
 use crate::engines::server::{Run, ServerCounters, STOP_POLL_INTERVAL};
+use crate::engines::uring::registered::Regions;
 use crate::engines::uring::ring::RingSetup;
 use crate::system::stop::stopped;
 use handlers::Server;
 
 pub use receive::ReceiveStrategy;
-pub use receive_multishot::MultishotReceive;
+pub use receive_multishot::{BundleReceive, MultishotReceive};
 pub use receive_own_buffer::OwnBufferReceive;
 pub use send::SendStrategy;
 pub use send_plain::PlainSend;
+pub use send_zero_copy::ZeroCopySend;
 
 /// Submission queue size; a full queue spills into the loop's backlog, never drops an SQE.
 const SQ_ENTRIES: u32 = 1024;
@@ -64,8 +76,20 @@ pub const CQ_ENTRIES: u32 = 8192;
 /// Received chunks a connection may hold unsent before its multishot recv is cancelled.
 const CHUNKS_PER_CONNECTION_MAX: usize = 8;
 
+/// Slots of the file table beyond `--max-connections`, so a connection over the limit is
+/// accepted, counted as refused and closed, rather than failing to find a slot.
+const DIRECT_SLOTS_SPARE: usize = 64;
+/// Batched waiting (`uring-min-wait`): wait for up to this share of the open connections'
+/// completions (at most `MIN_WAIT_BATCH_MAX`), but no longer than `MIN_WAIT_USEC` for more
+/// than one.
+const MIN_WAIT_SHARE: usize = 2;
+const MIN_WAIT_BATCH_MAX: usize = 64;
+const MIN_WAIT_USEC: u32 = 50;
+
 /// Serves `run.listener` until the stop flag rises, receiving with `R` and sending with `S` on
-/// a ring with the setup flags and registrations of `needs`.
+/// a ring with the setup flags, registrations and features of `needs`: registered files mean
+/// direct descriptors (`socket.rs`), registered buffers mean sends from them, min-wait means
+/// batched waiting.
 pub fn serve<R: ReceiveStrategy, S: SendStrategy>(
     run: Run<'_>,
     needs: Needs,
@@ -81,13 +105,41 @@ pub fn serve<R: ReceiveStrategy, S: SendStrategy>(
     let mut receive = R::new(&run.config);
     let mut ring = ring_setup.build().map_err(anyhow::Error::msg)?;
     receive.register(&ring.submitter())?;
+    let direct = needs.registrations.contains(&Registration::Files);
+    if direct {
+        ring.submitter()
+            .register_files_sparse(direct_slots(run.config.max_connections))?;
+    }
+    let registered = if needs.registrations.contains(&Registration::Buffers) {
+        let mut memory = vec![receive.shared_memory()];
+        memory.extend(
+            run.config
+                .proto
+                .responses()
+                .into_iter()
+                .flat_map(|r| r.memory()),
+        );
+        // SAFETY: the pool lives in `receive`, made before the ring and dropped after it; the
+        // responses are static.
+        Some(unsafe { Regions::register(&ring.submitter(), &memory) }?)
+    } else {
+        None
+    };
+    let batched = needs.features.contains(&Feature::MinWait);
     let (mut submitter, mut sq, mut cq) = ring.split();
     if needs.registrations.contains(&Registration::RingFd) {
         submitter.register_ring_fd()?;
     }
     let listener = types::Fd(run.listener.as_raw_fd());
-    let mut server: Server<R, S> = Server::new(run.config, run.counters, listener, &mut receive);
+    let mut server: Server<R, S> = Server::new(
+        run.config,
+        run.counters,
+        listener,
+        &mut receive,
+        (direct, registered),
+    );
     server.arm_accept(&mut sq);
+    server.arm_tick(&mut sq);
     let stop = crate::system::stop::stop_event();
     if let Some(stop) = stop {
         server.arm_stop(&mut sq, types::Fd(stop.as_raw_fd()));
@@ -95,7 +147,38 @@ pub fn serve<R: ReceiveStrategy, S: SendStrategy>(
     while !stopped() {
         server.flush_backlog(&mut sq);
         sq.sync();
-        wait_for_completions(&mut submitter, stop.is_some(), server.accept_pause_left())?;
+        // A full queue goes to the kernel before the wait: the SQEs left in the backlog may be
+        // the ones whose completions the wait is for (cancels, closes), and the SQEs in the
+        // queue may complete only much later (receives and polls armed), so waiting first
+        // could block with work left undone.
+        while server.backlogged() {
+            let handed = if needs.setup.sqpoll {
+                submitter.squeue_wait() // Until the kernel thread took some.
+            } else {
+                submitter.submit()
+            };
+            if let Err(error) = handed {
+                anyhow::ensure!(
+                    matches!(error.raw_os_error(), Some(libc::EBUSY | libc::EINTR)),
+                    "io_uring_enter failed: {error}"
+                );
+                break; // Completions are backed up: reap them first.
+            }
+            sq.sync();
+            server.flush_backlog(&mut sq);
+            sq.sync();
+        }
+        let want = if batched {
+            (server.connections.len() / MIN_WAIT_SHARE).clamp(1, MIN_WAIT_BATCH_MAX)
+        } else {
+            1
+        };
+        wait_for_completions(
+            &mut submitter,
+            stop.is_some(),
+            want,
+            server.accept_pause_left(),
+        )?;
         cq.sync();
         // The kernel held completions back because the queue was full: count it, and make
         // room by reaping; the flag clears once they are flushed in.
@@ -104,6 +187,11 @@ pub fn serve<R: ReceiveStrategy, S: SendStrategy>(
         }
         for cqe in &mut cq {
             server.complete(&mut sq, &cqe);
+        }
+        if let Some(error) = server.accept_refused.take() {
+            anyhow::bail!(
+                "the kernel refused the io_uring accept ({error}): no connection can be served"
+            );
         }
         server.resume_accept(&mut sq);
         // Publish the new head before entering the kernel again. A split completion queue
@@ -117,14 +205,26 @@ pub fn serve<R: ReceiveStrategy, S: SendStrategy>(
     Ok(())
 }
 
-/// The loop's one syscall: submits what is queued and waits for at least one completion. With
-/// the stop pipe polled in the ring (`stoppable`), that is all: Ctrl-C completes the poll. A
-/// timeout would arm and cancel a timer on every wait, a cost the seeds' servers do not pay.
-/// Without it, the wait also ends at the stop-flag tick (`STOP_POLL_INTERVAL`); while accepting
-/// is paused (`accept_pause`, out of fds), at the pause's end.
+/// The file table of a server on direct descriptors: every connection allowed plus a few to
+/// refuse with, within the fd limit (the kernel refuses a larger table with EMFILE).
+fn direct_slots(max_connections: usize) -> u32 {
+    let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile)
+        .current
+        .unwrap_or(u64::MAX);
+    let wanted = (max_connections + DIRECT_SLOTS_SPARE) as u64;
+    wanted.min(limit).clamp(1, u64::from(u32::MAX)) as u32
+}
+
+/// The loop's one syscall: submits what is queued and waits for `want` completions (more than
+/// one only when batching, and then at most `MIN_WAIT_USEC` for more than one). With the stop
+/// pipe polled in the ring (`stoppable`), that is all: Ctrl-C completes the poll. A timeout
+/// would arm and cancel a timer on every wait, a cost the seeds' servers do not pay. Without
+/// it, the wait also ends at the stop-flag tick (`STOP_POLL_INTERVAL`); while accepting is
+/// paused (`accept_pause`, out of fds), at the pause's end.
 fn wait_for_completions(
     submitter: &mut Submitter<'_>,
     stoppable: bool,
+    want: usize,
     accept_pause: Option<Duration>,
 ) -> anyhow::Result<()> {
     let limit = match (stoppable, accept_pause) {
@@ -132,11 +232,19 @@ fn wait_for_completions(
         (true, Some(pause)) => Some(pause),
         (false, pause) => Some(pause.map_or(STOP_POLL_INTERVAL, |p| p.min(STOP_POLL_INTERVAL))),
     };
-    let entered = match limit {
-        None => submitter.submit_and_wait(1),
-        Some(limit) => {
-            let timeout = types::Timespec::from(limit);
-            submitter.submit_with_args(1, &types::SubmitArgs::new().timespec(&timeout))
+    let entered = match (limit, want) {
+        (None, 1) => submitter.submit_and_wait(1),
+        (limit, _) => {
+            // Batching waits for `want` completions, but settles for any after MIN_WAIT_USEC
+            // and, with none by then, for the first until the limit or the stop-flag tick:
+            // without that general timeout the kernel ends every wait at the minimum, and an
+            // idle server would wake 20,000 times a second.
+            let timeout = types::Timespec::from(limit.unwrap_or(STOP_POLL_INTERVAL));
+            let min_wait_usec = if want > 1 { MIN_WAIT_USEC } else { 0 };
+            let args = types::SubmitArgs::new()
+                .min_wait_usec(min_wait_usec)
+                .timespec(&timeout);
+            submitter.submit_with_args(want, &args)
         }
     };
     match entered {

@@ -2,7 +2,7 @@
 //! says which SQE arms a receive, where the received bytes live, when they can be given back,
 //! and when a connection may read again. The loop (`handlers.rs`) is generic over it, so each
 //! completion is dispatched statically and a strategy's constants fold away. A new way to
-//! receive (a bundle, a registered file) is one file implementing this trait and one row of
+//! receive is one file implementing this trait and one row of
 //! the engine table.
 
 use io_uring::{squeue, types, Submitter};
@@ -23,6 +23,10 @@ pub trait ReceiveStrategy: Sized {
     /// Registers the memory the kernel picks buffers from, if any, with the ring.
     fn register(&mut self, submitter: &Submitter<'_>) -> anyhow::Result<()>;
 
+    /// The memory received bytes land in that the ring can register for sends (empty: none,
+    /// as with a buffer per connection).
+    fn shared_memory(&self) -> &[u8];
+
     /// The buffer a new connection receives into (empty when the bytes land elsewhere). Made
     /// once per connection, never per message.
     fn connection_buffer(&self) -> Box<[u8]>;
@@ -30,8 +34,16 @@ pub trait ReceiveStrategy: Sized {
     /// The SQE that arms a receive on `fd`; `own` is the connection's own buffer.
     fn arm(&self, fd: types::Fd, own: &mut [u8]) -> squeue::Entry;
 
-    /// The buffer that holds the bytes of a receive completion with `flags`.
+    /// The buffer that holds the bytes of a receive completion with `flags` (the first of
+    /// them, for a bundle).
     fn buffer_of(&mut self, flags: u32) -> u16;
+
+    /// How many bytes one buffer holds: a completion of more filled the buffers after the
+    /// first (a bundle).
+    fn buffer_bytes(&self) -> u32;
+
+    /// The buffer a bundle filled after `buffer`.
+    fn bundled_after(&mut self, buffer: u16) -> u16;
 
     /// The `len` bytes buffer `buffer` received; `own` is the connection's own buffer.
     fn bytes<'a>(&'a self, own: &'a [u8], buffer: u16, len: usize) -> &'a [u8];

@@ -3,6 +3,10 @@
 //! connection holds no buffer. Bytes are sent straight from the buffer that received them, and
 //! the buffer goes back to the ring once all its bytes are sent. The kernel may end a multishot
 //! (no IORING_CQE_F_MORE: out of buffers, an error, a full CQ); the loop re-arms it.
+//!
+//! `BundleReceive` (`uring-bundle`, Linux 6.10) is the same receive as a bundle
+//! (IORING_RECVSEND_BUNDLE): when more bytes wait than one buffer holds, one completion
+//! reports every buffer it filled, taken in ring order from the first one it names.
 
 use io_uring::{cqueue, opcode, squeue, types, Submitter};
 
@@ -15,13 +19,16 @@ use crate::engines::uring::buf_ring::BufRing;
 const POOL_BUFFER_BYTES: u32 = 8 * 1024;
 const POOL_GROUP: u16 = 0;
 
-pub struct MultishotReceive {
+pub struct MultishotReceive<const BUNDLE: bool = false> {
     pool: BufRing,
     /// Pool buffers held by connections (received, not yet sent).
     held: usize,
 }
 
-impl ReceiveStrategy for MultishotReceive {
+/// Multishot receive bundles: one completion for every buffer a receive filled.
+pub type BundleReceive = MultishotReceive<true>;
+
+impl<const BUNDLE: bool> ReceiveStrategy for MultishotReceive<BUNDLE> {
     const MULTISHOT: bool = true;
 
     fn new(config: &ServerConfig) -> Self {
@@ -33,12 +40,20 @@ impl ReceiveStrategy for MultishotReceive {
         Ok(self.pool.register(submitter)?)
     }
 
+    fn shared_memory(&self) -> &[u8] {
+        self.pool.memory()
+    }
+
     fn connection_buffer(&self) -> Box<[u8]> {
         Box::default()
     }
 
     fn arm(&self, fd: types::Fd, _own: &mut [u8]) -> squeue::Entry {
-        opcode::RecvMulti::new(fd, self.pool.group()).build()
+        if BUNDLE {
+            opcode::RecvMultiBundle::new(fd, self.pool.group()).build()
+        } else {
+            opcode::RecvMulti::new(fd, self.pool.group()).build()
+        }
     }
 
     fn buffer_of(&mut self, flags: u32) -> u16 {
@@ -46,6 +61,17 @@ impl ReceiveStrategy for MultishotReceive {
         self.held += 1;
         debug_assert!(self.held <= usize::from(self.pool.entries()));
         id
+    }
+
+    fn buffer_bytes(&self) -> u32 {
+        POOL_BUFFER_BYTES
+    }
+
+    fn bundled_after(&mut self, buffer: u16) -> u16 {
+        debug_assert!(BUNDLE, "only a bundle fills more than one buffer");
+        self.held += 1;
+        debug_assert!(self.held <= usize::from(self.pool.entries()));
+        self.pool.next_in_ring(buffer)
     }
 
     fn bytes<'a>(&'a self, _own: &'a [u8], buffer: u16, len: usize) -> &'a [u8] {

@@ -23,6 +23,10 @@ impl ReceiveStrategy for OwnBufferReceive {
         Ok(())
     }
 
+    fn shared_memory(&self) -> &[u8] {
+        &[]
+    }
+
     fn connection_buffer(&self) -> Box<[u8]> {
         vec![0u8; CONNECTION_BUFFER_BYTES].into_boxed_slice()
     }
@@ -34,6 +38,14 @@ impl ReceiveStrategy for OwnBufferReceive {
     fn buffer_of(&mut self, flags: u32) -> u16 {
         debug_assert!(cqueue::buffer_select(flags).is_none());
         0
+    }
+
+    fn buffer_bytes(&self) -> u32 {
+        CONNECTION_BUFFER_BYTES as u32
+    }
+
+    fn bundled_after(&mut self, _buffer: u16) -> u16 {
+        unreachable!("a recv into the connection's buffer fills that buffer alone")
     }
 
     fn bytes<'a>(&'a self, own: &'a [u8], _buffer: u16, len: usize) -> &'a [u8] {

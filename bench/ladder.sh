@@ -1,0 +1,64 @@
+#!/bin/bash
+# The io_uring feature ladder (issue 11): each network rung beside the rung below it, under the
+# exclusive benchmark lock, every study alternating its engines run by run:
+#
+#   flock -x /tmp/ringside-bench.lock bench/ladder.sh OUTDIR RINGSIDE_BIN
+#
+# 1. echo, 64 B, 1/50/256 connections: epoll and every available io_uring server rung;
+# 2. echo, 16 KiB and 64 KiB at 50 connections: the rungs that touch large payloads (bundles,
+#    zero-copy send) beside the rungs below them;
+# 3. HTTP keep-alive, 50/256 connections, then 16 KiB and 64 KiB bodies at 50;
+# 4. --idle-timeout 10s (never fires: the load keeps every connection busy) at 50 connections,
+#    to set beside the same engines without it in (1);
+# 5. whether loopback really sends zero-copy: a `uring-send-zc` server with --stats under
+#    `ringside load` at 64 B, 16 KiB and 64 KiB, its notifications and how many said "copied".
+# Server on CPU 0, load on CPU 1, both SCHED_FIFO (FINDINGS.md); SQPOLL's thread on CPU 1.
+# SETS (default "1 2 3 4") picks the sets; RUNS (default 3) and SECONDS_EACH (default 2) override.
+set -euo pipefail
+out=$1
+bin=$2
+sets=${SETS:-1 2 3 4 5}
+runs=${RUNS:-3}
+seconds=${SECONDS_EACH:-2}
+here=$(cd "$(dirname "$0")" && pwd)
+mkdir -p "$out"
+ladder=uring-multishot,uring-sqpoll,uring-defer,uring-fixed-files,uring-bundle,uring-min-wait,uring-send-zc
+large=uring-defer,uring-fixed-files,uring-bundle,uring-send-zc
+common=(--sched fifo --runs "$runs" --duration "${seconds}s" --warmup 500ms --quiet)
+
+{
+  echo "start: $(date -u +%FT%TZ)"
+  "$bin" probe | head -1
+  echo "ringside: $bin ($(sha256sum "$bin" | cut -c1-16)) $(git -C "$here" rev-parse --short HEAD)"
+  echo "runs: $runs x ${seconds}s, sets: $sets"
+} | tee "$out/session.txt"
+
+for set in $sets; do
+  case $set in
+  1) "$bin" echo --engine "epoll,$ladder" --connections 1,50,256 --payload 64 "${common[@]}" \
+       --json "$out/echo-64.json" | tee "$out/echo-64.txt" ;;
+  2) "$bin" echo --engine "$large" --connections 50 --payload 16k,64k "${common[@]}" \
+       --json "$out/echo-large.json" | tee "$out/echo-large.txt" ;;
+  3) "$bin" http --engine "epoll,$ladder" --connections 50,256 "${common[@]}" \
+       --json "$out/http.json" | tee "$out/http.txt"
+     for body in 16k 64k; do
+       "$bin" http --engine "$large" --connections 50 --body-size "$body" "${common[@]}" \
+         --json "$out/http-$body.json" | tee "$out/http-$body.txt"
+     done ;;
+  4) "$bin" echo --engine epoll,uring,uring-defer,uring-fixed-files --connections 50 --payload 64 \
+       --idle-timeout 10s "${common[@]}" --json "$out/echo-idle.json" | tee "$out/echo-idle.txt" ;;
+  5) for payload in 64 16k 64k; do
+       "$bin" serve echo --engine uring-send-zc --listen 127.0.0.1:0 --cpu 0 --sched fifo \
+         --stats "$out/zc-$payload.json" > "$out/zc-$payload.port" &
+       server=$!
+       until [ -s "$out/zc-$payload.port" ]; do sleep 0.1; done
+       address=$(head -1 "$out/zc-$payload.port" | awk '{print $3}')
+       "$bin" load echo --target "$address" -c 50 --payload "$payload" -d "${seconds}s" --cpu 1 \
+         --sched fifo --format json > "$out/zc-$payload-load.json"
+       kill -INT "$server"
+       wait "$server"
+     done ;;
+  esac
+done
+echo "end: $(date -u +%FT%TZ)" | tee -a "$out/session.txt"
+"$here/ladder-summary.py" "$out" | tee "$out/summary.md"
