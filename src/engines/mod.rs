@@ -155,7 +155,7 @@ const FILE_RING: Make =
 const SERVE_MULTISHOT: Make =
     Make::Server(|def, run| uring::server::serve::<MultishotReceive, PlainSend>(run, def.needs));
 
-/// The make of a row that can never run on loopback (its availability says why).
+/// The make of a row that can never run on loopback or veth (its availability says why).
 fn unavailable(def: &EngineDef) -> anyhow::Result<()> {
     let reason = def.availability().err().unwrap_or_default();
     anyhow::bail!("{} cannot run here: {reason}", def.name)

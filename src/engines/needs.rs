@@ -262,7 +262,7 @@ fn nic_traffic_reason() -> String {
     };
     format!(
         "needs traffic through a NIC's receive queue, and ringside's network studies run on \
-         loopback (127.0.0.1: no NAPI id, no hardware queue); {found}. Not faked on loopback"
+         loopback or a veth pair (no NAPI id, no hardware queue); {found}. Not faked on either"
     )
 }
 
