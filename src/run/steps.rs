@@ -130,7 +130,9 @@ pub const STEPS: &[Step] = &[
         name: "echo",
         command: &["echo"],
         args: [
-            Some(&["--duration", "2s", "--runs", "1"]),
+            // A smoke run: every engine and contender once, at the connection count where the
+            // engines differ most (all three counts made --quick take 3.5 min here).
+            Some(QUICK_NET),
             // 10 engines (every rung of the ladder available here) x 3 connection counts x 3
             // runs: 1 s windows keep it near five minutes (measured: 5 s windows and a 1 s
             // warm-up made a 5-engine default run 7m52s). The reference contenders add
@@ -147,7 +149,7 @@ pub const STEPS: &[Step] = &[
         ],
         takes_dir: false,
         takes_network: true,
-        seconds: [10, 165, 900],
+        seconds: [20, 165, 900],
         control: None,
         contenders: [Some("50"), Some("50"), Some("50")],
         // A contender's cell costs about one engine cell and its start (Node's ≈ 0.3 s), plus
@@ -158,7 +160,7 @@ pub const STEPS: &[Step] = &[
         name: "http",
         command: &["http"],
         args: [
-            Some(&["--duration", "2s", "--runs", "1"]),
+            Some(QUICK_NET),
             Some(&["--duration", "1s", "--warmup", "300ms", "--runs", "3"]),
             Some(&[
                 "--duration",
@@ -171,11 +173,23 @@ pub const STEPS: &[Step] = &[
         ],
         takes_dir: false,
         takes_network: true,
-        seconds: [10, 100, 700],
+        seconds: [20, 100, 700],
         control: Some(Control::WrkHttp),
         contenders: [Some("50"), Some("50"), Some("50")],
         contender_seconds: [12, 36, 420],
     },
+];
+
+/// The echo and HTTP steps' arguments under `--quick`.
+const QUICK_NET: &[&str] = &[
+    "--duration",
+    "1s",
+    "--warmup",
+    "200ms",
+    "--runs",
+    "1",
+    "--connections",
+    "50",
 ];
 
 /// The steps of `mode`, in table order.
