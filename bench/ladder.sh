@@ -13,7 +13,8 @@
 # 5. whether loopback really sends zero-copy: a `uring-send-zc` server with --stats under
 #    `ringside load` at 64 B, 16 KiB and 64 KiB, its notifications and how many said "copied".
 # Server on CPU 0, load on CPU 1, both SCHED_FIFO (FINDINGS.md); SQPOLL's thread on CPU 1.
-# SETS (default "1 2 3 4") picks the sets; RUNS (default 3) and SECONDS_EACH (default 2) override.
+# SETS (default "1 2 3 4 5") picks the sets; RUNS (default 3) and SECONDS_EACH (default 2)
+# override; LARGE_ENGINES and LARGE_CONNECTIONS override set 2's engines and connection counts.
 set -euo pipefail
 out=$1
 bin=$2
@@ -23,7 +24,8 @@ seconds=${SECONDS_EACH:-2}
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out"
 ladder=uring-multishot,uring-sqpoll,uring-defer,uring-fixed-files,uring-bundle,uring-min-wait,uring-send-zc
-large=uring-defer,uring-fixed-files,uring-bundle,uring-send-zc
+large=${LARGE_ENGINES:-epoll,uring-defer,uring-fixed-files,uring-bundle,uring-send-zc}
+large_connections=${LARGE_CONNECTIONS:-50}
 common=(--sched fifo --runs "$runs" --duration "${seconds}s" --warmup 500ms --quiet)
 
 {
@@ -37,7 +39,7 @@ for set in $sets; do
   case $set in
   1) "$bin" echo --engine "epoll,$ladder" --connections 1,50,256 --payload 64 "${common[@]}" \
        --json "$out/echo-64.json" | tee "$out/echo-64.txt" ;;
-  2) "$bin" echo --engine "$large" --connections 50 --payload 16k,64k "${common[@]}" \
+  2) "$bin" echo --engine "$large" --connections "$large_connections" --payload 16k,64k "${common[@]}" \
        --json "$out/echo-large.json" | tee "$out/echo-large.txt" ;;
   3) "$bin" http --engine "epoll,$ladder" --connections 50,256 "${common[@]}" \
        --json "$out/http.json" | tee "$out/http.txt"

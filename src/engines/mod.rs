@@ -30,7 +30,8 @@ use needs::{Feature, Needs, Opcode, Registration, SetupFlags};
 use needs::{ACCEPT, ACCEPT_MULTI, ASYNC_CANCEL, CLOSE, FSYNC, POLL_ADD, READ, READ_FIXED, RECV};
 use needs::{RECV_MULTI, SEND, SEND_ZC, SHUTDOWN, WRITE, WRITE_FIXED};
 use uring::file::Submit;
-use uring::server::{BundleReceive, MultishotReceive, OwnBufferReceive, PlainSend, ZeroCopySend};
+use uring::server::{BundleReceive, BundleSend, MultishotReceive, OwnBufferReceive};
+use uring::server::{PlainSend, ZeroCopySend};
 
 /// What a study measures; each engine serves some of them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -430,6 +431,23 @@ pub const ENGINES: &[EngineDef] = &[
         }),
     },
     EngineDef {
+        name: "uring-send-bundle",
+        about: "bundle + send bundles (6.10): a connection's queued chunks go to its own send \
+                ring (incrementally consumed, 6.12) and one send carries them all, where a \
+                plain send carries one 8 KiB chunk",
+        workloads: &[Echo, Http],
+        default_for: &[Echo, Http],
+        needs: Needs {
+            opcodes: DIRECT,
+            setup: SetupFlags::DEFER_TASKRUN,
+            registrations: DIRECT_REGISTRATIONS,
+            features: &[Feature::Bundles, Feature::IncrementalBuffers],
+        },
+        make: Make::Server(|def, run| {
+            uring::server::serve::<BundleReceive, BundleSend>(run, def.needs)
+        }),
+    },
+    EngineDef {
         name: "uring-fixed-bufs",
         about: "fixed-files + sends from registered buffers (the receive pool and the HTTP \
                 responses): no page pinning per send",
@@ -618,7 +636,7 @@ mod tests {
     #[test]
     fn defaults_are_the_studies_lists() {
         let ladder = "uring,uring-multishot,uring-sqpoll,uring-defer,uring-fixed-files,\
-                      uring-bundle,uring-fixed-bufs,uring-min-wait,uring-send-zc,\
+                      uring-bundle,uring-send-bundle,uring-fixed-bufs,uring-min-wait,uring-send-zc,\
                       uring-napi,uring-zcrx";
         assert_eq!(default_list(Echo), format!("blocking,epoll,{ladder}"));
         assert_eq!(default_list(Http), format!("epoll,{ladder}"));

@@ -8,9 +8,10 @@
 
 use std::os::fd::AsRawFd;
 
+use io_uring::types::IOU_PBUF_RING_INC;
 use io_uring::{opcode, IoUring, Probe};
 
-use super::uring::buf_ring::BufRing;
+use super::uring::buf_ring::{BufRing, RingEntries};
 use super::uring::registered::Regions;
 use super::uring::ring::{self, RingSetup};
 use super::uring::server::{PlainSend, SendStrategy};
@@ -148,6 +149,8 @@ pub enum Feature {
     MinWait,
     /// Receive and send bundles from a provided-buffer ring (IORING_FEAT_RECVSEND_BUNDLE).
     Bundles,
+    /// Provided-buffer rings whose buffers are consumed a part at a time (IOU_PBUF_RING_INC).
+    IncrementalBuffers,
     /// IORING_OP_SEND from a registered buffer (IORING_RECVSEND_FIXED_BUF on plain sends).
     SendFromRegisteredBuffers,
     /// Traffic through a NIC's NAPI context: NAPI busy polling (6.9) and zero-copy receive
@@ -162,6 +165,9 @@ impl Feature {
         match self {
             Feature::MinWait => "min-wait (IORING_FEAT_MIN_TIMEOUT)",
             Feature::Bundles => "bundles (IORING_FEAT_RECVSEND_BUNDLE)",
+            Feature::IncrementalBuffers => {
+                "incrementally consumed buffer rings (IOU_PBUF_RING_INC)"
+            }
             Feature::SendFromRegisteredBuffers => "sends from registered buffers",
             Feature::NicTraffic => "a NIC that carries the traffic",
             Feature::PolledBlockDevice => "a block device with poll queues",
@@ -172,6 +178,7 @@ impl Feature {
         match self {
             Feature::MinWait => (6, 12),
             Feature::Bundles => (6, 10),
+            Feature::IncrementalBuffers => (6, 12),
             Feature::SendFromRegisteredBuffers => (6, 0),
             Feature::NicTraffic => (6, 9),
             Feature::PolledBlockDevice => (5, 1),
@@ -192,6 +199,10 @@ impl Feature {
         let present = match self {
             Feature::MinWait => ring.params().is_feature_min_timeout(),
             Feature::Bundles => ring.params().is_feature_recvsend_bundle(),
+            // No feature bit says it: the kernel's answer to the registration does.
+            Feature::IncrementalBuffers => {
+                RingEntries::new(1).register_trial(&ring.submitter(), IOU_PBUF_RING_INC as u16)
+            }
             Feature::SendFromRegisteredBuffers => {
                 return send_from_registered_buffer(ring).map_err(|error| {
                     format!(
@@ -220,7 +231,7 @@ fn send_from_registered_buffer(ring: &IoUring) -> Result<(), String> {
     let regions = unsafe { Regions::register(&ring.submitter(), &[&buffer]) };
     regions.map_err(|error| format!("no registered buffers: {error}"))?;
     let fd = io_uring::types::Fd(sender.as_raw_fd());
-    let send = PlainSend::prepare(fd, &buffer[..8], Some(0));
+    let send = PlainSend.prepare(0, fd, &buffer[..8], Some(0));
     // SAFETY: the entry reads `buffer`, alive until the completion is reaped below.
     unsafe { ring.submission_shared().push(&send.user_data(1)) }.map_err(|e| e.to_string())?;
     ring.submit_and_wait(1).map_err(|error| error.to_string())?;

@@ -20,17 +20,114 @@ use io_uring::Submitter;
 
 const PAGE_BYTES: usize = 4096;
 
-pub struct BufRing {
-    /// `entries` ring entries, page aligned as the kernel requires.
-    entries_memory: *mut BufRingEntry,
-    entries_layout: Layout,
-    buffers: Box<[u8]>,
+/// The ring of a provided-buffer group: `entries` slots naming buffers (address, length, id),
+/// page aligned as the kernel requires, and the tail the application publishes. Who owns the
+/// buffers is the user's business: the receive pool below owns them, a connection's send ring
+/// (`uring/server/send_bundle.rs`) names bytes that live elsewhere.
+pub struct RingEntries {
+    memory: *mut BufRingEntry,
+    layout: Layout,
     entries: u16,
-    buffer_bytes: u32,
-    group: u16,
     /// The next tail to publish; wraps as a u16, as the kernel's does.
     tail: u16,
-    /// The ring entry each buffer was last given back at (by buffer id), to follow a bundle.
+}
+
+impl RingEntries {
+    /// `entries` empty slots (a power of two, at most 32768).
+    pub fn new(entries: u16) -> RingEntries {
+        assert!(entries.is_power_of_two() && entries <= 32768);
+        let layout = Layout::from_size_align(
+            usize::from(entries) * std::mem::size_of::<BufRingEntry>(),
+            PAGE_BYTES,
+        )
+        .expect("a valid layout");
+        // SAFETY: the layout has a non-zero size.
+        let memory = unsafe { alloc_zeroed(layout) }.cast::<BufRingEntry>();
+        assert!(!memory.is_null(), "out of memory for a buffer ring");
+        RingEntries {
+            memory,
+            layout,
+            entries,
+            tail: 0,
+        }
+    }
+
+    /// Registers the ring as buffer group `group` with `flags` (IOU_PBUF_RING_INC or 0); the
+    /// kernel starts reading at entry 0, so the tail starts there too.
+    pub fn register(
+        &mut self,
+        submitter: &Submitter<'_>,
+        group: u16,
+        flags: u16,
+    ) -> io::Result<()> {
+        self.tail = 0;
+        self.publish();
+        // SAFETY: the entries memory lives as long as `self`, which must outlive the io_uring
+        // it is registered with (module doc) or be unregistered first.
+        unsafe {
+            submitter.register_buf_ring_with_flags(self.memory as u64, self.entries, group, flags)
+        }
+    }
+
+    /// Registers and at once unregisters the ring with `flags` (a trial): whether this kernel
+    /// takes them.
+    pub fn register_trial(&mut self, submitter: &Submitter<'_>, flags: u16) -> bool {
+        const TRIAL_GROUP: u16 = u16::MAX;
+        let taken = self.register(submitter, TRIAL_GROUP, flags).is_ok();
+        taken && submitter.unregister_buf_ring(TRIAL_GROUP).is_ok()
+    }
+
+    pub fn entries(&self) -> u16 {
+        self.entries
+    }
+
+    /// The tail as the application sees it: entries pushed, published or not.
+    pub fn tail(&self) -> u16 {
+        self.tail
+    }
+
+    /// Writes the next entry: `len` bytes at `address`, called `id` in completions. The kernel
+    /// sees it once `publish` runs.
+    pub fn push(&mut self, address: u64, len: u32, id: u16) {
+        let index = usize::from(self.tail & (self.entries - 1));
+        // SAFETY: index < entries, inside the allocation; the kernel reads this entry only
+        // after the tail that covers it is published.
+        let entry = unsafe { &mut *self.memory.add(index) };
+        entry.set_addr(address);
+        entry.set_len(len);
+        entry.set_bid(id);
+        self.tail = self.tail.wrapping_add(1);
+    }
+
+    /// The id in the entry at ring position `position` (wrapping).
+    pub fn id_at(&self, position: u16) -> u16 {
+        let index = usize::from(position & (self.entries - 1));
+        // SAFETY: index < entries, inside the allocation; the kernel only reads entries.
+        unsafe { &*self.memory.add(index) }.bid()
+    }
+
+    pub fn publish(&self) {
+        // SAFETY: the tail field lives in entry 0's reserved word, inside the allocation; it is
+        // u16-aligned and shared with the kernel, hence the atomic.
+        let tail = unsafe { &*BufRingEntry::tail(self.memory).cast::<AtomicU16>() };
+        tail.store(self.tail, Ordering::Release);
+    }
+}
+
+impl Drop for RingEntries {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new` with this layout.
+        unsafe { dealloc(self.memory.cast(), self.layout) };
+    }
+}
+
+/// A pool of equal buffers the kernel picks from when a receive completes.
+pub struct BufRing {
+    ring: RingEntries,
+    buffers: Box<[u8]>,
+    buffer_bytes: u32,
+    group: u16,
+    /// The ring position each buffer was last given back at (by buffer id), to follow a bundle.
     entry_of: Box<[u16]>,
 }
 
@@ -38,51 +135,31 @@ impl BufRing {
     /// `entries` buffers (a power of two, at most 32768) of `buffer_bytes` each, for buffer
     /// group `group`. Nothing is given to the kernel before `register`.
     pub fn new(entries: u16, buffer_bytes: u32, group: u16) -> BufRing {
-        assert!(entries.is_power_of_two() && entries <= 32768);
         assert!(buffer_bytes > 0);
-        let entries_layout = Layout::from_size_align(
-            usize::from(entries) * std::mem::size_of::<BufRingEntry>(),
-            PAGE_BYTES,
-        )
-        .expect("a valid layout");
-        // SAFETY: the layout has a non-zero size.
-        let entries_memory = unsafe { alloc_zeroed(entries_layout) }.cast::<BufRingEntry>();
-        assert!(!entries_memory.is_null(), "out of memory for a buffer ring");
+        let ring = RingEntries::new(entries);
         let buffers = vec![0u8; usize::from(entries) * buffer_bytes as usize].into_boxed_slice();
         BufRing {
-            entries_memory,
-            entries_layout,
+            ring,
             buffers,
-            entries,
             buffer_bytes,
             group,
-            tail: 0,
             entry_of: vec![0; usize::from(entries)].into_boxed_slice(),
         }
     }
 
     /// Registers the ring as buffer group `group` and hands every buffer to the kernel.
     pub fn register(&mut self, submitter: &Submitter<'_>) -> io::Result<()> {
-        // SAFETY: the entries memory lives as long as `self`, which the module doc requires to
-        // outlive the io_uring it is registered with.
-        unsafe {
-            submitter.register_buf_ring_with_flags(
-                self.entries_memory as u64,
-                self.entries,
-                self.group,
-                0,
-            )?;
-        }
-        for id in 0..self.entries {
+        self.ring.register(submitter, self.group, 0)?;
+        for id in 0..self.entries() {
             self.push(id);
         }
-        self.publish();
+        self.ring.publish();
         Ok(())
     }
 
     /// How many buffers the pool holds.
     pub fn entries(&self) -> u16 {
-        self.entries
+        self.ring.entries()
     }
 
     pub fn group(&self) -> u16 {
@@ -96,7 +173,7 @@ impl BufRing {
 
     /// The first `len` bytes of buffer `id`, as a completion that selected it reported them.
     pub fn bytes(&self, id: u16, len: usize) -> &[u8] {
-        assert!(id < self.entries && len <= self.buffer_bytes as usize);
+        assert!(id < self.entries() && len <= self.buffer_bytes as usize);
         let start = usize::from(id) * self.buffer_bytes as usize;
         &self.buffers[start..start + len]
     }
@@ -105,47 +182,25 @@ impl BufRing {
     /// must not have given it back already.
     pub fn recycle(&mut self, id: u16) {
         self.push(id);
-        self.publish();
+        self.ring.publish();
     }
 
     /// The buffer the kernel took after buffer `id` for the same bundle: a bundle takes
     /// consecutive ring entries from the head. The entries after `id`'s are not given back
     /// yet (the bundle holds them), so they still name the buffers the kernel filled.
     pub fn next_in_ring(&self, id: u16) -> u16 {
-        let index =
-            usize::from(self.entry_of[usize::from(id)].wrapping_add(1) & (self.entries - 1));
-        // SAFETY: index < entries, inside the allocation; the kernel only reads entries.
-        let next = unsafe { &*self.entries_memory.add(index) }.bid();
-        assert!(next < self.entries && next != id);
+        let next = self
+            .ring
+            .id_at(self.entry_of[usize::from(id)].wrapping_add(1));
+        assert!(next < self.entries() && next != id);
         next
     }
 
     fn push(&mut self, id: u16) {
-        assert!(id < self.entries);
-        self.entry_of[usize::from(id)] = self.tail;
-        let index = usize::from(self.tail & (self.entries - 1));
+        assert!(id < self.entries());
+        self.entry_of[usize::from(id)] = self.ring.tail();
         let address = self.buffers.as_ptr() as u64 + u64::from(id) * u64::from(self.buffer_bytes);
-        // SAFETY: index < entries, inside the allocation; the kernel reads this entry only
-        // after the tail that covers it is published.
-        let entry = unsafe { &mut *self.entries_memory.add(index) };
-        entry.set_addr(address);
-        entry.set_len(self.buffer_bytes);
-        entry.set_bid(id);
-        self.tail = self.tail.wrapping_add(1);
-    }
-
-    fn publish(&self) {
-        // SAFETY: the tail field lives in entry 0's reserved word, inside the allocation; it is
-        // u16-aligned and shared with the kernel, hence the atomic.
-        let tail = unsafe { &*BufRingEntry::tail(self.entries_memory).cast::<AtomicU16>() };
-        tail.store(self.tail, Ordering::Release);
-    }
-}
-
-impl Drop for BufRing {
-    fn drop(&mut self) {
-        // SAFETY: allocated in `new` with this layout.
-        unsafe { dealloc(self.entries_memory.cast(), self.entries_layout) };
+        self.ring.push(address, self.buffer_bytes, id);
     }
 }
 

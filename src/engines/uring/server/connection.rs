@@ -60,6 +60,9 @@ pub struct Connection {
     pub own_buffer: Box<[u8]>,
     /// Chunks to send, in order; the head is the one a send in flight reads.
     pub pending: VecDeque<Chunk>,
+    /// Chunks at the head of `pending` handed to the kernel's send ring and not yet sent
+    /// (send bundles; zero otherwise). A closing connection may have given their buffers back.
+    pub handed: usize,
     /// Zero-copy notifications still to come for sends of this connection.
     pub notifications_due: u32,
     /// Receive buffers sent with zero copy, given back once `notifications_due` is zero.
@@ -85,6 +88,7 @@ impl Connection {
             session: ServerSession::default(),
             own_buffer,
             pending: VecDeque::new(),
+            handed: 0,
             notifications_due: 0,
             held: Vec::new(),
             active_tick: 0,
@@ -120,5 +124,6 @@ impl Connection {
         debug_assert!(received <= received_chunks_max, "{received} chunks queued");
         debug_assert!(self.held.is_empty() || self.notifications_due > 0);
         debug_assert!(self.pending.iter().all(|chunk| chunk.sent < chunk.len));
+        debug_assert!(self.closing || self.handed <= self.pending.len());
     }
 }

@@ -5,10 +5,9 @@
 //! accepted).
 
 use std::collections::VecDeque;
-use std::marker::PhantomData;
 use std::os::fd::OwnedFd;
 
-use io_uring::{cqueue, opcode, squeue, types, SubmissionQueue};
+use io_uring::{cqueue, opcode, squeue, types, SubmissionQueue, Submitter};
 use slab::Slab;
 
 use super::connection::{Chunk, Connection, Source};
@@ -54,7 +53,8 @@ pub struct Server<'a, R, S> {
     pub accept_refused: Option<std::io::Error>,
     /// Accepting stops for a while when the process runs out of fds (`AcceptPause`).
     accept_pause: AcceptPause,
-    send: PhantomData<S>,
+    /// Borrowed like `receive`: a send ring is memory registered with the ring.
+    send: &'a mut S,
 }
 
 impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
@@ -62,7 +62,7 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
         config: ServerConfig,
         counters: &'a ServerCounters,
         listener: types::Fd,
-        receive: &'a mut R,
+        (receive, send): (&'a mut R, &'a mut S),
         (direct, registered): (bool, Option<Regions>),
     ) -> Self {
         Server {
@@ -88,8 +88,13 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
             idle_found: Vec::new(),
             accept_refused: None,
             accept_pause: AcceptPause::default(),
-            send: PhantomData,
+            send,
         }
+    }
+
+    /// Registers what the send strategy needs for the connections opened since the last call.
+    pub fn register_sends(&mut self, submitter: &Submitter<'_>) -> anyhow::Result<()> {
+        self.send.register(submitter)
     }
 
     fn push(&mut self, sq: &mut SubmissionQueue<'_>, entry: squeue::Entry) {
@@ -289,6 +294,7 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
         let slot = self
             .connections
             .insert(Connection::new(socket, generation, own_buffer));
+        self.send.opened(slot);
         self.mark_active(slot);
         self.arm_recv(sq, slot);
         if R::MULTISHOT {
@@ -438,11 +444,13 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
     fn sent(&mut self, sq: &mut SubmissionQueue<'_>, slot: usize, result: i32, flags: u32) {
         let connection = &mut self.connections[slot];
         debug_assert!(connection.send_in_flight);
-        connection.send_in_flight = false;
+        // A bundle that goes on sending what its ring holds stays in flight.
+        let continues = S::BUNDLES && cqueue::more(flags);
+        connection.send_in_flight = continues;
         // A zero-copy send's notification is still to come: the kernel holds it until then.
         if S::NOTIFIES && cqueue::more(flags) {
             connection.notifications_due += 1;
-        } else {
+        } else if !continues {
             connection.in_flight -= 1;
         }
         if result <= 0 {
@@ -459,11 +467,23 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
         if let Some((clock, _)) = &self.idle {
             connection.active_tick = clock.now();
         }
-        let head = connection.pending.front_mut().expect("a send has a chunk");
-        head.sent += result as u32;
-        debug_assert!(head.sent <= head.len);
-        if head.sent == head.len {
+        // The bytes went out in chunk order: a plain send's within the head, a bundle's across
+        // the chunks handed to it.
+        let mut rest = result as u32;
+        while rest > 0 {
+            let connection = &mut self.connections[slot];
+            let head = connection.pending.front_mut().expect("a send has a chunk");
+            let now = rest.min(head.len - head.sent);
+            head.sent += now;
+            rest -= now;
+            if head.sent < head.len {
+                break;
+            }
             let done = connection.pending.pop_front().expect("the head");
+            if S::BUNDLES {
+                debug_assert!(connection.handed > 0, "a bundle sends only chunks handed");
+                connection.handed -= 1;
+            }
             if let Source::Received(buffer) = done.source {
                 if connection.notifications_due > 0 {
                     connection.held.push(buffer);
@@ -472,7 +492,11 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
                 }
             }
         }
+        debug_assert_eq!(rest, 0, "sent more than was queued");
         let connection = &self.connections[slot];
+        if continues {
+            return; // Its next completion says what else went out.
+        }
         if connection.closing {
             self.release_pending(slot);
         } else if !connection.pending.is_empty() {
@@ -547,26 +571,42 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
         self.release(sq, buffer);
     }
 
-    /// Sends the unsent rest of the connection's first chunk.
+    /// Sends the unsent rest of the connection's first chunk, or, with bundles, every chunk
+    /// queued that fits the connection's send ring.
     fn send_head(&mut self, sq: &mut SubmissionQueue<'_>, slot: usize) {
         let user_data = self.token(Op::Send, slot);
-        let connection = &self.connections[slot];
+        let connection = &mut self.connections[slot];
         debug_assert!(!connection.send_in_flight);
-        let chunk = connection.pending[0];
-        let bytes = match chunk.source {
-            Source::Received(buffer) => {
-                self.receive
-                    .bytes(&connection.own_buffer, buffer, chunk.len as usize)
+        if S::BUNDLES {
+            while connection.handed < connection.pending.len() {
+                let chunk = connection.pending[connection.handed];
+                let rest = unsent(
+                    &*self.receive,
+                    self.responses,
+                    &connection.own_buffer,
+                    chunk,
+                );
+                if !self.send.hand(slot, connection.handed, rest) {
+                    break;
+                }
+                connection.handed += 1;
             }
-            Source::Response(of) => self.responses.expect("HTTP has responses").slice(of),
-        };
-        let rest = &bytes[chunk.sent as usize..];
-        debug_assert!(!rest.is_empty());
+            debug_assert!(connection.handed > 0);
+        }
+        let chunk = connection.pending[0];
+        let rest = unsent(
+            &*self.receive,
+            self.responses,
+            &connection.own_buffer,
+            chunk,
+        );
         let registered = self
             .registered
             .as_ref()
             .map(|regions| regions.index_of(rest));
-        let send = S::prepare(connection.socket.target(), rest, registered);
+        let send = self
+            .send
+            .prepare(slot, connection.socket.target(), rest, registered);
         let entry = connection.socket.aim(send).user_data(user_data);
         let connection = &mut self.connections[slot];
         connection.send_in_flight = true;
@@ -618,8 +658,16 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
     fn release_pending(&mut self, slot: usize) {
         let connection = &mut self.connections[slot];
         debug_assert!(connection.closing);
-        let keep = usize::from(connection.send_in_flight);
-        for chunk in connection.pending.drain(keep..) {
+        // A send in flight reads its chunk, or every chunk handed to a bundle.
+        let keep = if connection.send_in_flight {
+            connection.handed.max(1)
+        } else {
+            0
+        };
+        for chunk in connection
+            .pending
+            .drain(keep.min(connection.pending.len())..)
+        {
             if let Source::Received(buffer) = chunk.source {
                 self.receive.release(buffer);
             }
@@ -652,6 +700,7 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
             if connection.in_flight == 0 {
                 assert!(connection.pending.is_empty() && !connection.send_in_flight);
                 let connection = self.connections.remove(slot);
+                self.send.closed(slot, connection.handed);
                 self.close(sq, &connection.socket);
             }
             return;
@@ -682,4 +731,21 @@ impl Linked {
             }
         }
     }
+}
+
+/// The bytes of `chunk` not sent yet: in a receive buffer (or the connection's `own` buffer), or
+/// in the prebuilt HTTP responses.
+fn unsent<'b, R: ReceiveStrategy>(
+    receive: &'b R,
+    responses: Option<&'static Responses>,
+    own: &'b [u8],
+    chunk: Chunk,
+) -> &'b [u8] {
+    let bytes = match chunk.source {
+        Source::Received(buffer) => receive.bytes(own, buffer, chunk.len as usize),
+        Source::Response(of) => responses.expect("HTTP has responses").slice(of),
+    };
+    let rest = &bytes[chunk.sent as usize..];
+    debug_assert!(!rest.is_empty());
+    rest
 }

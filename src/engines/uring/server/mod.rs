@@ -18,6 +18,8 @@
 //!   from a registered buffer when the row registers buffers.
 //! - `send_zero_copy.rs` (`uring-send-zc`): SEND_ZC from registered buffers, each buffer held
 //!   until the kernel's notification says no packet reads it any more.
+//! - `send_bundle.rs` (`uring-send-bundle`): every chunk a connection has queued handed to its
+//!   own incrementally consumed send ring, and one send bundle for all of them.
 //! - `socket.rs`: a connection's socket as a plain fd, or as a direct descriptor in the ring's
 //!   file table (`uring-fixed-files`: the multishot accept installs it, SQEs name its index,
 //!   an SQE closes it).
@@ -46,6 +48,7 @@ mod receive;
 mod receive_multishot;
 mod receive_own_buffer;
 mod send;
+mod send_bundle;
 mod send_plain;
 mod send_zero_copy;
 mod socket;
@@ -66,6 +69,7 @@ pub use receive::ReceiveStrategy;
 pub use receive_multishot::{BundleReceive, MultishotReceive};
 pub use receive_own_buffer::OwnBufferReceive;
 pub use send::SendStrategy;
+pub use send_bundle::BundleSend;
 pub use send_plain::PlainSend;
 pub use send_zero_copy::ZeroCopySend;
 
@@ -101,8 +105,9 @@ pub fn serve<R: ReceiveStrategy, S: SendStrategy>(
         cq_entries: Some(cq_entries),
         ..RingSetup::with_flags(SQ_ENTRIES.min(cq_entries), needs.setup)
     };
-    // Declared before the ring so that it is dropped after it (see buf_ring.rs).
+    // Declared before the ring so that they are dropped after it (see buf_ring.rs).
     let mut receive = R::new(&run.config);
+    let mut send = S::new(&run.config)?;
     let mut ring = ring_setup.build().map_err(anyhow::Error::msg)?;
     receive.register(&ring.submitter())?;
     let direct = needs.registrations.contains(&Registration::Files);
@@ -135,7 +140,7 @@ pub fn serve<R: ReceiveStrategy, S: SendStrategy>(
         run.config,
         run.counters,
         listener,
-        &mut receive,
+        (&mut receive, &mut send),
         (direct, registered),
     );
     server.arm_accept(&mut sq);
@@ -145,6 +150,7 @@ pub fn serve<R: ReceiveStrategy, S: SendStrategy>(
         server.arm_stop(&mut sq, types::Fd(stop.as_raw_fd()));
     }
     while !stopped() {
+        server.register_sends(&submitter)?;
         server.flush_backlog(&mut sq);
         sq.sync();
         // A full queue goes to the kernel before the wait: the SQEs left in the backlog may be

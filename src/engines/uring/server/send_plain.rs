@@ -6,6 +6,7 @@
 use io_uring::{opcode, squeue, types};
 
 use super::send::SendStrategy;
+use crate::engines::server::ServerConfig;
 
 /// IORING_RECVSEND_FIXED_BUF, in the SQE's ioprio: `buf_index` names a registered buffer.
 const RECVSEND_FIXED_BUF: u16 = 1 << 2;
@@ -16,8 +17,19 @@ pub struct PlainSend;
 
 impl SendStrategy for PlainSend {
     const NOTIFIES: bool = false;
+    const BUNDLES: bool = false;
 
-    fn prepare(fd: types::Fd, bytes: &[u8], registered: Option<u16>) -> squeue::Entry {
+    fn new(_config: &ServerConfig) -> anyhow::Result<Self> {
+        Ok(PlainSend)
+    }
+
+    fn prepare(
+        &mut self,
+        _slot: usize,
+        fd: types::Fd,
+        bytes: &[u8],
+        registered: Option<u16>,
+    ) -> squeue::Entry {
         let send =
             opcode::Send::new(fd, bytes.as_ptr(), bytes.len() as u32).flags(libc::MSG_NOSIGNAL);
         match registered {
@@ -49,7 +61,7 @@ mod tests {
         let zc = opcode::SendZc::new(types::Fd(3), bytes.as_ptr(), 8)
             .buf_index(Some(0x1234))
             .build();
-        let send = PlainSend::prepare(types::Fd(3), &bytes, Some(0x1234));
+        let send = PlainSend.prepare(0, types::Fd(3), &bytes, Some(0x1234));
         // SAFETY: plain data, as in `with_buf_index`.
         let as_bytes = |entry| unsafe { std::mem::transmute::<squeue::Entry, [u8; 64]>(entry) };
         let (zc, send) = (as_bytes(zc), as_bytes(send));

@@ -9,6 +9,7 @@
 use io_uring::{opcode, squeue, types};
 
 use super::send::SendStrategy;
+use crate::engines::server::ServerConfig;
 
 /// IORING_SEND_ZC_REPORT_USAGE: the notification's result says whether the bytes were copied.
 const SEND_ZC_REPORT_USAGE: u16 = 1 << 3;
@@ -19,8 +20,19 @@ pub struct ZeroCopySend;
 
 impl SendStrategy for ZeroCopySend {
     const NOTIFIES: bool = true;
+    const BUNDLES: bool = false;
 
-    fn prepare(fd: types::Fd, bytes: &[u8], registered: Option<u16>) -> squeue::Entry {
+    fn new(_config: &ServerConfig) -> anyhow::Result<Self> {
+        Ok(ZeroCopySend)
+    }
+
+    fn prepare(
+        &mut self,
+        _slot: usize,
+        fd: types::Fd,
+        bytes: &[u8],
+        registered: Option<u16>,
+    ) -> squeue::Entry {
         opcode::SendZc::new(fd, bytes.as_ptr(), bytes.len() as u32)
             .buf_index(registered)
             .flags(libc::MSG_NOSIGNAL)
