@@ -22,7 +22,7 @@ def fmt(values, digits):
     return f"{med:.{digits}f} ({min(values):.{digits}f}-{max(values):.{digits}f})"
 
 
-for name in ["echo-64", "echo-large", "http", "http-16k", "http-64k", "echo-idle"]:
+for name in ["echo-64", "echo-64-bundles", "echo-large", "echo-large-events", "http", "http-16k", "http-64k", "echo-idle"]:
     path = out / f"{name}.json"
     if not path.exists():
         continue
@@ -33,8 +33,10 @@ for name in ["echo-64", "echo-large", "http", "http-16k", "http-64k", "echo-idle
         key = (params.get("connections"), size(params), row["engine"])
         cells.setdefault(key, []).append(row)
     print(f"\n### {name}\n")
-    print("| conns | size | engine | msg/s | server CPU µs/msg | syscalls/msg | p99 µs | ok |")
-    print("|---|---|---|---|---|---|---|---|")
+    events = any(row.get("sqes_submitted") is not None for row in rows)
+    extra = " SQEs/msg | CQEs/msg |" if events else ""
+    print(f"| conns | size | engine | msg/s | server CPU µs/msg | syscalls/msg | p99 µs | ok |{extra}")
+    print("|---|---|---|---|---|---|---|---|" + ("---|---|" if events else ""))
     for (conns, size_bytes, engine), runs in sorted(cells.items(), key=lambda c: (c[0][0], str(c[0][1]))):
         rate = [r["ops_per_sec"] / 1000 for r in runs]
         cpu = [(r["cpu_user_s"] + r["cpu_sys_s"]) / r["ops"] * 1e6 for r in runs if r["ops"]]
@@ -45,6 +47,12 @@ for name in ["echo-64", "echo-large", "http", "http-16k", "http-64k", "echo-idle
             f"| {conns} | {size_bytes} | `{engine}` | {fmt(rate, 1)}k | {fmt(cpu, 2)} | "
             f"{fmt(calls, 3) if calls else '-'} | {fmt(p99, 0) if p99 else '-'} | "
             f"{'yes' if ok else 'NO'} ({len(runs)} runs) |"
+            + (
+                f" {fmt([r['sqes_submitted'] / r['ops'] for r in runs], 2)} |"
+                f" {fmt([r['cqes_posted'] / r['ops'] for r in runs], 2)} |"
+                if events
+                else ""
+            )
         )
 
 zc = sorted(out.glob("zc-*.json"))

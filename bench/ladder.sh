@@ -11,20 +11,23 @@
 # 4. --idle-timeout 10s (never fires: the load keeps every connection busy) at 50 connections,
 #    to set beside the same engines without it in (1);
 # 5. whether loopback really sends zero-copy: a `uring-send-zc` server with --stats under
-#    `ringside load` at 64 B, 16 KiB and 64 KiB, its notifications and how many said "copied".
+#    `ringside load` at 64 B, 16 KiB and 64 KiB, its notifications and how many said "copied";
+# 6. set 2's io_uring rungs once more at 50 connections with io_uring's own kernel events
+#    counted (--ring-events: SQEs and CQEs per message), apart, since the tracepoints cost CPU;
+# 7. echo, 64 B, 50/256 connections: uring-send-bundle beside the two rungs below it.
 # Server on CPU 0, load on CPU 1, both SCHED_FIFO (FINDINGS.md); SQPOLL's thread on CPU 1.
-# SETS (default "1 2 3 4 5") picks the sets; RUNS (default 3) and SECONDS_EACH (default 2)
+# SETS (default "1 2 3 4 5 6 7") picks the sets; RUNS (default 3) and SECONDS_EACH (default 2)
 # override; LARGE_ENGINES and LARGE_CONNECTIONS override set 2's engines and connection counts.
 set -euo pipefail
 out=$1
 bin=$2
-sets=${SETS:-1 2 3 4 5}
+sets=${SETS:-1 2 3 4 5 6 7}
 runs=${RUNS:-3}
 seconds=${SECONDS_EACH:-2}
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out"
 ladder=uring-multishot,uring-sqpoll,uring-defer,uring-fixed-files,uring-bundle,uring-min-wait,uring-send-zc
-large=${LARGE_ENGINES:-epoll,uring-defer,uring-fixed-files,uring-bundle,uring-send-zc}
+large=${LARGE_ENGINES:-epoll,uring-defer,uring-fixed-files,uring-bundle,uring-send-bundle,uring-send-zc}
 large_connections=${LARGE_CONNECTIONS:-50}
 common=(--sched fifo --runs "$runs" --duration "${seconds}s" --warmup 500ms --quiet)
 
@@ -49,6 +52,10 @@ for set in $sets; do
      done ;;
   4) "$bin" echo --engine epoll,uring,uring-defer,uring-fixed-files --connections 50 --payload 64 \
        --idle-timeout 10s "${common[@]}" --json "$out/echo-idle.json" | tee "$out/echo-idle.txt" ;;
+  6) "$bin" echo --engine "${large#epoll,}" --connections 50 --payload 16k,64k "${common[@]}" \
+       --ring-events --json "$out/echo-large-events.json" | tee "$out/echo-large-events.txt" ;;
+  7) "$bin" echo --engine uring-fixed-files,uring-bundle,uring-send-bundle --connections 50,256 \
+       --payload 64 "${common[@]}" --json "$out/echo-64-bundles.json" | tee "$out/echo-64-bundles.txt" ;;
   5) for payload in 64 16k 64k; do
        "$bin" serve echo --engine uring-send-zc --listen 127.0.0.1:0 --cpu 0 --sched fifo \
          --stats "$out/zc-$payload.json" > "$out/zc-$payload.port" &
