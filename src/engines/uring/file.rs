@@ -221,9 +221,8 @@ impl<'r> Driver<'r> {
     }
 
     /// Submits what is queued and waits until `want` completions are ready. An SQPOLL engine
-    /// instead polls the completion queue and returns as soon as anything completed: waking
-    /// costs it no syscall, so it reaps and refills at once, and it sleeps in io_uring_enter
-    /// only when nothing completes for a while.
+    /// first polls the completion queue for up to `SQPOLL_SPIN`: submitting costs it no
+    /// syscall, so it sleeps in io_uring_enter only when the completions take longer.
     fn wait(&self, want: usize, tally: &mut Tally) -> anyhow::Result<()> {
         if self.sqpoll {
             // With SQPOLL, submit() enters the kernel only to wake a sleeping poller thread.
