@@ -11,20 +11,30 @@
 # 4. --idle-timeout 10s (never fires: the load keeps every connection busy) at 50 connections,
 #    to set beside the same engines without it in (1);
 # 5. whether loopback really sends zero-copy: a `uring-send-zc` server with --stats under
-#    `ringside load` at 64 B, 16 KiB and 64 KiB, its notifications and how many said "copied".
+#    `ringside load` at 64 B, 16 KiB and 64 KiB, its notifications and how many said "copied";
+# 6. the HTTP ladder: keep-alive "Hello, World!" at 1, 50 and 256 connections, epoll and every
+#    network rung but SQPOLL (set 7);
+# 7. SQPOLL placed fairly: echo 64 B at 1/50/256 connections, uring-sqpoll beside the rungs
+#    around it, three ways: SCHED_FIFO with the poller on the client's CPU (the rows of set 1),
+#    SCHED_OTHER with the poller there, SCHED_OTHER with the poller on the server's own CPU
+#    (SCHED_FIFO refuses that placement: the spinning poller would starve the server);
+# 8. --idle-timeout's cost: echo 64 B at 50 connections with and without --idle-timeout 10s,
+#    one run each, alternating RUNS times, so the two are measured turn by turn.
 # Server on CPU 0, load on CPU 1, both SCHED_FIFO (FINDINGS.md); SQPOLL's thread on CPU 1.
-# SETS (default "1 2 3 4") picks the sets; RUNS (default 3) and SECONDS_EACH (default 2) override.
+# SETS (default every set) picks the sets; RUNS (default 3) and SECONDS_EACH (default 2) override.
 set -euo pipefail
 out=$1
 bin=$2
-sets=${SETS:-1 2 3 4 5}
+sets=${SETS:-1 2 3 4 5 6 7 8}
 runs=${RUNS:-3}
 seconds=${SECONDS_EACH:-2}
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out"
 ladder=uring-multishot,uring-sqpoll,uring-defer,uring-fixed-files,uring-bundle,uring-min-wait,uring-send-zc
+network=uring-multishot,uring-defer,uring-fixed-files,uring-bundle,uring-min-wait,uring-send-zc
 large=uring-defer,uring-fixed-files,uring-bundle,uring-send-zc
-common=(--sched fifo --runs "$runs" --duration "${seconds}s" --warmup 500ms --quiet)
+timing=(--duration "${seconds}s" --warmup 500ms --quiet)
+common=(--sched fifo --runs "$runs" "${timing[@]}")
 
 {
   echo "start: $(date -u +%FT%TZ)"
@@ -57,6 +67,24 @@ for set in $sets; do
          --sched fifo --format json > "$out/zc-$payload-load.json"
        kill -INT "$server"
        wait "$server"
+     done ;;
+  6) "$bin" http --engine "epoll,$network" --connections 1,50,256 "${common[@]}" \
+       --json "$out/http-ladder.json" | tee "$out/http-ladder.txt" ;;
+  7) for placement in "fifo 1" "other 1" "other 0"; do
+       read -r sched cpu <<< "$placement"
+       "$bin" echo --engine uring-multishot,uring-sqpoll,uring-defer --connections 1,50,256 \
+         --payload 64 --sched "$sched" --sqpoll-cpu "$cpu" --runs "$runs" "${timing[@]}" \
+         --json "$out/sqpoll-$sched-cpu$cpu.json" | tee "$out/sqpoll-$sched-cpu$cpu.txt"
+     done ;;
+  8) idle=epoll,uring-defer,uring-fixed-files
+     for run in $(seq "$runs"); do
+       for timeout in off 10s; do
+         extra=()
+         [ "$timeout" = off ] || extra=(--idle-timeout "$timeout")
+         "$bin" echo --engine "$idle" --connections 50 --payload 64 --sched fifo --runs 1 \
+           "${timing[@]}" "${extra[@]}" --json "$out/idle-$timeout-$run.json" \
+           | tee "$out/idle-$timeout-$run.txt"
+       done
      done ;;
   esac
 done
