@@ -192,7 +192,7 @@ pub fn wrk_http(rows: &[Row], duration: &str) -> anyhow::Result<Vec<Row>> {
                 sched: Sched::Other,
                 idle: Idle::Default,
                 serve,
-                helpers: Helpers::for_server(server_cpu),
+                helpers: Helpers::for_server(server_cpu, Sched::Other.is_realtime()),
                 path: PathPlan::default(),
                 ring_events: false,
             };
