@@ -19,7 +19,11 @@
 #    SCHED_OTHER with the poller there, SCHED_OTHER with the poller on the server's own CPU
 #    (SCHED_FIFO refuses that placement: the spinning poller would starve the server);
 # 8. --idle-timeout's cost: echo 64 B at 50 connections with and without --idle-timeout 10s,
-#    one run each, alternating RUNS times, so the two are measured turn by turn.
+#    one run each, alternating RUNS times, so the two are measured turn by turn;
+# 9. why uring-fixed-files does not beat uring-defer at 256 echo connections: the rungs with
+#    io_uring's own event counts (--ring-events), then a `perf record -e cpu-clock` profile of
+#    each rung's server process under `ringside load` (perf pinned to the client's CPU), then
+#    the rungs again over 7 alternated runs, since 3 runs' ranges overlapped.
 # Server on CPU 0, load on CPU 1, both SCHED_FIFO (FINDINGS.md); SQPOLL's thread on CPU 1.
 # SETS (default every set) picks the sets; RUNS (default 3) and SECONDS_EACH (default 2) override.
 set -euo pipefail
@@ -69,14 +73,17 @@ for set in $sets; do
        wait "$server"
      done ;;
   6) "$bin" http --engine "epoll,$network" --connections 1,50,256 "${common[@]}" \
-       --json "$out/http-ladder.json" | tee "$out/http-ladder.txt" ;;
+       --json "$out/http-ladder.json" | tee "$out/http-ladder.txt"
+     # The causes: io_uring's own events, in runs of their own (counting costs ~5%).
+     "$bin" http --engine "epoll,$network" --connections 50,256 --ring-events "${common[@]}" \
+       --json "$out/http-ladder-events.json" | tee "$out/http-ladder-events.txt" ;;
   7) for placement in "fifo 1" "other 1" "other 0"; do
        read -r sched cpu <<< "$placement"
        "$bin" echo --engine uring-multishot,uring-sqpoll,uring-defer --connections 1,50,256 \
          --payload 64 --sched "$sched" --sqpoll-cpu "$cpu" --runs "$runs" "${timing[@]}" \
          --json "$out/sqpoll-$sched-cpu$cpu.json" | tee "$out/sqpoll-$sched-cpu$cpu.txt"
      done ;;
-  8) idle=epoll,uring-defer,uring-fixed-files
+  8) idle=epoll,uring,uring-defer,uring-fixed-files
      for run in $(seq "$runs"); do
        for timeout in off 10s; do
          extra=()
@@ -86,6 +93,30 @@ for set in $sets; do
            | tee "$out/idle-$timeout-$run.txt"
        done
      done ;;
+  9) profiled=uring-defer,uring-fixed-files,uring-min-wait
+     "$bin" echo --engine "$profiled" --connections 256 --payload 64 --ring-events \
+       "${common[@]}" --json "$out/echo-256-events.json" | tee "$out/echo-256-events.txt"
+     for engine in ${profiled//,/ }; do
+       "$bin" serve echo --engine "$engine" --listen 127.0.0.1:0 --cpu 0 --sched fifo \
+         > "$out/profile-$engine.port" &
+       server=$!
+       until [ -s "$out/profile-$engine.port" ]; do sleep 0.1; done
+       address=$(head -1 "$out/profile-$engine.port" | awk '{print $3}')
+       "$bin" load echo --target "$address" -c 256 --payload 64 -d "$((seconds + 2))s" --cpu 1 \
+         --sched fifo --server-pid "$server" --format json > "$out/profile-$engine-load.json" &
+       load=$!
+       sleep 1
+       taskset -c 1 perf record -q -e cpu-clock -g -p "$server" -o "$out/profile-$engine.data" \
+         -- sleep "$seconds"
+       wait "$load"
+       kill -INT "$server"
+       wait "$server"
+       perf report -i "$out/profile-$engine.data" --no-children --sort sym --stdio -g none \
+         2>/dev/null > "$out/profile-$engine.txt"
+       "$here/perf-categories.py" "$out/profile-$engine.txt" | tee -a "$out/profile-categories.txt"
+     done
+     "$bin" echo --engine "$profiled" --connections 256 --payload 64 --sched fifo --runs 7 \
+       "${timing[@]}" --json "$out/echo-256-repeat.json" | tee "$out/echo-256-repeat.txt" ;;
   esac
 done
 echo "end: $(date -u +%FT%TZ)" | tee -a "$out/session.txt"
