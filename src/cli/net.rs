@@ -194,14 +194,8 @@ impl NetStudyArgs {
         engines: &[String],
         connections: &[String],
         duration: Duration,
-        mut serve: Vec<String>,
+        serve: Vec<String>,
     ) -> anyhow::Result<NetStudy> {
-        if let Some(timeout) = self.idle_timeout {
-            serve.extend([
-                "--idle-timeout".into(),
-                format!("{}ms", timeout.as_millis()),
-            ]);
-        }
         self.path.plan().check()?;
         let online = cpus_online();
         let server_cpus = self.server_cpu.0.iter().map(|&cpu| ("--server-cpu", cpu));
@@ -284,6 +278,7 @@ impl NetStudyArgs {
                 helpers: server_helpers(&self.helpers, server_cpu, self.sched)?,
                 path: self.path.plan(),
                 ring_events: self.ring_events,
+                idle_timeout: self.idle_timeout,
             },
             destination: self.output.destination(self.json.clone())?,
             quiet: self.quiet,
