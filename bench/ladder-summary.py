@@ -25,7 +25,7 @@ def fmt(values, digits):
 # A table's rows come from one file, or from several that set 8 alternates (idle-off-1.json, ...).
 tables = ["echo-64", "echo-large", "http", "http-16k", "http-64k", "echo-idle", "http-ladder"]
 tables += ["sqpoll-fifo-cpu1", "sqpoll-other-cpu1", "sqpoll-other-cpu0", "idle-off-*", "idle-10s-*"]
-tables += ["echo-256-events", "echo-256-repeat"]
+tables += ["echo-256-events", "echo-256-repeat", "linked-off-*", "linked-10s-*"]
 for name in tables:
     paths = sorted(out.glob(f"{name}.json"))
     if not paths:

@@ -92,6 +92,17 @@ for set in $sets; do
            "${timing[@]}" "${extra[@]}" --json "$out/idle-$timeout-$run.json" \
            | tee "$out/idle-$timeout-$run.txt"
        done
+     done
+     # The one rung that pays per message (a linked timeout per recv), with its ring events,
+     # over more rounds.
+     for run in $(seq $((runs + 2))); do
+       for timeout in off 10s; do
+         extra=()
+         [ "$timeout" = off ] || extra=(--idle-timeout "$timeout")
+         "$bin" echo --engine uring --connections 50 --payload 64 --sched fifo --runs 1 \
+           --ring-events "${timing[@]}" "${extra[@]}" --json "$out/linked-$timeout-$run.json" \
+           | tee "$out/linked-$timeout-$run.txt"
+       done
      done ;;
   9) profiled=uring-defer,uring-fixed-files,uring-min-wait
      "$bin" echo --engine "$profiled" --connections 256 --payload 64 --ring-events \
