@@ -376,8 +376,9 @@ pub const ENGINES: &[EngineDef] = &[
     },
     EngineDef {
         name: "uring-sqpoll",
-        about: "uring-multishot + SQPOLL: a kernel thread on its own CPU takes the SQEs (the \
-                kernel refuses SQPOLL with DEFER_TASKRUN, so this rung sits beside uring-defer)",
+        about: "uring-multishot + SQPOLL: a kernel thread takes the SQEs, polling on the \
+                server's CPU unless the server is real-time (the kernel refuses SQPOLL with \
+                DEFER_TASKRUN, so this rung sits beside uring-defer)",
         workloads: &[Echo, Http],
         default_for: &[Echo, Http],
         needs: Needs {
