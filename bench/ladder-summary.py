@@ -22,17 +22,23 @@ def fmt(values, digits):
     return f"{med:.{digits}f} ({min(values):.{digits}f}-{max(values):.{digits}f})"
 
 
-for name in ["echo-64", "echo-64-bundles", "echo-large", "echo-large-events", "http", "http-16k", "http-64k", "echo-idle"]:
-    path = out / f"{name}.json"
-    if not path.exists():
+# A table's rows come from one file, or from several that set 8 alternates (idle-off-1.json, ...).
+tables = ["echo-64", "echo-large", "http", "http-16k", "http-64k", "echo-idle", "http-ladder"]
+tables += ["sqpoll-fifo-cpu1", "sqpoll-other-cpu1", "sqpoll-other-cpu0", "idle-off-*", "idle-10s-*"]
+tables += ["echo-256-events", "echo-256-repeat", "linked-off-*", "linked-10s-*"]
+tables += ["echo-large-events", "echo-64-bundles"]
+for name in tables:
+    paths = sorted(out.glob(f"{name}.json"))
+    if not paths:
         continue
-    rows = json.loads(path.read_text())["results"]
+    rows = [row for path in paths for row in json.loads(path.read_text())["results"]]
     cells = {}
     for row in rows:
         params = row["params"]
         key = (params.get("connections"), size(params), row["engine"])
         cells.setdefault(key, []).append(row)
     print(f"\n### {name}\n")
+    # Rows with io_uring's own events (--ring-events) add SQEs and CQEs per message.
     events = any(row.get("sqes_submitted") is not None for row in rows)
     extra = " SQEs/msg | CQEs/msg |" if events else ""
     print(f"| conns | size | engine | msg/s | server CPU µs/msg | syscalls/msg | p99 µs | ok |{extra}")

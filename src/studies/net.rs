@@ -115,6 +115,9 @@ pub struct Rig {
     pub path: PathPlan,
     /// Count io_uring's tracepoints on the server's threads (`--ring-events`).
     pub ring_events: bool,
+    /// Servers close connections silent for this long (`serve --idle-timeout`), recorded in
+    /// the rows as `idle_timeout_ms` so that runs with and without it tell apart.
+    pub idle_timeout: Option<Duration>,
 }
 
 /// One (engine, connections, payload, run): a fresh server, one load run, the server measured
@@ -147,6 +150,12 @@ pub fn rig_params(args: &Rig) -> Map<String, Value> {
         );
     }
     params.insert("client_cpu".into(), Value::from(args.client_cpu));
+    if let Some(timeout) = args.idle_timeout {
+        params.insert(
+            "idle_timeout_ms".into(),
+            Value::from(timeout.as_millis() as u64),
+        );
+    }
     params
 }
 
@@ -251,6 +260,12 @@ impl ServerProcess {
             .arg("--sched")
             .arg(args.sched.name())
             .args(args.helpers.serve_args())
+            .args(args.idle_timeout.iter().flat_map(|timeout| {
+                [
+                    "--idle-timeout".to_string(),
+                    format!("{}ms", timeout.as_millis()),
+                ]
+            }))
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .spawn()
