@@ -453,33 +453,143 @@ fn two_server_threads_each_serve_their_share() {
     }
 }
 
-/// Goal: a study runs its servers with several loops and says so, and refuses the engines that
-/// have none. Method: an echo study with --server-threads 2 on CPUs 0-1, two load threads;
-/// every row verified and naming its server threads; `blocking` is refused with the reason.
+/// The `iou-sqp` (SQPOLL) threads of process `pid` now.
+fn sqpoll_threads_of(pid: u32) -> usize {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).unwrap();
+    tasks
+        .flatten()
+        .filter_map(|task| std::fs::read_to_string(task.path().join("comm")).ok())
+        .filter(|comm| comm.starts_with("iou-sqp"))
+        .count()
+}
+
+/// Goal: `serve --share-sqpoll` gives two loops one SQPOLL thread (IORING_SETUP_ATTACH_WQ)
+/// and still serves both. Method: uring-sqpoll with 2 loops on CPUs 0-1, with and without the
+/// flag, loaded by two verified load threads; while it serves, the server has exactly one
+/// `iou-sqp` thread with the flag and two without, and both loops served.
 #[test]
-fn a_study_with_two_server_threads() {
+fn two_loops_share_one_sqpoll_thread() {
+    let engine =
+        ringside::engines::find(ringside::engines::Workload::Echo, "uring-sqpoll").unwrap();
+    if let Err(reason) = engine.availability() {
+        eprintln!("skipped: {reason}");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for (share, pollers) in [(true, 1), (false, 2)] {
+        let stats = dir.path().join(format!("{share}.json"));
+        let mut command = Command::new(BIN);
+        command
+            .args([
+                "serve",
+                "echo",
+                "--engine",
+                "uring-sqpoll",
+                "--threads",
+                "2",
+            ])
+            .args([
+                "--cpu",
+                "0-1",
+                "--listen",
+                "127.0.0.1:0",
+                "--quiet",
+                "--stats",
+            ])
+            .arg(&stats)
+            .args(share.then_some("--share-sqpoll"));
+        let server = ServerChild::start(command);
+        let load = Command::new(BIN)
+            .args([
+                "load",
+                "echo",
+                "--target",
+                &server.address,
+                "-c",
+                "8",
+                "-t",
+                "2",
+            ])
+            .args(short_window("300ms"))
+            .args(["--format", "json"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            sqpoll_threads_of(server.child.id()),
+            pollers,
+            "shared: {share}"
+        );
+        assert!(server.stop().success());
+        assert!(load.status.success(), "{load:?}");
+        let document: serde_json::Value = serde_json::from_slice(&load.stdout).unwrap();
+        assert_eq!(document["results"][0]["verified"], true, "{document}");
+        let stats = read_json(&stats);
+        for one in stats["threads"].as_array().unwrap() {
+            assert!(one["bytes_sent"].as_u64().unwrap() > 0, "{stats}");
+        }
+    }
     let output = Command::new(BIN)
-        .args(["echo", "--engine", "epoll,uring", "--server-threads", "2"])
         .args([
-            "--server-cpu",
-            "0-1",
+            "serve",
+            "echo",
+            "--engine",
+            "epoll",
             "--threads",
             "2",
-            "-c",
-            "8",
-            "--runs",
-            "1",
+            "--share-sqpoll",
         ])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("no SQPOLL ring"), "{stderr}");
+}
+
+/// Goal: a study sweeps server threads as cells, splits the CPUs fairly for each count and
+/// says where the load shared them; it refuses the engines that have no loops. Method: an
+/// echo study with --server-threads 1,2 and the default CPUs: every row verified, naming its
+/// server threads, with one load thread per load CPU, and a note wherever load and server
+/// shared a CPU (2 loops on 2 CPUs); uring-sqpoll's 2-loop rows share one poller and say so;
+/// `blocking` is refused with the reason.
+#[test]
+fn a_study_sweeps_server_threads() {
+    let sqpoll = ringside::engines::find(ringside::engines::Workload::Echo, "uring-sqpoll")
+        .is_ok_and(|engine| engine.availability().is_ok());
+    let engines = if sqpoll {
+        "epoll,uring-sqpoll"
+    } else {
+        "epoll,uring"
+    };
+    let output = Command::new(BIN)
+        .args(["echo", "--engine", engines, "--server-threads", "1,2"])
+        .args(["-c", "8", "--runs", "1"])
+        .args(["--share-sqpoll"].iter().filter(|_| sqpoll))
         .args(short_window("300ms"))
         .args(["--format", "json", "--quiet"])
         .output()
         .unwrap();
     assert!(output.status.success(), "{output:?}");
     let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
-    for row in document["results"].as_array().unwrap() {
+    let rows = document["results"].as_array().unwrap();
+    assert_eq!(rows.len(), 4, "{document}");
+    for row in rows {
+        let params = &row["params"];
         assert_eq!(row["verified"], true, "{row}");
-        assert_eq!(row["params"]["server_threads"], 2, "{row}");
-        assert_eq!(row["params"]["server_cpus"], "0-1", "{row}");
+        let threads = params["server_threads"].as_u64().unwrap();
+        assert!(threads == 1 || threads == 2, "{row}");
+        let client_cpus = params["client_cpus"].as_str().map_or(1, |list| {
+            ringside::system::pin::parse_cpus(list).unwrap().len()
+        });
+        assert_eq!(params["client_threads"], client_cpus, "{row}");
+        let shared = params.get("cpus_shared").is_some();
+        let noted = (row["notes"].as_array().into_iter().flatten())
+            .any(|note| note.as_str().unwrap().contains("sharing, not scaling"));
+        assert_eq!(shared, noted, "{row}");
+        let online = ringside::system::pin::cpus_online().len() as u64;
+        assert_eq!(shared, threads >= online, "{row}");
+        if row["engine"] == "uring-sqpoll" {
+            assert_eq!(params.get("sqpoll_shared").is_some(), threads == 2, "{row}");
+        }
     }
     let output = Command::new(BIN)
         .args(["echo", "--engine", "blocking", "--server-threads", "2"])
