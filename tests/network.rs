@@ -395,6 +395,36 @@ fn read_json(path: &std::path::Path) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
 }
 
+/// `serve echo` with `engine`'s two loops on CPUs 0 and 1, writing its stats to `stats`.
+fn two_loops(engine: &str, stats: &std::path::Path) -> Command {
+    let mut command = Command::new(BIN);
+    command
+        .args([
+            "serve",
+            "echo",
+            "--engine",
+            engine,
+            "--threads",
+            "2",
+            "--cpu",
+            "0-1",
+        ])
+        .args(["--listen", "127.0.0.1:0", "--quiet", "--stats"])
+        .arg(stats);
+    command
+}
+
+/// A short verified echo load of `connections` on two threads against `target`.
+fn two_load_threads(target: &str, connections: usize) -> std::process::Output {
+    Command::new(BIN)
+        .args(["load", "echo", "--target", target, "-t", "2", "-c"])
+        .arg(connections.to_string())
+        .args(short_window("300ms"))
+        .args(["--format", "json"])
+        .output()
+        .unwrap()
+}
+
 /// Goal: `serve --threads 2` runs two pinned loops that both serve, for every event-loop engine.
 /// Method: two loops on CPUs 0 and 1, two load threads with
 /// 16 connections; the load verifies every byte, and the server's per-loop counters show that
@@ -411,26 +441,8 @@ fn two_server_threads_each_serve_their_share() {
             continue;
         }
         let stats = dir.path().join(format!("{}.json", engine.name));
-        let mut command = Command::new(BIN);
-        command
-            .args(["serve", "echo", "--engine", engine.name, "--threads", "2"])
-            .args([
-                "--cpu",
-                "0-1",
-                "--listen",
-                "127.0.0.1:0",
-                "--quiet",
-                "--stats",
-            ])
-            .arg(&stats);
-        let server = ServerChild::start(command);
-        let target = server.address.clone();
-        let load = Command::new(BIN)
-            .args(["load", "echo", "--target", &target, "-c", "16", "-t", "2"])
-            .args(short_window("300ms"))
-            .args(["--format", "json"])
-            .output()
-            .unwrap();
+        let server = ServerChild::start(two_loops(engine.name, &stats));
+        let load = two_load_threads(&server.address, 16);
         assert!(server.stop().success(), "{}", engine.name);
         assert!(load.status.success(), "{}: {load:?}", engine.name);
         let stats = read_json(&stats);
@@ -451,6 +463,14 @@ fn two_server_threads_each_serve_their_share() {
         }
         assert_eq!(stats["connections_accepted"], 16, "{}", engine.name);
     }
+}
+
+/// Runs ringside with `args`, which it must refuse with a sentence that contains `reason`.
+fn refused(args: &[&str], reason: &str) {
+    let output = Command::new(BIN).args(args).output().unwrap();
+    assert!(!output.status.success(), "{args:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains(reason), "{stderr}");
 }
 
 /// The `iou-sqp` (SQPOLL) threads of process `pid` now.
@@ -478,42 +498,10 @@ fn two_loops_share_one_sqpoll_thread() {
     let dir = tempfile::tempdir().unwrap();
     for (share, pollers) in [(true, 1), (false, 2)] {
         let stats = dir.path().join(format!("{share}.json"));
-        let mut command = Command::new(BIN);
-        command
-            .args([
-                "serve",
-                "echo",
-                "--engine",
-                "uring-sqpoll",
-                "--threads",
-                "2",
-            ])
-            .args([
-                "--cpu",
-                "0-1",
-                "--listen",
-                "127.0.0.1:0",
-                "--quiet",
-                "--stats",
-            ])
-            .arg(&stats)
-            .args(share.then_some("--share-sqpoll"));
+        let mut command = two_loops("uring-sqpoll", &stats);
+        command.args(share.then_some("--share-sqpoll"));
         let server = ServerChild::start(command);
-        let load = Command::new(BIN)
-            .args([
-                "load",
-                "echo",
-                "--target",
-                &server.address,
-                "-c",
-                "8",
-                "-t",
-                "2",
-            ])
-            .args(short_window("300ms"))
-            .args(["--format", "json"])
-            .output()
-            .unwrap();
+        let load = two_load_threads(&server.address, 8);
         assert_eq!(
             sqpoll_threads_of(server.child.id()),
             pollers,
@@ -528,21 +516,27 @@ fn two_loops_share_one_sqpoll_thread() {
             assert!(one["bytes_sent"].as_u64().unwrap() > 0, "{stats}");
         }
     }
-    let output = Command::new(BIN)
-        .args([
-            "serve",
+    let epoll = [
+        "serve",
+        "echo",
+        "-e",
+        "epoll",
+        "--threads",
+        "2",
+        "--share-sqpoll",
+    ];
+    refused(&epoll, "no SQPOLL ring");
+    refused(
+        &[
             "echo",
             "--engine",
             "epoll",
-            "--threads",
+            "--server-threads",
             "2",
             "--share-sqpoll",
-        ])
-        .output()
-        .unwrap();
-    assert!(!output.status.success());
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("no SQPOLL ring"), "{stderr}");
+        ],
+        "--share-sqpoll",
+    );
 }
 
 /// Goal: a study sweeps server threads as cells, splits the CPUs fairly for each count and
@@ -591,13 +585,9 @@ fn a_study_sweeps_server_threads() {
             assert_eq!(params.get("sqpoll_shared").is_some(), threads == 2, "{row}");
         }
     }
-    let output = Command::new(BIN)
-        .args(["echo", "--engine", "blocking", "--server-threads", "2"])
-        .output()
-        .unwrap();
-    assert!(!output.status.success());
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("event-loop engines"), "{stderr}");
+    let blocking = ["echo", "--engine", "blocking", "--server-threads", "1,2"];
+    refused(&blocking, "event-loop engines");
+    refused(&["echo", "--server-threads", "1,0"], "--server-threads");
 }
 
 /// Goal: without root, --network veth is one clear sentence, before anything runs. Method: the

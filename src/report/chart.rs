@@ -421,13 +421,7 @@ pub fn latency_chart(study: &Study) -> anyhow::Result<Option<String>> {
         for line in lines {
             draw_latency_line(&mut chart, line)?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .label_font((FONT, 12))
-            .draw()?;
+        draw_legend(&mut chart)?;
         root.present()?;
     }
     Ok(Some(svg))
@@ -459,6 +453,20 @@ fn draw_latency_line(chart: &mut LatencyChart, line: LatencyLine) -> anyhow::Res
         .into_iter()
         .map(|point| Circle::new(point, 3, color.filled()));
     chart.draw_series(dots)?;
+    Ok(())
+}
+
+/// The engines' legend of a line chart, top left over a translucent background.
+fn draw_legend<'a, CT: CoordTranslate>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, CT>,
+) -> anyhow::Result<()> {
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .label_font((FONT, 12))
+        .draw()?;
     Ok(())
 }
 
@@ -549,13 +557,7 @@ fn thread_sweep_chart(sweep: &ThreadSweep, figure: &SweepFigure) -> anyhow::Resu
                 .map(|(x, spread)| Circle::new((*x, spread.median), 3, color.filled()));
             chart.draw_series(dots)?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .label_font((FONT, 12))
-            .draw()?;
+        draw_legend(&mut chart)?;
         root.present()?;
     }
     Ok(svg)

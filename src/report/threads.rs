@@ -93,6 +93,7 @@ pub fn thread_sweeps(studies: &[Study]) -> Vec<ThreadSweep<'_>> {
 mod tests {
     use super::*;
     use crate::report::summary::studies;
+    use crate::report::summary::tests::row as summary_row;
     use crate::row::Row;
     use serde_json::Map;
 
@@ -110,14 +111,10 @@ mod tests {
         }
         Row {
             workload: "echo".into(),
-            engine: engine.into(),
             params,
-            seconds: 1.0,
             ops: ops_per_sec as u64,
             ops_per_sec,
-            cpu_sys_s: 0.5,
-            verified: true,
-            ..Row::default()
+            ..summary_row(engine, 1, 0.0, 0)
         }
     }
 
