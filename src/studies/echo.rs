@@ -37,7 +37,7 @@ pub fn run(study: &EchoStudy) -> anyhow::Result<ExitCode> {
         format!(
             "{:<16} run {run} conn {:>4} payload {:>5} B: {:>9.0} msg/s, {:.2} syscalls/msg, \
              {:.1} µs server CPU/msg",
-            cell.server.name(),
+            cell.server_label(),
             cell.connections,
             cell.payload_bytes.unwrap_or(0),
             row.ops_per_sec,

@@ -43,7 +43,7 @@ pub fn run(study: &HttpStudy) -> anyhow::Result<ExitCode> {
         format!(
             "{:<16} run {run} conn {:>4}: {:>9.0} req/s, {:.2} syscalls/req, \
              {:.1} µs server CPU/req",
-            cell.server.name(),
+            cell.server_label(),
             cell.connections,
             row.ops_per_sec,
             per_message(row, row.syscalls as f64),
@@ -143,5 +143,55 @@ fn format_ns(ns: f64) -> String {
         format!("{:.2}ms", ns / 1e6)
     } else {
         format!("{:.0}µs", ns / 1e3)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Map, Value};
+
+    fn row(engine: &str, server_threads: u64, ops_per_sec: f64) -> Row {
+        let mut params = Map::new();
+        params.insert("connections".into(), Value::from(50));
+        params.insert("server_threads".into(), Value::from(server_threads));
+        Row {
+            workload: "http".into(),
+            engine: engine.into(),
+            params,
+            run: 1,
+            seconds: 1.0,
+            ops: ops_per_sec as u64,
+            ops_per_sec,
+            verified: true,
+            ..Row::default()
+        }
+    }
+
+    /// A sweep's table has a line per engine and loop count, each engine's counts together,
+    /// and the one-loop epoll line is everyone's baseline.
+    #[test]
+    fn a_sweep_has_a_line_per_engine_and_loops_against_one_epoll_loop() {
+        let rows = [
+            row("epoll", 1, 100_000.0),
+            row("uring-defer", 1, 110_000.0),
+            row("epoll", 2, 80_000.0),
+            row("uring-defer", 2, 90_000.0),
+        ];
+        let text = render_study(&rows, &[50]);
+        let lines: Vec<&str> = text.lines().filter(|line| line.starts_with("| ")).collect();
+        let labels: Vec<&str> = (lines.iter().skip(1))
+            .map(|line| line.split('|').nth(1).unwrap().trim())
+            .collect();
+        let expected = [
+            "epoll, 1 loop",
+            "epoll, 2 loops",
+            "uring-defer, 1 loop",
+            "uring-defer, 2 loops",
+        ];
+        assert_eq!(labels, expected, "{text}");
+        assert!(lines[1].contains("Baseline"), "{text}");
+        assert!(lines[2].contains("-20.00%"), "{text}");
+        assert!(lines[4].contains("-10.00%"), "{text}");
     }
 }

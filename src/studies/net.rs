@@ -87,21 +87,27 @@ pub struct NetCell {
     pub payload_bytes: Option<usize>,
 }
 
+impl NetCell {
+    /// The server's name, and its loops when it has more than one (`epoll x2`).
+    pub fn server_label(&self) -> String {
+        match self.server_threads {
+            1 => self.server.name(),
+            threads => format!("{} x{threads}", self.server.name()),
+        }
+    }
+}
+
 impl Cell for NetCell {
     fn step(&self, run: u32, _runs: u32) -> String {
-        let (server, connections) = (self.server.name(), self.connections);
-        let threads = match self.server_threads {
-            1 => String::new(),
-            threads => format!(" {threads} loops"),
-        };
+        let (server, connections) = (self.server_label(), self.connections);
         match self.payload_bytes {
-            Some(payload) => format!("run {run} {server}{threads} {connections} conn {payload} B"),
-            None => format!("run {run} {server}{threads} {connections} conn"),
+            Some(payload) => format!("run {run} {server} {connections} conn {payload} B"),
+            None => format!("run {run} {server} {connections} conn"),
         }
     }
 
     fn failed(&self, run: u32) -> String {
-        let (server, connections) = (self.server.name(), self.connections);
+        let (server, connections) = (self.server_label(), self.connections);
         format!("{server} run {run} with {connections} connections")
     }
 }
