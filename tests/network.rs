@@ -544,15 +544,16 @@ fn two_loops_share_one_sqpoll_thread() {
 /// echo study with --server-threads 1,2 and the default CPUs: every row verified, naming its
 /// server threads, with one load thread per load CPU, and a note wherever load and server
 /// shared a CPU (2 loops on 2 CPUs); uring-sqpoll's 2-loop rows share one poller and say so;
-/// `blocking` is refused with the reason.
+/// `blocking`, which has no loops, runs at 1 only, and is refused with the reason from a sweep
+/// without 1.
 #[test]
 fn a_study_sweeps_server_threads() {
     let sqpoll = ringside::engines::find(ringside::engines::Workload::Echo, "uring-sqpoll")
         .is_ok_and(|engine| engine.availability().is_ok());
     let engines = if sqpoll {
-        "epoll,uring-sqpoll"
+        "blocking,epoll,uring-sqpoll"
     } else {
-        "epoll,uring"
+        "blocking,epoll,uring"
     };
     let output = Command::new(BIN)
         .args(["echo", "--engine", engines, "--server-threads", "1,2"])
@@ -565,12 +566,15 @@ fn a_study_sweeps_server_threads() {
     assert!(output.status.success(), "{output:?}");
     let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     let rows = document["results"].as_array().unwrap();
-    assert_eq!(rows.len(), 4, "{document}");
+    assert_eq!(rows.len(), 5, "{document}");
     for row in rows {
         let params = &row["params"];
         assert_eq!(row["verified"], true, "{row}");
         let threads = params["server_threads"].as_u64().unwrap();
-        assert!(threads == 1 || threads == 2, "{row}");
+        assert!(
+            threads == 1 || (threads == 2 && row["engine"] != "blocking"),
+            "{row}"
+        );
         let client_cpus = params["client_cpus"].as_str().map_or(1, |list| {
             ringside::system::pin::parse_cpus(list).unwrap().len()
         });
@@ -585,7 +589,7 @@ fn a_study_sweeps_server_threads() {
             assert_eq!(params.get("sqpoll_shared").is_some(), threads == 2, "{row}");
         }
     }
-    let blocking = ["echo", "--engine", "blocking", "--server-threads", "1,2"];
+    let blocking = ["echo", "--engine", "blocking", "--server-threads", "2,4"];
     refused(&blocking, "event-loop engines");
     refused(&["echo", "--server-threads", "1,0"], "--server-threads");
 }

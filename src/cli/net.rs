@@ -52,7 +52,7 @@ pub struct NetStudyArgs {
     /// (--server-cpu, --client-cpu): on 8 CPUs, 2 loops on CPUs 0-1 and 6 load threads on
     /// 2-7. Where loops and load outnumber the CPUs they share them (2 loops on 2 CPUs: the
     /// load runs on CPU 1 beside loop 1), which measures sharing, not scaling; such rows say
-    /// so (`cpus_shared`).
+    /// so (`cpus_shared`). Engines without loops (blocking, threads) run at 1 only.
     #[arg(
         long,
         value_delimiter = ',',
@@ -276,10 +276,12 @@ impl NetStudyArgs {
                 .filter(|&n| (1..=256).contains(&n))
         })?;
         if let Some(engine) = engines.iter().find(|engine| !runs_event_loops(engine)) {
+            // Such engines run at one loop only, so a sweep must include it.
             anyhow::ensure!(
-                server_thread_counts == [1],
+                server_thread_counts.contains(&1),
                 "--server-threads applies to the event-loop engines (epoll and io_uring); leave \
-                 {} out of --engine, it serves with a thread per connection or one at a time",
+                 {} out of --engine, it serves with a thread per connection or one at a time \
+                 (in a sweep that includes 1 it runs at 1 only)",
                 engine.name
             );
         }

@@ -18,7 +18,7 @@ use anyhow::Context;
 use serde_json::{Map, Value};
 
 use super::contender::{self, Contender};
-use super::serve::{ServerStats, STATS_TO_STDOUT};
+use super::serve::{runs_event_loops, ServerStats, STATS_TO_STDOUT};
 use super::{finish, run_alternating, Cell, Destination};
 use crate::engines::uring::ring::{format_cpus, Helpers};
 use crate::engines::EngineDef;
@@ -636,7 +636,7 @@ impl NetStudy {
             for &connections in &self.connection_counts {
                 for &server_threads in &self.server_thread_counts {
                     let runs_here = |server: &&Server| match server {
-                        Server::Engine(_) => true,
+                        Server::Engine(engine) => server_threads == 1 || runs_event_loops(engine),
                         Server::Contender(_) => {
                             server_threads == first_count
                                 && self.contender_connection_counts.contains(&connections)
