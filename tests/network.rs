@@ -592,6 +592,7 @@ fn a_study_sweeps_server_threads() {
     let blocking = ["echo", "--engine", "blocking", "--server-threads", "2,4"];
     refused(&blocking, "event-loop engines");
     refused(&["echo", "--server-threads", "1,0"], "--server-threads");
+    refused(&["run", "--server-threads", "2,4"], "must include 1");
 }
 
 /// Goal: without root, --network veth is one clear sentence, before anything runs. Method: the

@@ -270,11 +270,7 @@ impl NetStudyArgs {
             }
             names => select(workload, names)?,
         };
-        let server_thread_counts = parse_list(&self.server_threads, "--server-threads", |text| {
-            text.parse::<usize>()
-                .ok()
-                .filter(|&n| (1..=256).contains(&n))
-        })?;
+        let server_thread_counts = server_thread_counts(&self.server_threads)?;
         if let Some(engine) = engines.iter().find(|engine| !runs_event_loops(engine)) {
             // Such engines run at one loop only, so a sweep must include it.
             anyhow::ensure!(
@@ -456,6 +452,15 @@ pub struct HttpServeArgs {
     /// so that larger sends are measured.
     #[arg(long, value_parser = body_size_arg)]
     pub body_size: Option<usize>,
+}
+
+/// `--server-threads 1,2,4`: counts of server loops from 1 to 256.
+pub fn server_thread_counts(texts: &[String]) -> anyhow::Result<Vec<usize>> {
+    parse_list(texts, "--server-threads", |text| {
+        text.parse::<usize>()
+            .ok()
+            .filter(|&n| (1..=256).contains(&n))
+    })
 }
 
 /// A body size the servers take, kept as written (rows record it so).
