@@ -22,11 +22,15 @@ def fmt(values, digits):
     return f"{med:.{digits}f} ({min(values):.{digits}f}-{max(values):.{digits}f})"
 
 
-for name in ["echo-64", "echo-large", "http", "http-16k", "http-64k", "echo-idle"]:
-    path = out / f"{name}.json"
-    if not path.exists():
+# A table's rows come from one file, or from several that set 8 alternates (idle-off-1.json, ...).
+tables = ["echo-64", "echo-large", "http", "http-16k", "http-64k", "echo-idle", "http-ladder"]
+tables += ["sqpoll-fifo-cpu1", "sqpoll-other-cpu1", "sqpoll-other-cpu0", "idle-off-*", "idle-10s-*"]
+tables += ["echo-256-events", "echo-256-repeat", "linked-off-*", "linked-10s-*"]
+for name in tables:
+    paths = sorted(out.glob(f"{name}.json"))
+    if not paths:
         continue
-    rows = json.loads(path.read_text())["results"]
+    rows = [row for path in paths for row in json.loads(path.read_text())["results"]]
     cells = {}
     for row in rows:
         params = row["params"]

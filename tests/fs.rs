@@ -41,9 +41,9 @@ fn only_dir_entries(dir: &Path) -> usize {
 }
 
 /// Every engine of the table that serves `workload`: the behaviour tests run them all, so a
-/// new row is tested without editing this file.
-/// The engines of `workload` that run here on a buffered file: the study skips the others
-/// (saying why), and IOPOLL completes only `--direct` I/O on a device with poll queues.
+/// new row is tested without editing this file. Only those that run here on a buffered file:
+/// the study skips the others (saying why), and IOPOLL completes only `--direct` I/O on a
+/// device with poll queues.
 fn table_engines(workload: Workload) -> Vec<&'static str> {
     engines_of(workload)
         .filter(|engine| engine.availability().is_ok() && !engine.needs.setup.iopoll)
@@ -180,6 +180,82 @@ fn fresh_files_direct_io_and_fdatasync_verify_too() {
     assert!(cycle
         .iter()
         .all(|row| row["verified"] == true && row["params"]["sync"] == "fdatasync"));
+}
+
+/// Every file engine drives the O_DIRECT file `--direct` opens (a read-back buffer that is not
+/// page-aligned once made the blocking page cycle fail with EINVAL): each row verifies, records
+/// `direct`, and its writes reached the device inside the window, which buffered writes without
+/// an fsync do not.
+#[test]
+fn every_file_engine_honours_direct() {
+    let dir = tempfile::tempdir().unwrap();
+    for (workload, args) in [
+        (Workload::FsWrite, ["fs", "write", "--size", "2m"]),
+        (Workload::FsCycle, ["fs", "cycle", "--size", "1m"]),
+    ] {
+        let all = table_engines(workload).join(",");
+        let direct = ["--direct", "--depth", "16", "--runs", "1", "--engine", &all];
+        let rows = rows(&[&args[..], &direct[..]].concat(), dir.path());
+        assert_eq!(rows.len(), table_engines(workload).len());
+        for row in &rows {
+            assert_eq!(row["verified"], true, "{row}");
+            assert_eq!(row["params"]["direct"], true, "{row}");
+            if let Some(writes) = row["device_writes"].as_u64() {
+                assert!(writes > 0, "no device write inside an O_DIRECT run: {row}");
+            }
+        }
+    }
+}
+
+/// IOPOLL polls the device for completions: only O_DIRECT writes on a device with poll queues
+/// (an IOPOLL ring refuses fsync, so no page cycle). Where the scratch directory's device has
+/// poll queues the rung must run and verify; everywhere else it is skipped with that reason.
+#[test]
+fn iopoll_runs_direct_writes_where_the_device_polls_and_says_why_not_elsewhere() {
+    use std::os::fd::AsFd;
+    let dir = tempfile::tempdir().unwrap();
+    let dir_arg = dir.path().to_str().unwrap();
+    let probe = std::fs::File::create(dir.path().join("probe")).unwrap();
+    let polled = ringside::engines::needs::file_device_polled(probe.as_fd());
+    drop(probe);
+    std::fs::remove_file(dir.path().join("probe")).unwrap();
+    let write = [
+        "fs",
+        "write",
+        "--size",
+        "2m",
+        "--runs",
+        "1",
+        "-e",
+        "uring-iopoll",
+    ];
+    let buffered = failure(&[&write[..], &["--dir", dir_arg]].concat());
+    assert!(buffered.contains("skipping uring-iopoll: IOPOLL completes only O_DIRECT"));
+    let cycle = failure(&["fs", "cycle", "-e", "uring-iopoll", "--dir", dir_arg]);
+    assert!(
+        cycle.contains("'uring-iopoll' is not an engine of fs-cycle"),
+        "{cycle}"
+    );
+    match polled {
+        Ok(()) => {
+            let rows = rows(&[&write[..], &["--direct"]].concat(), dir.path());
+            assert_eq!(rows.len(), 1);
+            assert_eq!(rows[0]["verified"], true, "{}", rows[0]);
+        }
+        Err(reason) => {
+            // Skipped when no device here polls; refused by the run when another one does.
+            eprintln!("IOPOLL not run: {reason}");
+            let output = ringside()
+                .args([&write[..], &["--direct", "--dir", dir_arg]].concat())
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert_eq!(output.status.code(), Some(1), "{stderr}");
+            assert!(stderr.contains("uring-iopoll"), "{stderr}");
+            assert!(stderr.contains("poll queues"), "{stderr}");
+        }
+    }
+    assert_eq!(only_dir_entries(dir.path()), 0);
 }
 
 #[test]

@@ -30,19 +30,15 @@ fn echo_once(stream: &mut TcpStream, connection: u64) {
 }
 
 /// CPU seconds the threads of process `pid` have used (/proc/PID/task/*/stat, 10 ms ticks),
-/// less its SQPOLL thread's: a poller spins for its idle time after every submission by design
-/// (its rows record that as `sqpoll_cpu_s`), so the paused accept's re-arm every 50 ms keeps it
-/// busy; what must not spin is the server's own loop.
+/// its SQPOLL thread's among them: a paused accept submits nothing while no fd is free, so the
+/// poller must fall asleep too.
 fn cpu_seconds(pid: u32) -> f64 {
     let mut ticks = 0;
     for task in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap() {
         let Ok(stat) = std::fs::read_to_string(task.unwrap().path().join("stat")) else {
             continue; // The thread exited meanwhile.
         };
-        let (name, rest) = stat.rsplit_once(')').unwrap();
-        if name.contains("(iou-sqp") {
-            continue;
-        }
+        let (_, rest) = stat.rsplit_once(')').unwrap();
         let fields: Vec<&str> = rest.split_whitespace().collect();
         // utime and stime, fields 14 and 15 of stat(5); the first after the name is field 3.
         ticks += fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();

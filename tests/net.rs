@@ -655,6 +655,8 @@ fn study_runs_a_small_matrix_with_alternating_engines() {
             "1,2",
             "--runs",
             "2",
+            "--idle-timeout",
+            "10s",
         ])
         .args([
             "--duration",
@@ -670,6 +672,10 @@ fn study_runs_a_small_matrix_with_alternating_engines() {
     assert!(output.status.success(), "{output:?}");
     let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     let rows = document["results"].as_array().unwrap();
+    // The servers ran with the idle timeout, and the rows say so.
+    assert!(rows
+        .iter()
+        .all(|r| r["params"]["idle_timeout_ms"] == 10_000));
     let engines: Vec<&str> = rows.iter().map(|r| r["engine"].as_str().unwrap()).collect();
     let uring = ringside::engines::find(Workload::Echo, "uring")
         .unwrap()

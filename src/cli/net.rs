@@ -209,14 +209,8 @@ impl NetStudyArgs {
         engines: &[String],
         connections: &[String],
         duration: Duration,
-        mut serve: Vec<String>,
+        serve: Vec<String>,
     ) -> anyhow::Result<NetStudy> {
-        if let Some(timeout) = self.idle_timeout {
-            serve.extend([
-                "--idle-timeout".into(),
-                format!("{}ms", timeout.as_millis()),
-            ]);
-        }
         self.path.plan().check()?;
         let online = cpus_online();
         let given = |list: &Option<CpuList>| list.clone().map(|CpuList(cpus)| cpus);
@@ -324,9 +318,10 @@ impl NetStudyArgs {
                 sched: self.sched,
                 idle: self.idle,
                 serve,
-                helpers: server_helpers(&self.helpers, server_cpu)?,
+                helpers: server_helpers(&self.helpers, server_cpu, self.sched)?,
                 path: self.path.plan(),
                 ring_events: self.ring_events,
+                idle_timeout: self.idle_timeout,
             },
             placement,
             destination: self.output.destination(self.json.clone())?,
@@ -489,13 +484,18 @@ fn provided_buffers_arg(text: &str) -> Result<u16, String> {
     }
 }
 
-/// The kernel threads of a server pinned to `cpu`: its io-wq workers stay on that CPU unless
-/// `--iowq-cpus` says otherwise (sockets rarely need workers, and the other CPU is the
+/// The kernel threads of a server pinned to `cpu` under `sched`: its io-wq workers and, under
+/// the normal class, its SQPOLL thread stay on that CPU unless `--iowq-cpus` or
+/// `--sqpoll-cpu` say otherwise (sockets rarely need workers, and the other CPU is the
 /// client's).
-fn server_helpers(args: &HelperArgs, cpu: usize) -> anyhow::Result<Helpers> {
+fn server_helpers(args: &HelperArgs, cpu: usize, sched: Sched) -> anyhow::Result<Helpers> {
     let mut helpers = args.resolve(Some(cpu))?;
+    let server = Helpers::for_server(cpu, sched.is_realtime());
     if args.iowq_cpus.is_none() {
-        helpers.iowq_cpus = Helpers::for_server(cpu).iowq_cpus;
+        helpers.iowq_cpus = server.iowq_cpus;
+    }
+    if args.sqpoll_cpu.is_none() {
+        helpers.sqpoll_cpu = server.sqpoll_cpu;
     }
     Ok(helpers)
 }
@@ -521,7 +521,7 @@ impl ServeArgs {
             .map(|CpuList(cpus)| cpus)
             .unwrap_or_default();
         let helpers = match cpus.first() {
-            Some(&cpu) => server_helpers(&self.helpers, cpu)?,
+            Some(&cpu) => server_helpers(&self.helpers, cpu, self.sched)?,
             None => self.helpers.resolve(None)?,
         };
         Ok(Serve {
@@ -583,5 +583,25 @@ mod tests {
             parse(&["--loss", "1%"]).check().is_err(),
             "loss on loopback"
         );
+    }
+
+    /// A server's SQPOLL thread shares the server's CPU under the normal class (the other CPU
+    /// is the client's), keeps off it under a real-time class (it would starve there), and
+    /// goes where `--sqpoll-cpu` says whatever the class.
+    #[test]
+    fn a_servers_poller_is_placed_by_its_class() {
+        let cpu = 0;
+        let default = HelperArgs::default();
+        let placed = |args: &HelperArgs, sched| server_helpers(args, cpu, sched).unwrap();
+        assert_eq!(placed(&default, Sched::Other).sqpoll_cpu, Some(cpu));
+        assert_ne!(placed(&default, Sched::Fifo).sqpoll_cpu, Some(cpu));
+        let told = HelperArgs {
+            sqpoll_cpu: Some(cpu),
+            ..HelperArgs::default()
+        };
+        for sched in [Sched::Other, Sched::Fifo] {
+            assert_eq!(placed(&told, sched).sqpoll_cpu, Some(cpu));
+            assert_eq!(placed(&told, sched).iowq_cpus, [cpu]);
+        }
     }
 }

@@ -106,6 +106,8 @@ use Workload::{Echo, FsCycle, FsWrite, Http};
 const FILE_WRITE: &[Opcode] = &[WRITE, FSYNC];
 const FILE_CYCLE: &[Opcode] = &[WRITE, FSYNC, READ];
 const FILE_FIXED: &[Opcode] = &[WRITE_FIXED, FSYNC, READ_FIXED];
+/// What an IOPOLL ring submits: it refuses fsync, so it serves only `fs write`.
+const FILE_POLLED: &[Opcode] = &[WRITE_FIXED];
 const FIXED: &[Registration] = &[Registration::Files, Registration::Buffers];
 const FIXED_RING_FD: &[Registration] = &[
     Registration::Files,
@@ -295,11 +297,12 @@ pub const ENGINES: &[EngineDef] = &[
     },
     EngineDef {
         name: "uring-iopoll",
-        about: "ring-fd + IOPOLL: O_DIRECT completions polled from the device (--direct only)",
-        workloads: &[FsWrite, FsCycle],
-        default_for: &[FsWrite, FsCycle],
+        about: "ring-fd + IOPOLL: O_DIRECT write completions polled from the device (--direct; \
+                no fs cycle or --fsync-end: an IOPOLL ring refuses fsync)",
+        workloads: &[FsWrite],
+        default_for: &[FsWrite],
         needs: Needs {
-            opcodes: FILE_FIXED,
+            opcodes: FILE_POLLED,
             setup: SetupFlags::IOPOLL,
             registrations: FIXED_RING_FD,
             features: &[Feature::PolledBlockDevice],
@@ -309,10 +312,10 @@ pub const ENGINES: &[EngineDef] = &[
     EngineDef {
         name: "uring-hybrid-iopoll",
         about: "iopoll + HYBRID_IOPOLL: sleeps about half a completion's time before polling",
-        workloads: &[FsWrite, FsCycle],
-        default_for: &[FsWrite, FsCycle],
+        workloads: &[FsWrite],
+        default_for: &[FsWrite],
         needs: Needs {
-            opcodes: FILE_FIXED,
+            opcodes: FILE_POLLED,
             setup: SetupFlags::HYBRID_IOPOLL,
             registrations: FIXED_RING_FD,
             features: &[Feature::PolledBlockDevice],
@@ -373,8 +376,9 @@ pub const ENGINES: &[EngineDef] = &[
     },
     EngineDef {
         name: "uring-sqpoll",
-        about: "uring-multishot + SQPOLL: a kernel thread on its own CPU takes the SQEs (the \
-                kernel refuses SQPOLL with DEFER_TASKRUN, so this rung sits beside uring-defer)",
+        about: "uring-multishot + SQPOLL: a kernel thread takes the SQEs, polling on the \
+                server's CPU unless the server is real-time (the kernel refuses SQPOLL with \
+                DEFER_TASKRUN, so this rung sits beside uring-defer)",
         workloads: &[Echo, Http],
         default_for: &[Echo, Http],
         needs: Needs {
@@ -625,7 +629,7 @@ mod tests {
         assert_eq!(
             default_list(FsCycle),
             "blocking,uring-link,uring-fixed,uring-defer,uring-sqpoll,uring-ring-fd,\
-             uring-no-sqarray,uring-iopoll,uring-hybrid-iopoll"
+             uring-no-sqarray"
         );
     }
 

@@ -6,7 +6,7 @@
 //! measured, not halfway through. The probe's list of "opcodes ringside uses" is the union of
 //! the table's opcodes.
 
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, BorrowedFd};
 
 use io_uring::{opcode, IoUring, Probe};
 
@@ -293,6 +293,34 @@ pub fn polled_block_device() -> Result<Vec<String>, String> {
         ));
     }
     Ok(polled)
+}
+
+/// Whether the block device under `file` has poll queues: IOPOLL needs that device's, not just
+/// any device's (on a device without them, polled O_DIRECT reads complete with EOPNOTSUPP).
+pub fn file_device_polled(file: BorrowedFd) -> Result<(), String> {
+    let stat =
+        rustix::fs::fstat(file).map_err(|error| format!("cannot stat the file ({error})"))?;
+    let (major, minor) = (
+        rustix::fs::major(stat.st_dev),
+        rustix::fs::minor(stat.st_dev),
+    );
+    let device = std::path::PathBuf::from(format!("/sys/dev/block/{major}:{minor}"));
+    // A partition has no queue of its own: its disk's is one level up.
+    let polled = ["queue/io_poll", "../queue/io_poll"].iter().any(|queue| {
+        std::fs::read_to_string(device.join(queue)).is_ok_and(|value| value.trim() == "1")
+    });
+    if polled {
+        return Ok(());
+    }
+    Err(format!(
+        "the file's block device ({major}:{minor}) has no poll queues ({}/queue/io_poll is not \
+         1), so IOPOLL cannot complete its reads or writes; put --dir on a device that has them \
+         ({})",
+        device.display(),
+        polled_block_device()
+            .map(|devices| devices.join(", "))
+            .unwrap_or_else(|_| "none here".to_string())
+    ))
 }
 
 /// Something an engine registers with its ring.

@@ -142,7 +142,11 @@ impl IdleClock {
 /// How long a server stops accepting after an accept failed for want of an fd (EMFILE, ENFILE)
 /// or of kernel memory. The connection stays in the listen queue, so an accept retried at once
 /// fails again at once: servers that did so spun at 98-100% of a core while they held their
-/// connections. A connection closing ends the pause early (its fd is free again).
+/// connections. A connection closing ends the pause early (its fd is free again); at the end of
+/// its time the pause is renewed while no fd is free (`fd_free`), so a server at its limit
+/// retries nothing. That matters for SQPOLL: each accept re-armed is a submission, after which
+/// the kernel's poller spins for its idle time (100 ms), so a retry every 50 ms kept it spinning
+/// for as long as the limit held.
 pub const ACCEPT_PAUSE: Duration = Duration::from_millis(50);
 
 /// What a server loop does after a failed accept.
@@ -189,17 +193,26 @@ impl AcceptPause {
         Some(until.saturating_duration_since(Instant::now()))
     }
 
-    /// Ends the pause, and says so, once its time is up or fewer than the connections open
-    /// when it began are open now.
+    /// Ends the pause, and says so, once fewer than the connections open when it began are
+    /// open now, or once its time is up and the process could take an fd; a pause whose time
+    /// is up while none is free starts over.
     pub fn end_if_due(&mut self, open: usize) -> bool {
         let Some((until, open_then)) = self.paused else {
             return false;
         };
-        let due = open < open_then || Instant::now() >= until;
-        if due {
+        if open < open_then {
             self.paused = None;
+            return true;
         }
-        due
+        if Instant::now() < until {
+            return false;
+        }
+        if !fd_free() {
+            self.start(open_then);
+            return false;
+        }
+        self.paused = None;
+        true
     }
 
     /// Blocks the calling thread (an acceptor of its own) until the pause ends or the server
@@ -210,6 +223,12 @@ impl AcceptPause {
             std::thread::sleep(STEP);
         }
     }
+}
+
+/// Whether the process could take one more fd now: an eventfd made and closed at once fails
+/// with EMFILE or ENFILE exactly when an accept would, without a submission to a ring.
+fn fd_free() -> bool {
+    rustix::event::eventfd(0, rustix::event::EventfdFlags::CLOEXEC).is_ok()
 }
 
 impl std::ops::Add for CountersSnapshot {

@@ -196,9 +196,10 @@ pub fn wrk_http(rows: &[Row], duration: &str) -> anyhow::Result<Vec<Row>> {
                 sched: Sched::Other,
                 idle: Idle::Default,
                 serve,
-                helpers: Helpers::for_server(server_cpu),
+                helpers: Helpers::for_server(server_cpu, Sched::Other.is_realtime()),
                 path: PathPlan::default(),
                 ring_events: false,
+                idle_timeout: None,
             };
             let mut server = ServerProcess::start(engine, &rig, &NetPath::Loopback)?;
             let mut meter = ProcessMeter::new(server.child.id() as i32);

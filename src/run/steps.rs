@@ -119,6 +119,32 @@ pub const STEPS: &[Step] = &[
         contender_seconds: [0, 0, 0],
     },
     Step {
+        // The O_DIRECT column of the file ladder, and the only step where the IOPOLL rungs can
+        // run (they complete only O_DIRECT I/O). 256 MiB at 1 s a run: 20 s measured here,
+        // most of it blocking and uring-single, which write 4 KiB at a time to the device.
+        name: "fs write 4k direct",
+        command: &["fs", "write"],
+        args: [
+            None,
+            Some(&[
+                "--size",
+                "256m",
+                "--direct",
+                "--runtime",
+                "1s",
+                "--runs",
+                "3",
+            ]),
+            Some(&["--size", "1g", "--direct", "--runs", "5"]),
+        ],
+        takes_dir: true,
+        takes_network: false,
+        seconds: [0, 20, 120],
+        control: None,
+        contenders: [None, None, None],
+        contender_seconds: [0, 0, 0],
+    },
+    Step {
         name: "fs cycle",
         command: &["fs", "cycle"],
         args: [

@@ -153,6 +153,9 @@ pub struct Rig {
     pub path: PathPlan,
     /// Count io_uring's tracepoints on the server's threads (`--ring-events`).
     pub ring_events: bool,
+    /// Servers close connections silent for this long (`serve --idle-timeout`), recorded in
+    /// the rows as `idle_timeout_ms` so that runs with and without it tell apart.
+    pub idle_timeout: Option<Duration>,
 }
 
 impl Rig {
@@ -213,6 +216,12 @@ pub fn rig_params(args: &Rig) -> Map<String, Value> {
     let shared = args.cpus.shared();
     if !shared.is_empty() {
         params.insert("cpus_shared".into(), Value::from(format_cpus(&shared)));
+    }
+    if let Some(timeout) = args.idle_timeout {
+        params.insert(
+            "idle_timeout_ms".into(),
+            Value::from(timeout.as_millis() as u64),
+        );
     }
     params
 }
@@ -327,6 +336,12 @@ impl ServerProcess {
             .arg("--sched")
             .arg(args.sched.name())
             .args(args.helpers.serve_args())
+            .args(args.idle_timeout.iter().flat_map(|timeout| {
+                [
+                    "--idle-timeout".to_string(),
+                    format!("{}ms", timeout.as_millis()),
+                ]
+            }))
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .spawn()

@@ -35,6 +35,16 @@ impl Sched {
         }
     }
 
+    /// Whether a process run under this class is real-time (`Inherit`: whether the calling
+    /// thread is now).
+    pub fn is_realtime(self) -> bool {
+        match self {
+            Sched::Other => false,
+            Sched::Fifo => true,
+            Sched::Inherit => calling_thread_is_realtime(),
+        }
+    }
+
     /// Applies the class to the calling thread; threads it starts later inherit it.
     pub fn apply_to_current_thread(self) -> anyhow::Result<()> {
         self.set_on_calling_thread().map_err(|error| {
@@ -63,6 +73,13 @@ impl Sched {
         }
         Ok(())
     }
+}
+
+/// Whether the calling thread runs under a real-time class (SCHED_FIFO or SCHED_RR).
+pub fn calling_thread_is_realtime() -> bool {
+    // SAFETY: sched_getscheduler has no preconditions; 0 is the calling thread.
+    let policy = unsafe { libc::sched_getscheduler(0) };
+    policy == libc::SCHED_FIFO || policy == libc::SCHED_RR
 }
 
 /// Idle state of the CPUs during a study.

@@ -6,6 +6,7 @@ use std::os::fd::BorrowedFd;
 
 use rustix::io::Errno;
 
+use crate::engines::aligned::AlignedBuffer;
 use crate::engines::file::{CycleJob, FileEngine, FileOutcome, WriteJob};
 use crate::measure::Meter;
 use crate::row::Tally;
@@ -34,7 +35,8 @@ impl FileEngine for Blocking {
     fn cycle(&mut self, job: &CycleJob, meter: &mut Meter) -> anyhow::Result<FileOutcome> {
         let mut tally = Tally::default();
         let mut mismatches = 0;
-        let mut page = vec![0u8; job.page_size];
+        // Page-aligned, so a read-back from an O_DIRECT file (--direct) is accepted.
+        let mut page = AlignedBuffer::zeroed(job.page_size);
         let mut latency = crate::stats::histogram::new_latency();
         meter.start();
         for (index, expected) in job.data.chunks(job.page_size).enumerate() {
@@ -51,7 +53,7 @@ impl FileEngine for Blocking {
             };
             synced.map_err(|e| io_error("fsync", e))?;
             tally.syscalls_self += 1;
-            let read = &mut page[..expected.len()];
+            let read = &mut page.as_mut_slice()[..expected.len()];
             pread_exact(job.file, read, offset, &mut tally)?;
             if read != expected {
                 mismatches += 1;

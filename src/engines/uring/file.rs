@@ -58,20 +58,18 @@ impl Uring {
         }
     }
 
-    /// Builds the measured ring for `file` with its kernel helpers set, and what the row
-    /// records of them.
+    /// Builds the measured ring for `file` (whose loop submits fsyncs when `fsyncs`) with its
+    /// kernel helpers set, and what the row records of them.
     fn build_ring(
         &self,
         entries: u32,
         helpers: &Helpers,
         file: BorrowedFd,
+        fsyncs: bool,
     ) -> anyhow::Result<(IoUring, Map<String, Value>, Vec<String>)> {
-        // IOPOLL polls the device for completions, which only direct I/O has.
-        let direct = rustix::fs::fcntl_getfl(file)?.contains(rustix::fs::OFlags::DIRECT);
-        anyhow::ensure!(
-            direct || !self.flags.iopoll,
-            "IOPOLL completes only O_DIRECT I/O: run the IOPOLL engines with --direct"
-        );
+        if self.flags.iopoll {
+            check_polled(file, fsyncs)?;
+        }
         let sqpoll = self.flags.sqpoll;
         let setup = RingSetup {
             helpers: Some(helpers.clone()),
@@ -89,6 +87,22 @@ impl Uring {
             .collect();
         Ok((ring, params, notes))
     }
+}
+
+/// Refuses, in one sentence, what an IOPOLL ring cannot do: it polls the device for
+/// completions, which only direct I/O on a device with poll queues has, and it rejects every
+/// request that cannot be polled (fsync completes with EINVAL, measured on 6.18).
+fn check_polled(file: BorrowedFd, fsyncs: bool) -> anyhow::Result<()> {
+    let direct = rustix::fs::fcntl_getfl(file)?.contains(rustix::fs::OFlags::DIRECT);
+    anyhow::ensure!(
+        direct,
+        "IOPOLL completes only O_DIRECT I/O: run the IOPOLL engines with --direct"
+    );
+    anyhow::ensure!(
+        !fsyncs,
+        "an IOPOLL ring refuses fsync (EINVAL): run the IOPOLL engines without --fsync-end"
+    );
+    crate::engines::needs::file_device_polled(file).map_err(anyhow::Error::msg)
 }
 
 /// The file and buffers as the ring sees them: plain fd and pointers, or registered indexes.
@@ -207,9 +221,8 @@ impl<'r> Driver<'r> {
     }
 
     /// Submits what is queued and waits until `want` completions are ready. An SQPOLL engine
-    /// instead polls the completion queue and returns as soon as anything completed: waking
-    /// costs it no syscall, so it reaps and refills at once, and it sleeps in io_uring_enter
-    /// only when nothing completes for a while.
+    /// first polls the completion queue for up to `SQPOLL_SPIN`: submitting costs it no
+    /// syscall, so it sleeps in io_uring_enter only when the completions take longer.
     fn wait(&self, want: usize, tally: &mut Tally) -> anyhow::Result<()> {
         if self.sqpoll {
             // With SQPOLL, submit() enters the kernel only to wake a sleeping poller thread.
@@ -261,7 +274,7 @@ impl FileEngine for Uring {
             Submit::Single => 1,
             Submit::Batch | Submit::Ring => job.depth.max(1),
         };
-        let (ring, params, notes) = self.build_ring(depth, job.helpers, job.file)?;
+        let (ring, params, notes) = self.build_ring(depth, job.helpers, job.file, job.fsync_end)?;
         let target = Target::new(&ring, job.file, self.fixed, &[job.data])?;
         let driver = Driver::new(&ring, self.ring_fd, self.flags.sqpoll)?;
         let block_end =
@@ -336,7 +349,7 @@ impl FileEngine for Uring {
     fn cycle(&mut self, job: &CycleJob, meter: &mut Meter) -> anyhow::Result<FileOutcome> {
         let chains = job.depth.max(1) as usize;
         let (ring, params, notes) =
-            self.build_ring((chains * CHAIN_LENGTH) as u32, job.helpers, job.file)?;
+            self.build_ring((chains * CHAIN_LENGTH) as u32, job.helpers, job.file, true)?;
         let mut read_buffers = AlignedBuffer::zeroed(chains * job.page_size);
         let target = Target::new(
             &ring,

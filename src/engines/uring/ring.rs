@@ -23,6 +23,7 @@ use io_uring::{IoUring, Submitter};
 
 use crate::engines::needs::SetupFlags;
 use crate::system::pin;
+use crate::system::tuning::calling_thread_is_realtime;
 
 /// Environment variable that makes ringside behave as on a kernel without io_uring.
 pub const FORCE_NO_URING: &str = "RINGSIDE_FORCE_NO_URING";
@@ -93,11 +94,22 @@ impl Helpers {
     }
 
     /// The defaults for a server pinned to `cpu`: its io-wq workers stay on that CPU (a study
-    /// gives the server one core and its load generator the other; sockets rarely need them).
-    pub fn for_server(cpu: usize) -> Helpers {
+    /// gives the server one core and its load generator the other; sockets rarely need them),
+    /// and so does its SQPOLL thread unless the server runs `realtime`. On the other CPU the
+    /// poller takes the load generator's time: uring-sqpoll echoed 57-75k msg/s at 50-256
+    /// connections with its poller there and 190k with it on the server's CPU, both under
+    /// SCHED_OTHER (bench/ladder.md). A real-time server would starve a poller sharing its
+    /// CPU (`check_sqpoll_placement` refuses it), so it keeps the poller on another.
+    pub fn for_server(cpu: usize, realtime: bool) -> Helpers {
+        let defaults = Helpers::defaults(Some(cpu));
         Helpers {
             iowq_cpus: vec![cpu],
-            ..Helpers::defaults(Some(cpu))
+            sqpoll_cpu: if realtime {
+                defaults.sqpoll_cpu
+            } else {
+                Some(cpu)
+            },
+            ..defaults
         }
     }
 
@@ -145,7 +157,7 @@ impl Helpers {
     /// says so in the row.
     fn check_sqpoll_placement(&self) -> Result<(), String> {
         match self.sqpoll_crowding() {
-            Some(crowding) if realtime() => Err(format!(
+            Some(crowding) if calling_thread_is_realtime() => Err(format!(
                 "{crowding} under a real-time class, where the spinning poller starves them; \
                  give it a CPU of its own with --sqpoll-cpu, or run under the normal class"
             )),
@@ -222,13 +234,6 @@ impl Helpers {
         }
         args
     }
-}
-
-/// Whether the calling thread runs under a real-time scheduling class (SCHED_FIFO or SCHED_RR).
-fn realtime() -> bool {
-    // SAFETY: sched_getscheduler has no preconditions; 0 is the calling thread.
-    let policy = unsafe { libc::sched_getscheduler(0) };
-    policy == libc::SCHED_FIFO || policy == libc::SCHED_RR
 }
 
 /// The io-wq worker limits of `ring`'s pool now, [bounded, unbounded] (asking with zeros

@@ -168,7 +168,7 @@ impl FileStudy {
         line: impl Fn(&Row) -> String,
     ) -> anyhow::Result<ExitCode> {
         self.check()?;
-        let engines = runnable(self.engines.clone(), self.quiet)?;
+        let engines = runnable(self.engines_for_the_file(), self.quiet)?;
         if let Some(cpu) = self.cpu {
             crate::system::pin::pin_current_thread(cpu)?;
         }
@@ -214,6 +214,22 @@ impl FileStudy {
         drop(file);
         drop(scratch);
         finish(outcome, &self.dir, &self.destination, render_table)
+    }
+
+    /// The chosen engines that can drive this study's file: an IOPOLL ring completes only
+    /// O_DIRECT I/O, so without --direct its rungs are skipped, saying so (unless quiet).
+    fn engines_for_the_file(&self) -> Vec<&'static EngineDef> {
+        let (kept, polled): (Vec<&'static EngineDef>, Vec<&'static EngineDef>) = self
+            .engines
+            .iter()
+            .partition(|engine| self.direct || !engine.needs.setup.iopoll);
+        for engine in polled.iter().filter(|_| !self.quiet) {
+            eprintln!(
+                "ringside: skipping {}: IOPOLL completes only O_DIRECT I/O; add --direct",
+                engine.name
+            );
+        }
+        kept
     }
 
     fn make_durable(&self, file: &File) -> anyhow::Result<()> {

@@ -53,7 +53,7 @@ mod socket;
 use std::os::fd::AsRawFd;
 use std::time::Duration;
 
-use io_uring::{types, Submitter};
+use io_uring::{types, EnterFlags, Submitter};
 
 use crate::engines::needs::{Feature, Needs, Registration};
 use crate::engines::server::{Run, ServerCounters, STOP_POLL_INTERVAL};
@@ -177,9 +177,13 @@ pub fn serve<R: ReceiveStrategy, S: SendStrategy>(
         } else {
             1
         };
+        // An SQPOLL ring's poller, once asleep, is woken only for submissions: woken by a
+        // wait with nothing queued, it spins its idle time (100 ms) for nothing, and a server
+        // whose accepting is paused (out of fds) would wake it every pause.
+        let wake_poller = !(needs.setup.sqpoll && sq.is_empty());
         wait_for_completions(
             &mut submitter,
-            stop.is_some(),
+            (stop.is_some(), wake_poller),
             want,
             server.accept_pause_left(),
         )?;
@@ -224,10 +228,12 @@ fn direct_slots(max_connections: usize) -> u32 {
 /// pipe polled in the ring (`stoppable`), that is all: Ctrl-C completes the poll. A timeout
 /// would arm and cancel a timer on every wait, a cost the seeds' servers do not pay. Without
 /// it, the wait also ends at the stop-flag tick (`STOP_POLL_INTERVAL`); while accepting is
-/// paused (`accept_pause`, out of fds), at the pause's end.
+/// paused (`accept_pause`, out of fds), at the pause's end. `wake_poller` false: an SQPOLL
+/// ring's queue is empty, so the wait only waits (the crate's submit calls wake a sleeping
+/// poller whenever they enter).
 fn wait_for_completions(
     submitter: &mut Submitter<'_>,
-    stoppable: bool,
+    (stoppable, wake_poller): (bool, bool),
     want: usize,
     accept_pause: Option<Duration>,
 ) -> anyhow::Result<()> {
@@ -237,6 +243,17 @@ fn wait_for_completions(
         (false, pause) => Some(pause.map_or(STOP_POLL_INTERVAL, |p| p.min(STOP_POLL_INTERVAL))),
     };
     let entered = match (limit, want) {
+        (limit, _) if !wake_poller => {
+            let timeout = limit.map(types::Timespec::from);
+            let args = match &timeout {
+                Some(timeout) => types::SubmitArgs::new().timespec(timeout),
+                None => types::SubmitArgs::new(),
+            };
+            let flags = EnterFlags::GETEVENTS | EnterFlags::EXT_ARG;
+            // SAFETY: nothing is submitted, and the extended argument is the kernel's
+            // io_uring_getevents_arg (SubmitArgs is transparent over it), alive for the call.
+            unsafe { submitter.enter(0, want as u32, flags.bits(), Some(&args)) }
+        }
         (None, 1) => submitter.submit_and_wait(1),
         (limit, _) => {
             // Batching waits for `want` completions, but settles for any after MIN_WAIT_USEC
