@@ -395,6 +395,36 @@ fn read_json(path: &std::path::Path) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
 }
 
+/// `serve echo` with `engine`'s two loops on CPUs 0 and 1, writing its stats to `stats`.
+fn two_loops(engine: &str, stats: &std::path::Path) -> Command {
+    let mut command = Command::new(BIN);
+    command
+        .args([
+            "serve",
+            "echo",
+            "--engine",
+            engine,
+            "--threads",
+            "2",
+            "--cpu",
+            "0-1",
+        ])
+        .args(["--listen", "127.0.0.1:0", "--quiet", "--stats"])
+        .arg(stats);
+    command
+}
+
+/// A short verified echo load of `connections` on two threads against `target`.
+fn two_load_threads(target: &str, connections: usize) -> std::process::Output {
+    Command::new(BIN)
+        .args(["load", "echo", "--target", target, "-t", "2", "-c"])
+        .arg(connections.to_string())
+        .args(short_window("300ms"))
+        .args(["--format", "json"])
+        .output()
+        .unwrap()
+}
+
 /// Goal: `serve --threads 2` runs two pinned loops that both serve, for every event-loop engine.
 /// Method: two loops on CPUs 0 and 1, two load threads with
 /// 16 connections; the load verifies every byte, and the server's per-loop counters show that
@@ -411,26 +441,8 @@ fn two_server_threads_each_serve_their_share() {
             continue;
         }
         let stats = dir.path().join(format!("{}.json", engine.name));
-        let mut command = Command::new(BIN);
-        command
-            .args(["serve", "echo", "--engine", engine.name, "--threads", "2"])
-            .args([
-                "--cpu",
-                "0-1",
-                "--listen",
-                "127.0.0.1:0",
-                "--quiet",
-                "--stats",
-            ])
-            .arg(&stats);
-        let server = ServerChild::start(command);
-        let target = server.address.clone();
-        let load = Command::new(BIN)
-            .args(["load", "echo", "--target", &target, "-c", "16", "-t", "2"])
-            .args(short_window("300ms"))
-            .args(["--format", "json"])
-            .output()
-            .unwrap();
+        let server = ServerChild::start(two_loops(engine.name, &stats));
+        let load = two_load_threads(&server.address, 16);
         assert!(server.stop().success(), "{}", engine.name);
         assert!(load.status.success(), "{}: {load:?}", engine.name);
         let stats = read_json(&stats);
@@ -453,41 +465,134 @@ fn two_server_threads_each_serve_their_share() {
     }
 }
 
-/// Goal: a study runs its servers with several loops and says so, and refuses the engines that
-/// have none. Method: an echo study with --server-threads 2 on CPUs 0-1, two load threads;
-/// every row verified and naming its server threads; `blocking` is refused with the reason.
+/// Runs ringside with `args`, which it must refuse with a sentence that contains `reason`.
+fn refused(args: &[&str], reason: &str) {
+    let output = Command::new(BIN).args(args).output().unwrap();
+    assert!(!output.status.success(), "{args:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains(reason), "{stderr}");
+}
+
+/// The `iou-sqp` (SQPOLL) threads of process `pid` now.
+fn sqpoll_threads_of(pid: u32) -> usize {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).unwrap();
+    tasks
+        .flatten()
+        .filter_map(|task| std::fs::read_to_string(task.path().join("comm")).ok())
+        .filter(|comm| comm.starts_with("iou-sqp"))
+        .count()
+}
+
+/// Goal: `serve --share-sqpoll` gives two loops one SQPOLL thread (IORING_SETUP_ATTACH_WQ)
+/// and still serves both. Method: uring-sqpoll with 2 loops on CPUs 0-1, with and without the
+/// flag, loaded by two verified load threads; while it serves, the server has exactly one
+/// `iou-sqp` thread with the flag and two without, and both loops served.
 #[test]
-fn a_study_with_two_server_threads() {
-    let output = Command::new(BIN)
-        .args(["echo", "--engine", "epoll,uring", "--server-threads", "2"])
-        .args([
-            "--server-cpu",
-            "0-1",
-            "--threads",
+fn two_loops_share_one_sqpoll_thread() {
+    let engine =
+        ringside::engines::find(ringside::engines::Workload::Echo, "uring-sqpoll").unwrap();
+    if let Err(reason) = engine.availability() {
+        eprintln!("skipped: {reason}");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for (share, pollers) in [(true, 1), (false, 2)] {
+        let stats = dir.path().join(format!("{share}.json"));
+        let mut command = two_loops("uring-sqpoll", &stats);
+        command.args(share.then_some("--share-sqpoll"));
+        let server = ServerChild::start(command);
+        let load = two_load_threads(&server.address, 8);
+        assert_eq!(
+            sqpoll_threads_of(server.child.id()),
+            pollers,
+            "shared: {share}"
+        );
+        assert!(server.stop().success());
+        assert!(load.status.success(), "{load:?}");
+        let document: serde_json::Value = serde_json::from_slice(&load.stdout).unwrap();
+        assert_eq!(document["results"][0]["verified"], true, "{document}");
+        let stats = read_json(&stats);
+        for one in stats["threads"].as_array().unwrap() {
+            assert!(one["bytes_sent"].as_u64().unwrap() > 0, "{stats}");
+        }
+    }
+    let epoll = [
+        "serve",
+        "echo",
+        "-e",
+        "epoll",
+        "--threads",
+        "2",
+        "--share-sqpoll",
+    ];
+    refused(&epoll, "no SQPOLL ring");
+    refused(
+        &[
+            "echo",
+            "--engine",
+            "epoll",
+            "--server-threads",
             "2",
-            "-c",
-            "8",
-            "--runs",
-            "1",
-        ])
+            "--share-sqpoll",
+        ],
+        "--share-sqpoll",
+    );
+}
+
+/// Goal: a study sweeps server threads as cells, splits the CPUs fairly for each count and
+/// says where the load shared them; it refuses the engines that have no loops. Method: an
+/// echo study with --server-threads 1,2 and the default CPUs: every row verified, naming its
+/// server threads, with one load thread per load CPU, and a note wherever load and server
+/// shared a CPU (2 loops on 2 CPUs); uring-sqpoll's 2-loop rows share one poller and say so;
+/// `blocking`, which has no loops, runs at 1 only, and is refused with the reason from a sweep
+/// without 1.
+#[test]
+fn a_study_sweeps_server_threads() {
+    let sqpoll = ringside::engines::find(ringside::engines::Workload::Echo, "uring-sqpoll")
+        .is_ok_and(|engine| engine.availability().is_ok());
+    let engines = if sqpoll {
+        "blocking,epoll,uring-sqpoll"
+    } else {
+        "blocking,epoll,uring"
+    };
+    let output = Command::new(BIN)
+        .args(["echo", "--engine", engines, "--server-threads", "1,2"])
+        .args(["-c", "8", "--runs", "1"])
+        .args(["--share-sqpoll"].iter().filter(|_| sqpoll))
         .args(short_window("300ms"))
         .args(["--format", "json", "--quiet"])
         .output()
         .unwrap();
     assert!(output.status.success(), "{output:?}");
     let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
-    for row in document["results"].as_array().unwrap() {
+    let rows = document["results"].as_array().unwrap();
+    assert_eq!(rows.len(), 5, "{document}");
+    for row in rows {
+        let params = &row["params"];
         assert_eq!(row["verified"], true, "{row}");
-        assert_eq!(row["params"]["server_threads"], 2, "{row}");
-        assert_eq!(row["params"]["server_cpus"], "0-1", "{row}");
+        let threads = params["server_threads"].as_u64().unwrap();
+        assert!(
+            threads == 1 || (threads == 2 && row["engine"] != "blocking"),
+            "{row}"
+        );
+        let client_cpus = params["client_cpus"].as_str().map_or(1, |list| {
+            ringside::system::pin::parse_cpus(list).unwrap().len()
+        });
+        assert_eq!(params["client_threads"], client_cpus, "{row}");
+        let shared = params.get("cpus_shared").is_some();
+        let noted = (row["notes"].as_array().into_iter().flatten())
+            .any(|note| note.as_str().unwrap().contains("sharing, not scaling"));
+        assert_eq!(shared, noted, "{row}");
+        let online = ringside::system::pin::cpus_online().len() as u64;
+        assert_eq!(shared, threads >= online, "{row}");
+        if row["engine"] == "uring-sqpoll" {
+            assert_eq!(params.get("sqpoll_shared").is_some(), threads == 2, "{row}");
+        }
     }
-    let output = Command::new(BIN)
-        .args(["echo", "--engine", "blocking", "--server-threads", "2"])
-        .output()
-        .unwrap();
-    assert!(!output.status.success());
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("event-loop engines"), "{stderr}");
+    let blocking = ["echo", "--engine", "blocking", "--server-threads", "2,4"];
+    refused(&blocking, "event-loop engines");
+    refused(&["echo", "--server-threads", "1,0"], "--server-threads");
+    refused(&["run", "--server-threads", "2,4"], "must include 1");
 }
 
 /// Goal: without root, --network veth is one clear sentence, before anything runs. Method: the

@@ -4,10 +4,11 @@ use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use super::common::{duration_arg, positive_duration_arg, size_arg, OutputArgs};
+use super::common::{cpus_arg, duration_arg, positive_duration_arg, size_arg, OutputArgs};
 use crate::load::{HttpLoad, LoadPlan, Mode, SLOW_READER_WINDOW_BYTES, STREAM_WINDOW_BYTES};
 use crate::protocols::http::request_bytes;
 use crate::studies::load::LoadCommand;
+use crate::system::pin::CpuList;
 use crate::system::tuning::Sched;
 
 #[derive(clap::Args, Debug, Clone)]
@@ -81,9 +82,9 @@ pub struct LoadRunArgs {
     /// closes.
     #[arg(long, default_value = "2s", value_parser = positive_duration_arg)]
     pub timeout: Duration,
-    /// Pin the client threads to this CPU.
-    #[arg(long)]
-    pub cpu: Option<usize>,
+    /// Pin the client threads to these CPUs (`1`, `2-3`): thread i on the i-th, round robin.
+    #[arg(long, value_name = "LIST", value_parser = cpus_arg)]
+    pub cpu: Option<CpuList>,
     /// Measure this server process over the window: kernel-counted syscalls, CPU, switches.
     #[arg(long)]
     pub server_pid: Option<i32>,
@@ -196,7 +197,11 @@ impl LoadRunArgs {
             warmup: self.warmup,
             threads: self.threads as usize,
             timeout: self.timeout,
-            cpu: self.cpu,
+            cpus: self
+                .cpu
+                .clone()
+                .map(|CpuList(cpus)| cpus)
+                .unwrap_or_default(),
             sched: self.sched,
             mode,
             read_bytes_per_sec: None,

@@ -19,7 +19,7 @@ use crate::protocols::Proto;
 use crate::studies::contender::Contender;
 use crate::studies::echo::EchoStudy;
 use crate::studies::http::HttpStudy;
-use crate::studies::net::{NetStudy, Rig};
+use crate::studies::net::{NetStudy, Placement, Rig};
 use crate::studies::serve::{runs_event_loops, Serve};
 use crate::system::network::{parse_loss, parse_rate, Network, PathPlan, Shaping};
 use crate::system::pin::{cpus_online, CpuList};
@@ -41,19 +41,37 @@ pub struct NetStudyArgs {
     /// `blocking` never serves).
     #[arg(long, default_value = "2s", value_parser = positive_duration_arg)]
     pub timeout: Duration,
-    /// CPU of the server process; with --server-threads, a list (`0-1`): loop i on the i-th
-    /// CPU, round robin.
-    #[arg(long, value_name = "LIST", default_value = "0", value_parser = cpus_arg)]
-    pub server_cpu: CpuList,
-    /// Event loops of the epoll and io_uring servers (`serve --threads`): one pinned thread,
-    /// one listening socket (SO_REUSEPORT) and one ring each. A fair split gives the loops
-    /// CPUs of their own and the load generator (--threads, --client-cpu) the others; on a
-    /// 2-CPU machine that is 1, and 2 shares the CPUs with the client.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
-    pub server_threads: u32,
-    /// CPU of the load generator.
-    #[arg(long, default_value_t = 1)]
-    pub client_cpu: usize,
+    /// CPUs of the server's event loops (`0-3`): loop i on the i-th, round robin [default:
+    /// the first online CPUs, one per loop].
+    #[arg(long, value_name = "LIST", value_parser = cpus_arg)]
+    pub server_cpu: Option<CpuList>,
+    /// Event loops of the epoll and io_uring servers (`serve --threads`), comma separated: a
+    /// cell each, alternated with the engines (`1,2,4` sweeps them). Each loop is one pinned
+    /// thread with its own listening socket (SO_REUSEPORT) and ring. A fair split gives every
+    /// loop a CPU of its own and the load generator the CPUs left, which is the default
+    /// (--server-cpu, --client-cpu): on 8 CPUs, 2 loops on CPUs 0-1 and 6 load threads on
+    /// 2-7. Where loops and load outnumber the CPUs they share them (2 loops on 2 CPUs: the
+    /// load runs on CPU 1 beside loop 1), which measures sharing, not scaling; such rows say
+    /// so (`cpus_shared`). Engines without loops (blocking, threads) run at 1 only.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "COUNTS",
+        default_value = "1"
+    )]
+    pub server_threads: Vec<String>,
+    /// CPUs of the load generator (`2-7`), load thread i on the i-th [default: the online CPUs
+    /// the server's loops leave, or the last online CPU when they leave none].
+    #[arg(long, value_name = "LIST", value_parser = cpus_arg)]
+    pub client_cpu: Option<CpuList>,
+    /// Load generator threads [default: one per CPU of --client-cpu's default or list].
+    #[arg(long, short = 't', value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub threads: Option<u32>,
+    /// With uring-sqpoll and more than one server thread: the later loops' rings attach to
+    /// the first loop's SQPOLL thread (IORING_SETUP_ATTACH_WQ), so all loops share one poller
+    /// instead of one each (recorded as `sqpoll_shared`).
+    #[arg(long)]
+    pub share_sqpoll: bool,
     /// Scheduling class of server and client (fifo = SCHED_FIFO 50, as `chrt -f 50`).
     #[arg(long, value_enum, default_value_t = Sched::Other)]
     pub sched: Sched,
@@ -154,9 +172,6 @@ pub struct EchoArgs {
     /// Measured time per run.
     #[arg(long, short = 'd', default_value = "5s", value_parser = positive_duration_arg)]
     pub duration: Duration,
-    /// Load generator threads.
-    #[arg(long, short = 't', default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
-    pub threads: u32,
     #[command(flatten)]
     pub study: NetStudyArgs,
 }
@@ -198,8 +213,17 @@ impl NetStudyArgs {
     ) -> anyhow::Result<NetStudy> {
         self.path.plan().check()?;
         let online = cpus_online();
-        let server_cpus = self.server_cpu.0.iter().map(|&cpu| ("--server-cpu", cpu));
-        for (flag, cpu) in server_cpus.chain([("--client-cpu", self.client_cpu)]) {
+        let given = |list: &Option<CpuList>| list.clone().map(|CpuList(cpus)| cpus);
+        let (server_cpus, client_cpus) = (given(&self.server_cpu), given(&self.client_cpu));
+        let server_cpus_named = server_cpus
+            .iter()
+            .flatten()
+            .map(|&cpu| ("--server-cpu", cpu));
+        let client_cpus_named = client_cpus
+            .iter()
+            .flatten()
+            .map(|&cpu| ("--client-cpu", cpu));
+        for (flag, cpu) in server_cpus_named.chain(client_cpus_named) {
             anyhow::ensure!(
                 online.contains(&cpu),
                 "{flag} {cpu} is not an online CPU here (online: {})",
@@ -240,11 +264,14 @@ impl NetStudyArgs {
             }
             names => select(workload, names)?,
         };
+        let server_thread_counts = server_thread_counts(&self.server_threads)?;
         if let Some(engine) = engines.iter().find(|engine| !runs_event_loops(engine)) {
+            // Such engines run at one loop only, so a sweep must include it.
             anyhow::ensure!(
-                self.server_threads == 1,
+                server_thread_counts.contains(&1),
                 "--server-threads applies to the event-loop engines (epoll and io_uring); leave \
-                 {} out of --engine, it serves with a thread per connection or one at a time",
+                 {} out of --engine, it serves with a thread per connection or one at a time \
+                 (in a sweep that includes 1 it runs at 1 only)",
                 engine.name
             );
         }
@@ -252,7 +279,22 @@ impl NetStudyArgs {
             self.contenders.is_empty() || self.path.network == Network::Loopback,
             "--contender servers run on loopback only; leave out --network veth to measure them"
         );
-        let server_cpu = self.server_cpu.0[0];
+        anyhow::ensure!(
+            !self.share_sqpoll
+                || (engines.iter().any(|engine| engine.needs.setup.sqpoll)
+                    && server_thread_counts.iter().any(|&count| count > 1)),
+            "--share-sqpoll shares uring-sqpoll's poller between server threads: it needs \
+             uring-sqpoll in --engine and a --server-threads count above 1"
+        );
+        let placement = Placement {
+            online,
+            server_cpus,
+            client_cpus,
+            client_threads: self.threads.map(|threads| threads as usize),
+        };
+        let (first_count, sweep) = (server_thread_counts[0], server_thread_counts.len() > 1);
+        let cpus = placement.split(first_count);
+        let server_cpu = cpus.server[0];
         Ok(NetStudy {
             engines,
             contenders: (self.contenders.iter())
@@ -262,16 +304,17 @@ impl NetStudyArgs {
                 })
                 .collect(),
             connection_counts,
+            server_thread_counts,
             contender_connection_counts,
             runs: self.runs,
             duration,
             warmup: self.warmup,
             timeout: self.timeout,
             rig: Rig {
-                server_cpu,
-                server_threads: self.server_threads as usize,
-                server_cpus: self.server_cpu.0.clone(),
-                client_cpu: self.client_cpu,
+                server_threads: first_count,
+                cpus,
+                record_threads: sweep,
+                share_sqpoll: self.share_sqpoll,
                 sched: self.sched,
                 idle: self.idle,
                 serve,
@@ -280,6 +323,7 @@ impl NetStudyArgs {
                 ring_events: self.ring_events,
                 idle_timeout: self.idle_timeout,
             },
+            placement,
             destination: self.output.destination(self.json.clone())?,
             quiet: self.quiet,
         })
@@ -301,11 +345,7 @@ impl EchoArgs {
                 .filter(|&n| (1..=1 << 24).contains(&n))
                 .map(|n| n as usize)
         })?;
-        let study = EchoStudy {
-            net,
-            payloads,
-            threads: self.threads,
-        };
+        let study = EchoStudy { net, payloads };
         crate::studies::echo::run(&study)
     }
 }
@@ -348,9 +388,15 @@ pub struct ServeArgs {
     /// their own CPUs and the load generator the rest: `--threads 2 --cpu 0-1` on a 4-CPU
     /// machine, the load on CPUs 2-3. Each loop also has its own io-wq workers: since Linux
     /// 5.12 the pool belongs to the thread, and IORING_SETUP_ATTACH_WQ shares only an SQPOLL
-    /// thread, so rings cannot share one.
+    /// thread (--share-sqpoll), so rings cannot share one.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
     pub threads: u32,
+    /// uring-sqpoll with --threads above 1: the later loops' rings attach to the first loop's
+    /// ring (IORING_SETUP_ATTACH_WQ), so one SQPOLL thread polls every loop's ring instead of
+    /// one thread each. That is all ATTACH_WQ shares since Linux 5.12: io-wq workers belong
+    /// to each thread.
+    #[arg(long)]
+    pub share_sqpoll: bool,
     /// Connections served at once; more are accepted and closed at once.
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_connections: u32,
@@ -401,6 +447,15 @@ pub struct HttpServeArgs {
     /// so that larger sends are measured.
     #[arg(long, value_parser = body_size_arg)]
     pub body_size: Option<usize>,
+}
+
+/// `--server-threads 1,2,4`: counts of server loops from 1 to 256.
+pub fn server_thread_counts(texts: &[String]) -> anyhow::Result<Vec<usize>> {
+    parse_list(texts, "--server-threads", |text| {
+        text.parse::<usize>()
+            .ok()
+            .filter(|&n| (1..=256).contains(&n))
+    })
 }
 
 /// A body size the servers take, kept as written (rows record it so).
@@ -475,6 +530,7 @@ impl ServeArgs {
             listen: self.listen,
             cpus,
             threads: self.threads as usize,
+            share_sqpoll: self.share_sqpoll,
             max_connections: self.max_connections as usize,
             provided_buffers: self.provided_buffers,
             idle_timeout: self.idle_timeout,

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use super::net::PathArgs;
+use super::net::{server_thread_counts, PathArgs};
 use crate::output::Format;
 use crate::report::compare::Comparison;
 use crate::report::merge::Merge;
@@ -108,6 +108,15 @@ pub struct RunArgs {
     /// cost the figures about 5% here (bench/counters.md).
     #[arg(long)]
     pub ring_events: bool,
+    /// The echo and HTTP steps' server loops, comma separated (`1,2,4`): a cell each, as
+    /// `echo --server-threads` (the CPUs split for each count; engines without loops at 1).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "COUNTS",
+        default_value = "1"
+    )]
+    pub server_threads: Vec<String>,
 }
 
 impl RunArgs {
@@ -118,6 +127,12 @@ impl RunArgs {
             _ => Mode::Default,
         };
         self.path.plan().check()?;
+        let server_threads = server_thread_counts(&self.server_threads)?;
+        anyhow::ensure!(
+            server_threads.contains(&1),
+            "run --server-threads must include 1: the echo and HTTP steps' engines without \
+             event loops (blocking, threads) run at 1 only"
+        );
         crate::run::run(&RunPlan {
             mode,
             out: self.out.clone(),
@@ -126,6 +141,7 @@ impl RunArgs {
             contenders: self.contenders.clone(),
             path: self.path.plan(),
             ring_events: self.ring_events,
+            server_threads,
         })
     }
 }

@@ -12,7 +12,7 @@ use rustix::io::Errno;
 use rustix::net::{AddressFamily, SocketFlags, SocketType};
 use serde::{Deserialize, Serialize};
 
-use super::uring::ring::Helpers;
+use super::uring::ring::{Helpers, SqpollShare};
 use super::{EngineDef, Make};
 use crate::protocols::Proto;
 use crate::system::stop::stopped;
@@ -264,6 +264,10 @@ pub struct Run<'a> {
     pub counters: &'a ServerCounters,
     /// The kernel threads an io_uring server sets up for its ring (others ignore them).
     pub helpers: &'a Helpers,
+    /// Which of the server's loops this is (0: the first).
+    pub loop_index: usize,
+    /// The SQPOLL thread the loops' rings share (`serve --share-sqpoll`); None: one each.
+    pub sqpoll_share: Option<&'a SqpollShare>,
 }
 
 /// Runs the server loop of `engine` until the stop flag rises.

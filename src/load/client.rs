@@ -47,9 +47,10 @@ impl LoadReport {
 pub fn client_thread(
     plan: &LoadPlan,
     ids: std::ops::Range<usize>,
+    cpu: Option<usize>,
     shared: &Shared,
 ) -> anyhow::Result<LoadReport> {
-    let prepared = prepare_thread(plan, ids);
+    let prepared = prepare_thread(plan, ids, cpu);
     shared.ready.fetch_add(1, Ordering::AcqRel);
     let (epoll_fd, connections, connect_errors) = prepared?;
     shared
@@ -295,8 +296,12 @@ const CONNECT_BUDGET_PER_CONNECTION: Duration = Duration::from_millis(1);
 /// a server whose accept queue is full every further connect would wait out its own timeout
 /// (the SYN is dropped), 10,000 of them for hours; those not connected by then are counted as
 /// connect errors without trying.
-fn prepare_thread(plan: &LoadPlan, ids: std::ops::Range<usize>) -> anyhow::Result<Prepared> {
-    if let Some(cpu) = plan.cpu {
+fn prepare_thread(
+    plan: &LoadPlan,
+    ids: std::ops::Range<usize>,
+    cpu: Option<usize>,
+) -> anyhow::Result<Prepared> {
+    if let Some(cpu) = cpu {
         crate::system::pin::pin_current_thread(cpu)?;
     }
     plan.sched.apply_to_current_thread()?;

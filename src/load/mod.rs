@@ -69,7 +69,8 @@ pub struct LoadPlan {
     pub warmup: Duration,
     pub threads: usize,
     pub timeout: Duration,
-    pub cpu: Option<usize>,
+    /// Pin load thread i to the i-th of these CPUs (round robin); empty: unpinned.
+    pub cpus: Vec<usize>,
     pub sched: Sched,
     /// How echo connections use the server (ignored by HTTP runs).
     pub mode: Mode,
@@ -265,10 +266,11 @@ pub fn run(plan: &LoadPlan, on_window: &mut dyn FnMut(WindowEdge)) -> anyhow::Re
                 let first = plan.connections * index / threads;
                 let last = plan.connections * (index + 1) / threads;
                 let shared = &shared;
+                let cpu = (!plan.cpus.is_empty()).then(|| plan.cpus[index % plan.cpus.len()]);
                 std::thread::Builder::new()
                     .name(format!("ringside-load-{index}"))
                     .spawn_scoped(scope, move || {
-                        client::client_thread(plan, first..last, shared)
+                        client::client_thread(plan, first..last, cpu, shared)
                     })
             })
             .collect();

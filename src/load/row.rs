@@ -291,7 +291,7 @@ mod tests {
             warmup: Duration::ZERO,
             threads: 1,
             timeout: Duration::from_secs(1),
-            cpu: None,
+            cpus: Vec::new(),
             sched: Sched::Other,
             mode: Mode::PingPong,
             read_bytes_per_sec: None,

@@ -10,6 +10,8 @@ use crate::report::contenders::reference;
 use crate::report::ladder::ladder;
 use crate::report::numbers::{per_op, ratio, throughput};
 use crate::report::summary::{op_noun, runs_text, EngineSummary, Study, PERCENTILES};
+use crate::report::threads::ThreadSweep;
+use crate::stats::Spread;
 
 const WIDTH_PX: u32 = 780;
 const ROW_PX: u32 = 30;
@@ -419,13 +421,7 @@ pub fn latency_chart(study: &Study) -> anyhow::Result<Option<String>> {
         for line in lines {
             draw_latency_line(&mut chart, line)?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .label_font((FONT, 12))
-            .draw()?;
+        draw_legend(&mut chart)?;
         root.present()?;
     }
     Ok(Some(svg))
@@ -458,6 +454,113 @@ fn draw_latency_line(chart: &mut LatencyChart, line: LatencyLine) -> anyhow::Res
         .map(|point| Circle::new(point, 3, color.filled()));
     chart.draw_series(dots)?;
     Ok(())
+}
+
+/// The engines' legend of a line chart, top left over a translucent background.
+fn draw_legend<'a, CT: CoordTranslate>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, CT>,
+) -> anyhow::Result<()> {
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .label_font((FONT, 12))
+        .draw()?;
+    Ok(())
+}
+
+/// One figure of an engine's runs that a sweep chart draws, and what it is called.
+type SweepFigure = (&'static str, fn(&EngineSummary) -> Spread);
+
+/// What the sweep charts draw against server threads: throughput, then server CPU per op.
+const SWEEP_FIGURES: [SweepFigure; 2] = [
+    ("throughput", |engine| engine.throughput),
+    ("server CPU µs per op", |engine| engine.cpu_us_per_op),
+];
+
+/// Throughput and server CPU per operation against the server's event loops, one line per
+/// engine, whiskers from the slowest to the fastest run.
+pub fn thread_sweep_charts(sweep: &ThreadSweep) -> anyhow::Result<Vec<String>> {
+    SWEEP_FIGURES
+        .iter()
+        .map(|figure| thread_sweep_chart(sweep, figure))
+        .collect()
+}
+
+fn thread_sweep_chart(sweep: &ThreadSweep, figure: &SweepFigure) -> anyhow::Result<String> {
+    let (what, value) = *figure;
+    let unit = match what {
+        "throughput" => sweep.unit(),
+        _ => "µs".to_string(),
+    };
+    let engines = sweep.engines();
+    let most = sweep
+        .points
+        .iter()
+        .map(|(threads, _)| *threads)
+        .max()
+        .unwrap_or(1);
+    let high = (engines.iter())
+        .flat_map(|engine| sweep.runs_of(engine).map(|(_, runs)| value(runs).max))
+        .fold(0.0, f64::max);
+    let shared: Vec<u64> = (sweep.points.iter())
+        .map(|(threads, _)| *threads)
+        .filter(|&threads| sweep.shared_cpus(threads).is_some())
+        .collect();
+    let mut axis = "server threads (event loops; median of each count's runs, whiskers: \
+                    slowest to fastest run)"
+        .to_string();
+    if let Some(first) = shared.first() {
+        axis = format!("{axis}; from {first} threads the load shared a CPU with the server");
+    }
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH_PX, 380)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(
+                format!("{what} ({unit}) against server threads"),
+                (FONT, 16),
+            )
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(70)
+            .build_cartesian_2d(0.5..most as f64 + 0.5, 0.0..(high * 1.15).max(1.0))?;
+        chart
+            .configure_mesh()
+            .x_labels(most as usize + 1)
+            .x_label_formatter(&|position| match position.fract() == 0.0 {
+                true => format!("{position:.0}"),
+                false => String::new(),
+            })
+            .y_label_formatter(&|position| per_op(*position))
+            .y_desc(unit.as_str())
+            .x_desc(axis.as_str())
+            .label_style((FONT, 12))
+            .draw()?;
+        for (index, engine) in engines.iter().enumerate() {
+            let color = color_of(index, false);
+            let runs: Vec<(f64, Spread)> = (sweep.runs_of(engine))
+                .map(|(threads, summary)| (threads as f64, value(summary)))
+                .collect();
+            let line = runs.iter().map(|(x, spread)| (*x, spread.median));
+            chart
+                .draw_series(LineSeries::new(line, color.stroke_width(2)))?
+                .label(*engine)
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color));
+            let whiskers = runs.iter().map(|(x, spread)| {
+                PathElement::new(vec![(*x, spread.min), (*x, spread.max)], color)
+            });
+            chart.draw_series(whiskers)?;
+            let dots = (runs.iter())
+                .map(|(x, spread)| Circle::new((*x, spread.median), 3, color.filled()));
+            chart.draw_series(dots)?;
+        }
+        draw_legend(&mut chart)?;
+        root.present()?;
+    }
+    Ok(svg)
 }
 
 /// The whole powers of ten (as log10) that enclose the positive `values`, at least one apart.

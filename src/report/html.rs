@@ -5,12 +5,14 @@
 
 use crate::report::answer::{answer, Answer};
 use crate::report::chart::{
-    contenders_chart, ladder_chart, latency_chart, syscalls_chart, throughput_chart,
+    contenders_chart, ladder_chart, latency_chart, syscalls_chart, thread_sweep_charts,
+    throughput_chart,
 };
 use crate::report::contenders::{contender_cells, contender_verdicts};
 use crate::report::environment::{facts, warnings};
 use crate::report::summary::Study;
-use crate::report::table::{cells, Cells};
+use crate::report::table::{cells, sweep_cells, Cells};
+use crate::report::threads::thread_sweeps;
 use crate::report::verdict::verdict;
 use crate::row::Document;
 
@@ -39,6 +41,17 @@ pub fn render_html(document: &Document, studies: &[Study]) -> anyhow::Result<Str
     }
     for study in studies {
         page.push_str(&study_section(study)?);
+    }
+    for sweep in thread_sweeps(studies) {
+        page.push_str(&format!(
+            "<section>\n<h2>{}: against server threads</h2>\n{}",
+            escape(&sweep.title),
+            table(&sweep_cells(&sweep))
+        ));
+        for svg in thread_sweep_charts(&sweep)? {
+            page.push_str(&format!("<figure>{svg}</figure>\n"));
+        }
+        page.push_str("</section>\n");
     }
     page.push_str(&environment_section(&document.env));
     page.push_str("</body></html>\n");

@@ -7,7 +7,8 @@ use comfy_table::{presets, Table};
 use crate::report::answer::{answer, Answer};
 use crate::report::contenders::{contender_cells, contender_verdicts};
 use crate::report::summary::Study;
-use crate::report::table::{cells, Cells};
+use crate::report::table::{cells, sweep_cells, Cells};
+use crate::report::threads::thread_sweeps;
 use crate::report::verdict::verdict;
 use crate::row::Document;
 
@@ -26,6 +27,13 @@ pub fn render_markdown(document: &Document, studies: &[Study]) -> String {
     }
     for study in studies {
         text.push_str(&study_section(study));
+    }
+    for sweep in thread_sweeps(studies) {
+        text.push_str(&format!(
+            "## {}: against server threads\n\n{}\n\n",
+            sweep.title,
+            markdown_table(sweep_cells(&sweep))
+        ));
     }
     text
 }

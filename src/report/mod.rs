@@ -17,6 +17,7 @@ pub mod merge;
 pub mod numbers;
 pub mod summary;
 pub mod table;
+pub mod threads;
 pub mod verdict;
 
 use std::path::{Path, PathBuf};

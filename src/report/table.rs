@@ -5,6 +5,7 @@
 use crate::report::ladder::{ladder, rung_of};
 use crate::report::numbers::{per_op, range, ratio, throughput};
 use crate::report::summary::{op_noun, EngineSummary, Study};
+use crate::report::threads::ThreadSweep;
 
 /// A header and one line of cells per engine.
 pub struct Cells {
@@ -78,4 +79,37 @@ fn line(study: &Study, engine: &EngineSummary, step: String) -> Vec<String> {
         .to_string(),
     );
     cells
+}
+
+/// A server-thread sweep's cells: per engine and count, the headline's median and min–max,
+/// × the engine's own first count, CPU per operation, and the CPUs the load shared.
+pub fn sweep_cells(sweep: &ThreadSweep) -> Cells {
+    let (_, first) = sweep.points[0];
+    let (unit, noun) = (sweep.unit(), op_noun(&first.workload));
+    let header = vec![
+        "engine".to_string(),
+        "server threads".to_string(),
+        format!("{unit} median"),
+        format!("{unit} min–max"),
+        "× its fewest threads".to_string(),
+        format!("CPU µs/{noun}"),
+        "CPUs shared with the load".to_string(),
+    ];
+    let mut lines = Vec::new();
+    for engine in sweep.engines() {
+        let mut base = None;
+        for (threads, summary) in sweep.runs_of(engine) {
+            let base = *base.get_or_insert(summary.throughput.median);
+            lines.push(vec![
+                engine.to_string(),
+                threads.to_string(),
+                throughput(first.headline, summary.throughput.median),
+                range(first.headline, &summary.throughput),
+                ratio(summary.throughput.median / base),
+                per_op(summary.cpu_us_per_op.median),
+                sweep.shared_cpus(threads).unwrap_or("none").to_string(),
+            ]);
+        }
+    }
+    Cells { header, lines }
 }

@@ -19,6 +19,7 @@ use crate::row::Row;
 use crate::stats::per_second;
 use crate::studies::net::{Rig, ServerProcess};
 use crate::system::network::{NetPath, PathPlan};
+use crate::system::pin::CpuSplit;
 use crate::system::tuning::{Idle, Sched};
 
 /// The fio engines run as controls, with the arguments that make them fio's equivalents.
@@ -185,10 +186,13 @@ pub fn wrk_http(rows: &[Row], duration: &str) -> anyhow::Result<Vec<Row>> {
             }
             let server_cpu = cpu("server_cpu", 0);
             let rig = Rig {
-                server_cpu,
                 server_threads: 1,
-                server_cpus: vec![server_cpu],
-                client_cpu: cpu("client_cpu", 1),
+                cpus: CpuSplit {
+                    server: vec![server_cpu],
+                    client: vec![cpu("client_cpu", 1)],
+                },
+                record_threads: false,
+                share_sqpoll: false,
                 sched: Sched::Other,
                 idle: Idle::Default,
                 serve,
@@ -201,7 +205,7 @@ pub fn wrk_http(rows: &[Row], duration: &str) -> anyhow::Result<Vec<Row>> {
             let mut meter = ProcessMeter::new(server.child.id() as i32);
             meter.start().context("cannot measure the server")?;
             let output = Command::new("taskset")
-                .args(["-c", &rig.client_cpu.to_string(), "wrk", "-t1"])
+                .args(["-c", &rig.client_cpu().to_string(), "wrk", "-t1"])
                 .arg(format!("-c{connections}"))
                 .arg(format!("-d{duration}"))
                 .arg("--latency")

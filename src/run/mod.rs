@@ -42,6 +42,8 @@ pub struct RunPlan {
     pub path: PathPlan,
     /// Every step counts io_uring's tracepoints too (`--ring-events`).
     pub ring_events: bool,
+    /// The echo and HTTP steps' server loops (`--server-threads 1,2`), a cell each.
+    pub server_threads: Vec<usize>,
 }
 
 /// What the steps produced so far.
@@ -79,10 +81,11 @@ pub fn run(args: &RunPlan) -> anyhow::Result<ExitCode> {
         contender_notes.push("contenders: skipped, they run on loopback only".into());
     }
     let with_contenders = !references.is_empty();
+    let loops = args.server_threads.len() as u64;
     stop_flag();
     let steps = plan(mode);
     let total_seconds: u64 = (steps.iter())
-        .map(|step| step.seconds(mode, with_contenders))
+        .map(|step| step.seconds(mode, with_contenders, loops))
         .sum();
     let progress = Progress::timed(total_seconds, args.quiet);
     let mut done_seconds = 0;
@@ -100,7 +103,7 @@ pub fn run(args: &RunPlan) -> anyhow::Result<ExitCode> {
         progress.line(format!(
             "ringside run: {counter}: {} (about {} s; about {} s left in the study)",
             step.name,
-            step.seconds(mode, with_contenders),
+            step.seconds(mode, with_contenders, loops),
             total_seconds - done_seconds
         ));
         progress.step(format!("{counter}: {}", step.name));
@@ -113,12 +116,13 @@ pub fn run(args: &RunPlan) -> anyhow::Result<ExitCode> {
             quiet: args.quiet,
             path: args.path,
             ring_events: args.ring_events,
+            server_threads: &args.server_threads,
             done_seconds,
             contenders: &references,
             contenders_dir: &contenders_dir,
         };
         run_step(&context, step, &mut collected);
-        done_seconds += step.seconds(mode, with_contenders);
+        done_seconds += step.seconds(mode, with_contenders, loops);
         progress.set_position(done_seconds);
     }
     progress.finish();
@@ -149,6 +153,8 @@ struct StepContext<'a> {
     path: PathPlan,
     /// `run --ring-events`: every step counts io_uring's tracepoints too.
     ring_events: bool,
+    /// `run --server-threads`: the network steps' server loops.
+    server_threads: &'a [usize],
     /// Estimated seconds of the steps before this one: where the bar stands when it starts.
     done_seconds: u64,
     /// The reference contenders the network steps add, and where they were built.
@@ -186,6 +192,14 @@ fn run_step(context: &StepContext, step: &Step, collected: &mut Collected) {
     }
     if step.takes_network {
         command.args(context.path.args());
+        if context.server_threads != [1] {
+            let counts: Vec<String> = context
+                .server_threads
+                .iter()
+                .map(usize::to_string)
+                .collect();
+            command.args(["--server-threads", &counts.join(",")]);
+        }
     }
     if context.quiet {
         command.arg("--quiet");
@@ -204,8 +218,9 @@ fn run_step(context: &StepContext, step: &Step, collected: &mut Collected) {
     if context.ring_events {
         command.arg("--ring-events");
     }
-    let limit = step_limit(step, mode, with_contenders);
-    let estimate = Duration::from_secs(step.seconds(mode, with_contenders));
+    let loops = context.server_threads.len() as u64;
+    let estimate = Duration::from_secs(step.seconds(mode, with_contenders, loops));
+    let limit = step_limit(estimate);
     let advance = |elapsed: Duration| {
         progress.set_position(context.done_seconds + elapsed.min(estimate).as_secs());
     };
@@ -257,8 +272,8 @@ fn run_step(context: &StepContext, step: &Step, collected: &mut Collected) {
 
 /// How long a step may take before it is stopped: ten times its estimate, at least two
 /// minutes. An engine stuck waiting for a completion must not hang the whole study.
-fn step_limit(step: &Step, mode: Mode, with_contenders: bool) -> Duration {
-    Duration::from_secs((step.seconds(mode, with_contenders) * 10).max(120))
+fn step_limit(estimate: Duration) -> Duration {
+    (estimate * 10).max(Duration::from_secs(120))
 }
 
 /// A step's running process and, when its stderr is forwarded, word from the forwarding

@@ -58,13 +58,20 @@ impl Step {
         self.args[mode.index()]
     }
 
-    /// Seconds the step takes in `mode`, with the reference contenders or without.
-    pub fn seconds(&self, mode: Mode, with_contenders: bool) -> u64 {
+    /// Seconds the step takes in `mode`, with the reference contenders or without, its
+    /// engines' cells at `server_thread_counts` counts of server loops when it takes the
+    /// network flags (`run --server-threads 1,2`: twice the cells).
+    pub fn seconds(&self, mode: Mode, with_contenders: bool, server_thread_counts: u64) -> u64 {
         let contenders = match (with_contenders, self.contenders(mode)) {
             (true, Some(_)) => self.contender_seconds[mode.index()],
             _ => 0,
         };
-        self.seconds[mode.index()] + contenders
+        let cells = if self.takes_network {
+            server_thread_counts
+        } else {
+            1
+        };
+        self.seconds[mode.index()] * cells + contenders
     }
 
     /// The connection counts the reference contenders run at in `mode`, if they join.
@@ -237,8 +244,15 @@ mod tests {
         assert_eq!(plan(Mode::Full).len(), STEPS.len());
         let seconds: u64 = plan(Mode::Default)
             .iter()
-            .map(|s| s.seconds(Mode::Default, true))
+            .map(|s| s.seconds(Mode::Default, true, 1))
             .sum();
+        let echo = STEPS.iter().find(|step| step.name == "echo").unwrap();
+        let one = echo.seconds(Mode::Default, false, 1);
+        assert_eq!(
+            echo.seconds(Mode::Default, false, 2),
+            2 * one,
+            "a cell per loop count"
+        );
         assert!(
             seconds <= 450,
             "the default study should take about seven minutes: every rung of the ladder and \

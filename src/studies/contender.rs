@@ -156,7 +156,7 @@ pub fn failed_row(
 fn start(contender: &Contender, rig: &Rig) -> Result<ServerProcess, String> {
     let port = free_port().map_err(|error| format!("found no free port: {error}"))?;
     let address = SocketAddr::from(([127, 0, 0, 1], port));
-    let line = contender.command_line(port, rig.server_cpu);
+    let line = contender.command_line(port, rig.server_cpu());
     let mut command = Command::new("sh");
     command
         .args(["-c", STOP_THEN_RUN, "ringside-contender", &line])
@@ -164,7 +164,7 @@ fn start(contender: &Contender, rig: &Rig) -> Result<ServerProcess, String> {
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .process_group(0);
-    let (cpu, sched) = (rig.server_cpu, rig.sched);
+    let (cpu, sched) = (rig.server_cpu(), rig.sched);
     // SAFETY: the closure runs in the forked child before exec and makes only syscalls
     // (sched_setaffinity, sched_setscheduler), no allocation.
     unsafe {

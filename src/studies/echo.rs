@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use comfy_table::{presets, Cell, CellAlignment, Table};
 
-use super::net::{engines_in, markers, param, per_message, NetCell, NetStudy};
+use super::net::{lines_in, markers, param, per_message, NetCell, NetStudy};
 use crate::load::{LoadPlan, Mode, SLOW_READER_WINDOW_BYTES};
 use crate::row::Row;
 use crate::stats::median;
@@ -25,22 +25,19 @@ pub struct EchoStudy {
     pub net: NetStudy,
     /// Message sizes: one table each.
     pub payloads: Vec<usize>,
-    /// Load generator threads.
-    pub threads: u32,
 }
 
 pub fn run(study: &EchoStudy) -> anyhow::Result<ExitCode> {
     let net = &study.net;
     let payloads: Vec<Option<usize>> = study.payloads.iter().copied().map(Some).collect();
-    let plan_of = |cell: &NetCell| LoadPlan {
-        threads: study.threads as usize,
-        ..net.load_plan(cell, cell.payload_bytes.expect("a payload"), Mode::PingPong)
+    let plan_of = |cell: &NetCell| {
+        net.load_plan(cell, cell.payload_bytes.expect("a payload"), Mode::PingPong)
     };
     let line = |cell: &NetCell, run: u32, row: &mut Row| {
         format!(
             "{:<16} run {run} conn {:>4} payload {:>5} B: {:>9.0} msg/s, {:.2} syscalls/msg, \
              {:.1} µs server CPU/msg",
-            cell.server.name(),
+            cell.server_label(),
             cell.connections,
             cell.payload_bytes.unwrap_or(0),
             row.ops_per_sec,
@@ -157,7 +154,7 @@ pub fn render_study(all_rows: &[Row], connection_counts: &[usize]) -> String {
     payloads.dedup();
     payloads.sort_unstable();
     payloads.dedup();
-    let engines = engines_in(rows);
+    let lines = lines_in(rows);
     let mut text = String::new();
     for payload in &payloads {
         for (title, metric) in &METRICS {
@@ -167,12 +164,12 @@ pub fn render_study(all_rows: &[Row], connection_counts: &[usize]) -> String {
             let mut header = vec!["engine".to_string()];
             header.extend(connection_counts.iter().map(|c| format!("{c} conn")));
             table.set_header(header);
-            for engine in &engines {
-                let mut cells = vec![Cell::new(engine)];
+            for line in &lines {
+                let mut cells = vec![Cell::new(line.label())];
                 for &connections in connection_counts {
                     let runs: Vec<&Row> = rows
                         .iter()
-                        .filter(|r| r.engine == *engine)
+                        .filter(|r| line.holds(r))
                         .filter(|r| param(r, "payload_bytes") == Some(*payload))
                         .filter(|r| param(r, "connections") == Some(connections as u64))
                         .collect();

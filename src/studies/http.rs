@@ -12,7 +12,7 @@ use std::process::ExitCode;
 
 use comfy_table::{presets, Cell, CellAlignment, Table};
 
-use super::net::{engines_in, markers, param, per_message, NetCell, NetStudy};
+use super::net::{lines_in, markers, param, per_message, NetCell, NetStudy, TableLine};
 use crate::load::{HttpLoad, LoadPlan, Mode};
 use crate::protocols::http::request_bytes;
 use crate::row::Row;
@@ -43,7 +43,7 @@ pub fn run(study: &HttpStudy) -> anyhow::Result<ExitCode> {
         format!(
             "{:<16} run {run} conn {:>4}: {:>9.0} req/s, {:.2} syscalls/req, \
              {:.1} µs server CPU/req",
-            cell.server.name(),
+            cell.server_label(),
             cell.connections,
             row.ops_per_sec,
             per_message(row, row.syscalls as f64),
@@ -56,20 +56,19 @@ pub fn run(study: &HttpStudy) -> anyhow::Result<ExitCode> {
 
 /// Seed 001's table per connection count; every figure is the median over the runs.
 pub fn render_study(rows: &[Row], connection_counts: &[usize]) -> String {
-    let engines = engines_in(rows);
+    let lines = lines_in(rows);
+    // The first epoll line (one loop, in a sweep) is the baseline of every other line.
+    let baseline_line = lines.iter().find(|line| line.engine == "epoll");
     let mut text = String::new();
     for &connections in connection_counts {
-        let cell = |engine: &str| -> Vec<&Row> {
+        let cell = |line: &TableLine| -> Vec<&Row> {
             rows.iter()
-                .filter(|r| r.engine == engine)
+                .filter(|r| line.holds(r))
                 .filter(|r| param(r, "connections") == Some(connections as u64))
                 .collect()
         };
         let rate = |runs: &[&Row]| median(&runs.iter().map(|r| r.ops_per_sec).collect::<Vec<_>>());
-        let baseline = engines
-            .iter()
-            .find(|&&engine| engine == "epoll")
-            .map(|&engine| rate(&cell(engine)));
+        let baseline = baseline_line.map(|line| rate(&cell(line)));
         text.push_str(&format!(
             "HTTP, {connections} connections: median of {} runs per engine\n",
             rows.iter().map(|r| r.run).max().unwrap_or(0)
@@ -86,10 +85,11 @@ pub fn render_study(rows: &[Row], connection_counts: &[usize]) -> String {
             "server CPU µs/req",
             "server syscalls/req",
         ]);
-        for engine in &engines {
-            let runs = cell(engine);
+        for line in &lines {
+            let runs = cell(line);
             if !runs.is_empty() {
-                table.add_row(engine_cells(engine, &runs, baseline));
+                let is_baseline = Some(line) == baseline_line;
+                table.add_row(engine_cells(&line.label(), &runs, baseline, is_baseline));
             }
         }
         text.push_str(&table.to_string());
@@ -103,15 +103,16 @@ pub fn render_study(rows: &[Row], connection_counts: &[usize]) -> String {
     text
 }
 
-/// One engine's line: the medians of its runs, and its requests against the epoll baseline.
-fn engine_cells(engine: &str, runs: &[&Row], baseline: Option<f64>) -> Vec<Cell> {
+/// One engine's line, `label`: the medians of its runs, and its requests against the epoll
+/// baseline (the line that `is_baseline`).
+fn engine_cells(label: &str, runs: &[&Row], baseline: Option<f64>, is_baseline: bool) -> Vec<Cell> {
     let latency = |f: fn(&Row) -> Option<u64>| {
         let values: Vec<f64> = runs.iter().filter_map(|r| f(r)).map(|v| v as f64).collect();
         format_ns(median(&values))
     };
     let requests = median(&runs.iter().map(|r| r.ops_per_sec).collect::<Vec<_>>());
     let more = match baseline {
-        Some(_) if engine == "epoll" => "Baseline".to_string(),
+        Some(_) if is_baseline => "Baseline".to_string(),
         Some(base) if base > 0.0 => format!("{:+.2}%", (requests / base - 1.0) * 100.0),
         _ => "-".to_string(),
     };
@@ -125,7 +126,7 @@ fn engine_cells(engine: &str, runs: &[&Row], baseline: Option<f64>) -> Vec<Cell>
         .collect();
     let right = |text: String| Cell::new(text).set_alignment(CellAlignment::Right);
     vec![
-        Cell::new(format!("{engine}{}", markers(runs))),
+        Cell::new(format!("{label}{}", markers(runs))),
         right(latency(|r| r.latency_ns_p50)),
         right(latency(|r| r.latency_ns_p99)),
         right(latency(|r| r.latency_ns_p999)),
@@ -142,5 +143,55 @@ fn format_ns(ns: f64) -> String {
         format!("{:.2}ms", ns / 1e6)
     } else {
         format!("{:.0}µs", ns / 1e3)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Map, Value};
+
+    fn row(engine: &str, server_threads: u64, ops_per_sec: f64) -> Row {
+        let mut params = Map::new();
+        params.insert("connections".into(), Value::from(50));
+        params.insert("server_threads".into(), Value::from(server_threads));
+        Row {
+            workload: "http".into(),
+            engine: engine.into(),
+            params,
+            run: 1,
+            seconds: 1.0,
+            ops: ops_per_sec as u64,
+            ops_per_sec,
+            verified: true,
+            ..Row::default()
+        }
+    }
+
+    /// A sweep's table has a line per engine and loop count, each engine's counts together,
+    /// and the one-loop epoll line is everyone's baseline.
+    #[test]
+    fn a_sweep_has_a_line_per_engine_and_loops_against_one_epoll_loop() {
+        let rows = [
+            row("epoll", 1, 100_000.0),
+            row("uring-defer", 1, 110_000.0),
+            row("epoll", 2, 80_000.0),
+            row("uring-defer", 2, 90_000.0),
+        ];
+        let text = render_study(&rows, &[50]);
+        let lines: Vec<&str> = text.lines().filter(|line| line.starts_with("| ")).collect();
+        let labels: Vec<&str> = (lines.iter().skip(1))
+            .map(|line| line.split('|').nth(1).unwrap().trim())
+            .collect();
+        let expected = [
+            "epoll, 1 loop",
+            "epoll, 2 loops",
+            "uring-defer, 1 loop",
+            "uring-defer, 2 loops",
+        ];
+        assert_eq!(labels, expected, "{text}");
+        assert!(lines[1].contains("Baseline"), "{text}");
+        assert!(lines[2].contains("-20.00%"), "{text}");
+        assert!(lines[4].contains("-10.00%"), "{text}");
     }
 }

@@ -18,7 +18,7 @@ use anyhow::Context;
 use serde_json::{Map, Value};
 
 use super::contender::{self, Contender};
-use super::serve::{ServerStats, STATS_TO_STDOUT};
+use super::serve::{runs_event_loops, ServerStats, STATS_TO_STDOUT};
 use super::{finish, run_alternating, Cell, Destination};
 use crate::engines::uring::ring::{format_cpus, Helpers};
 use crate::engines::EngineDef;
@@ -28,6 +28,7 @@ use crate::output::progress::Progress;
 use crate::row::Row;
 use crate::system::limits::{ensure_fds, fds_for_connections};
 use crate::system::network::{NetPath, PathPlan};
+use crate::system::pin::CpuSplit;
 use crate::system::tuning::{Idle, Sched};
 
 /// How long a server may take to say where it listens, and to exit after SIGTERM.
@@ -42,6 +43,10 @@ pub struct NetStudy {
     pub contenders: Vec<Contender>,
     /// Connection counts: one column (echo) or table (HTTP) each.
     pub connection_counts: Vec<usize>,
+    /// Event loops of the engines' servers (`--server-threads 1,2,4`): a cell each, the CPUs
+    /// split afresh for each count (`Placement`). The contenders run at the first.
+    pub server_thread_counts: Vec<usize>,
+    pub placement: Placement,
     /// The connection counts the contenders run at (`--contender-connections`; all of them by
     /// default), so `ringside run` can add them within its time.
     pub contender_connection_counts: Vec<usize>,
@@ -73,16 +78,28 @@ impl Server {
     }
 }
 
-/// One cell of a network study: a server at a connection count (and, for echo, a payload).
+/// One cell of a network study: a server with its event loops at a connection count (and,
+/// for echo, a payload).
 pub struct NetCell {
     pub server: Server,
+    pub server_threads: usize,
     pub connections: usize,
     pub payload_bytes: Option<usize>,
 }
 
+impl NetCell {
+    /// The server's name, and its loops when it has more than one (`epoll x2`).
+    pub fn server_label(&self) -> String {
+        match self.server_threads {
+            1 => self.server.name(),
+            threads => format!("{} x{threads}", self.server.name()),
+        }
+    }
+}
+
 impl Cell for NetCell {
     fn step(&self, run: u32, _runs: u32) -> String {
-        let (server, connections) = (self.server.name(), self.connections);
+        let (server, connections) = (self.server_label(), self.connections);
         match self.payload_bytes {
             Some(payload) => format!("run {run} {server} {connections} conn {payload} B"),
             None => format!("run {run} {server} {connections} conn"),
@@ -90,20 +107,41 @@ impl Cell for NetCell {
     }
 
     fn failed(&self, run: u32) -> String {
-        let (server, connections) = (self.server.name(), self.connections);
+        let (server, connections) = (self.server_label(), self.connections);
         format!("{server} run {run} with {connections} connections")
     }
 }
 
+/// Where the study's flags put servers and load, before a server-thread count is known.
+#[derive(Clone, Debug)]
+pub struct Placement {
+    pub online: Vec<usize>,
+    /// `--server-cpu` and `--client-cpu` when given.
+    pub server_cpus: Option<Vec<usize>>,
+    pub client_cpus: Option<Vec<usize>>,
+    /// Load threads (`--threads`); None: one per CPU the load gets.
+    pub client_threads: Option<usize>,
+}
+
+impl Placement {
+    /// The CPUs of a server with `server_threads` loops and of its load (`CpuSplit::fair`).
+    pub fn split(&self, server_threads: usize) -> CpuSplit {
+        let (server, client) = (self.server_cpus.as_deref(), self.client_cpus.as_deref());
+        CpuSplit::fair(&self.online, server_threads, server, client)
+    }
+}
+
 /// Where a study runs its servers and client, shared by the echo and HTTP studies.
+#[derive(Clone, Debug)]
 pub struct Rig {
-    /// The server's CPU (the first of `server_cpus`): its core's softirq and steal are
-    /// recorded, and its io-wq workers stay there.
-    pub server_cpu: usize,
-    /// The server's event loops (`serve --threads`), pinned to `server_cpus` round robin.
+    /// The server's event loops (`serve --threads`), pinned to `cpus.server` round robin; the
+    /// load's threads on `cpus.client`.
     pub server_threads: usize,
-    pub server_cpus: Vec<usize>,
-    pub client_cpu: usize,
+    pub cpus: CpuSplit,
+    /// Record `server_threads` in every row, also at 1 (a study that sweeps it).
+    pub record_threads: bool,
+    /// Later loops' SQPOLL rings attach to the first loop's poller (`serve --share-sqpoll`).
+    pub share_sqpoll: bool,
     pub sched: Sched,
     pub idle: Idle,
     /// What follows `ringside serve`: the protocol and its flags (`echo`, `http --body-size 16k`).
@@ -120,6 +158,24 @@ pub struct Rig {
     pub idle_timeout: Option<Duration>,
 }
 
+impl Rig {
+    /// The server's first CPU: its core's softirq and steal are recorded, and its io-wq
+    /// workers stay there.
+    pub fn server_cpu(&self) -> usize {
+        self.cpus.server[0]
+    }
+
+    /// The load's first CPU: its core's softirq and steal are recorded.
+    pub fn client_cpu(&self) -> usize {
+        self.cpus.client[0]
+    }
+
+    /// Whether this server's later SQPOLL rings attach to its first loop's poller.
+    fn shares_sqpoll(&self, engine: &EngineDef) -> bool {
+        self.share_sqpoll && engine.needs.setup.sqpoll && self.server_threads > 1
+    }
+}
+
 /// One (engine, connections, payload, run): a fresh server, one load run, the server measured
 /// over the load's window, the server stopped.
 pub fn run_cell(
@@ -134,6 +190,9 @@ pub fn run_cell(
     if engine.needs.uses_io_uring() {
         params.extend(args.helpers.params(engine.needs.setup.sqpoll));
     }
+    if args.shares_sqpoll(engine) {
+        params.insert("sqpoll_shared".into(), Value::Bool(true));
+    }
     measure_server(server, engine.name, params, plan, run, args, path)
 }
 
@@ -141,15 +200,23 @@ pub fn run_cell(
 pub fn rig_params(args: &Rig) -> Map<String, Value> {
     let mut params = args.path.params();
     params.insert("idle".into(), Value::from(args.idle.name()));
-    params.insert("server_cpu".into(), Value::from(args.server_cpu));
-    if args.server_threads > 1 {
+    params.insert("server_cpu".into(), Value::from(args.server_cpu()));
+    if args.server_threads > 1 || args.record_threads {
         params.insert("server_threads".into(), Value::from(args.server_threads));
         params.insert(
             "server_cpus".into(),
-            Value::from(format_cpus(&args.server_cpus)),
+            Value::from(format_cpus(&args.cpus.server)),
         );
     }
-    params.insert("client_cpu".into(), Value::from(args.client_cpu));
+    params.insert("client_cpu".into(), Value::from(args.client_cpu()));
+    if args.cpus.client.len() > 1 {
+        let cpus = format_cpus(&args.cpus.client);
+        params.insert("client_cpus".into(), Value::from(cpus));
+    }
+    let shared = args.cpus.shared();
+    if !shared.is_empty() {
+        params.insert("cpus_shared".into(), Value::from(format_cpus(&shared)));
+    }
     if let Some(timeout) = args.idle_timeout {
         params.insert(
             "idle_timeout_ms".into(),
@@ -174,7 +241,7 @@ pub fn measure_server(
     let mut meter = server.meter().with_ring_events(args.ring_events);
     let mut measured: Option<std::io::Result<Measured>> = None;
     let mut started: std::io::Result<()> = Ok(());
-    let cores = [args.server_cpu, args.client_cpu];
+    let cores = [args.server_cpu(), args.client_cpu()];
     let mut cores_before = [None, None];
     let mut cores_during = [None, None];
     let report = path.as_client(|| {
@@ -208,6 +275,14 @@ pub fn measure_server(
     row.client_core_net_rx_softirqs = client_core.and_then(|t| t.net_rx_softirqs);
     if let Some(stats) = stats {
         add_server_stats(&mut row, &stats, plan.connections);
+    }
+    let shared = args.cpus.shared();
+    if !shared.is_empty() {
+        row.notes.push(format!(
+            "the server and the load generator shared CPU {}: a run that measures sharing, \
+             not scaling (a fair split gives the server's loops CPUs of their own)",
+            format_cpus(&shared)
+        ));
     }
     Ok(row)
 }
@@ -254,9 +329,10 @@ impl ServerProcess {
             .arg("--engine")
             .arg(engine.name)
             .arg("--cpu")
-            .arg(format_cpus(&args.server_cpus))
+            .arg(format_cpus(&args.cpus.server))
             .arg("--threads")
             .arg(args.server_threads.to_string())
+            .args(args.shares_sqpoll(engine).then_some("--share-sqpoll"))
             .arg("--sched")
             .arg(args.sched.name())
             .args(args.helpers.serve_args())
@@ -450,29 +526,86 @@ pub fn markers(runs: &[&Row]) -> String {
     text
 }
 
-/// The engines in the order the rows first name them.
-pub fn engines_in(rows: &[Row]) -> Vec<&str> {
-    let mut engines: Vec<&str> = Vec::new();
-    for row in rows {
-        if !engines.contains(&row.engine.as_str()) {
-            engines.push(&row.engine);
+/// One line of a study's table: an engine, at one server-thread count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TableLine<'a> {
+    pub engine: &'a str,
+    /// `params.server_threads` (absent: one loop).
+    pub server_threads: u64,
+    /// Whether the study swept server threads, so the label names the count.
+    sweep: bool,
+}
+
+impl TableLine<'_> {
+    pub fn label(&self) -> String {
+        match self.sweep {
+            true if self.server_threads == 1 => format!("{}, 1 loop", self.engine),
+            true => format!("{}, {} loops", self.engine, self.server_threads),
+            false => self.engine.to_string(),
         }
     }
-    engines
+
+    /// Whether `row` is a run of this line.
+    pub fn holds(&self, row: &Row) -> bool {
+        row.engine == self.engine && server_threads(row) == self.server_threads
+    }
+}
+
+/// The server's event loops a row ran with (one unless it records more).
+pub fn server_threads(row: &Row) -> u64 {
+    param(row, "server_threads").unwrap_or(1)
+}
+
+/// The table's lines, engines in the order the rows first name them, each engine's thread
+/// counts ascending.
+pub fn lines_in(rows: &[Row]) -> Vec<TableLine<'_>> {
+    let mut counts: Vec<u64> = rows.iter().map(server_threads).collect();
+    counts.sort_unstable();
+    counts.dedup();
+    let sweep = counts.len() > 1;
+    let mut lines: Vec<TableLine> = Vec::new();
+    for row in rows {
+        let line = TableLine {
+            engine: &row.engine,
+            server_threads: server_threads(row),
+            sweep,
+        };
+        if !lines.contains(&line) {
+            lines.push(line);
+        }
+    }
+    let mut engines: Vec<&str> = lines.iter().map(|line| line.engine).collect();
+    engines.dedup();
+    lines.sort_by_key(|line| {
+        let first = engines.iter().position(|&engine| engine == line.engine);
+        (first, line.server_threads)
+    });
+    lines
 }
 
 impl NetStudy {
-    /// The load run of one cell; the study's own flags fill in the rest.
+    /// The rig of a server with `server_threads` loops: the CPUs split for that count.
+    fn rig(&self, server_threads: usize) -> Rig {
+        Rig {
+            server_threads,
+            cpus: self.placement.split(server_threads),
+            ..self.rig.clone()
+        }
+    }
+
+    /// The load run of one cell; the study's own flags fill in the rest: one load thread per
+    /// CPU the server leaves, unless `--threads` says otherwise.
     pub fn load_plan(&self, cell: &NetCell, payload_bytes: usize, mode: Mode) -> LoadPlan {
+        let client_cpus = self.placement.split(cell.server_threads).client;
         LoadPlan {
             target: SocketAddr::from(([127, 0, 0, 1], 0)),
             connections: cell.connections,
             payload_bytes,
             duration: self.duration,
             warmup: self.warmup,
-            threads: 1,
+            threads: (self.placement.client_threads).unwrap_or(client_cpus.len()),
             timeout: self.timeout,
-            cpu: Some(self.rig.client_cpu),
+            cpus: client_cpus,
             sched: self.rig.sched,
             mode,
             read_bytes_per_sec: None,
@@ -513,17 +646,24 @@ impl NetStudy {
         // Set up once for the whole study, removed when it ends, however it ends.
         let path = self.rig.path.open()?;
         let mut cells = Vec::new();
+        let first_count = self.server_thread_counts[0];
         for &payload_bytes in payloads {
             for &connections in &self.connection_counts {
-                let runs_here = |server: &&Server| match server {
-                    Server::Engine(_) => true,
-                    Server::Contender(_) => self.contender_connection_counts.contains(&connections),
-                };
-                cells.extend(servers.iter().filter(runs_here).map(|server| NetCell {
-                    server: server.clone(),
-                    connections,
-                    payload_bytes,
-                }));
+                for &server_threads in &self.server_thread_counts {
+                    let runs_here = |server: &&Server| match server {
+                        Server::Engine(engine) => server_threads == 1 || runs_event_loops(engine),
+                        Server::Contender(_) => {
+                            server_threads == first_count
+                                && self.contender_connection_counts.contains(&connections)
+                        }
+                    };
+                    cells.extend(servers.iter().filter(runs_here).map(|server| NetCell {
+                        server: server.clone(),
+                        server_threads,
+                        connections,
+                        payload_bytes,
+                    }));
+                }
             }
         }
         let checks: Vec<NetCell> = match integrity {
@@ -538,10 +678,11 @@ impl NetStudy {
         let progress = Progress::new(steps, self.quiet);
         let failures = ContenderFailures::default();
         let measure = |cell: &NetCell, run: u32, plan: LoadPlan| -> anyhow::Result<Row> {
+            let rig = self.rig(cell.server_threads);
             let mut row = match &cell.server {
-                Server::Engine(engine) => run_cell(engine, plan, run, &self.rig, &path)?,
+                Server::Engine(engine) => run_cell(engine, plan, run, &rig, &path)?,
                 Server::Contender(contender) => {
-                    failures.run_cell(contender, plan, run, &self.rig, &progress)
+                    failures.run_cell(contender, plan, run, &rig, &progress)
                 }
             };
             let text = line(cell, run, &mut row);
@@ -570,6 +711,7 @@ impl NetStudy {
 fn integrity_cell(contender: &Contender, plan: &dyn Fn(&NetCell) -> LoadPlan) -> NetCell {
     let mut cell = NetCell {
         server: Server::Contender(contender.clone()),
+        server_threads: 1,
         connections: 1,
         payload_bytes: None,
     };

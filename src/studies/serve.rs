@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use crate::engines::server::{listen, listen_shared, local_address, run_server};
 use crate::engines::server::{CountersSnapshot, Run};
 use crate::engines::server::{ServerConfig, ServerCounters};
-use crate::engines::uring::ring::Helpers;
+use crate::engines::uring::ring::{Helpers, SqpollShare};
 use crate::engines::EngineDef;
 use crate::measure::{meter_for_run, Meter};
 use crate::protocols::Proto;
@@ -38,6 +38,8 @@ pub struct Serve {
     /// (SO_REUSEPORT) and, for io_uring, its own ring. One: the loop runs on the main thread
     /// and the process has no other.
     pub threads: usize,
+    /// The loops' SQPOLL rings share the first one's poller (IORING_SETUP_ATTACH_WQ).
+    pub share_sqpoll: bool,
     pub max_connections: usize,
     pub provided_buffers: u16,
     /// Close connections silent for this long.
@@ -102,6 +104,12 @@ pub fn run(args: &Serve) -> anyhow::Result<ExitCode> {
         args.threads == 1 || runs_event_loops(engine),
         "--threads applies to the event-loop engines (epoll and io_uring); {} already serves \
          with a thread per connection or one connection at a time",
+        engine.name
+    );
+    anyhow::ensure!(
+        !args.share_sqpoll || engine.needs.setup.sqpoll,
+        "--share-sqpoll shares an SQPOLL thread between the loops' rings; {} has no SQPOLL \
+         ring (uring-sqpoll has)",
         engine.name
     );
     pin_loop(args, 0)?;
@@ -224,6 +232,8 @@ fn run_loops(
 ) -> anyhow::Result<()> {
     assert_eq!(listeners.len(), counters.len());
     let engine = args.engine;
+    let sqpoll_share =
+        (args.share_sqpoll && args.threads > 1).then(|| SqpollShare::new(args.threads));
     // Loop 0 is this thread, pinned already.
     let serve = |index: usize, listener: OwnedFd, counters: &ServerCounters| {
         let run = Run {
@@ -231,6 +241,8 @@ fn run_loops(
             config,
             counters,
             helpers: &args.helpers,
+            loop_index: index,
+            sqpoll_share: sqpoll_share.as_ref(),
         };
         let pinned = if index == 0 {
             Ok(())

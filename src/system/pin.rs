@@ -58,6 +58,52 @@ pub fn parse_cpus(text: &str) -> Result<Vec<usize>, String> {
     Ok(cpus)
 }
 
+/// Where a server's event loops and its load generator's threads run: loop i on `server[i]`,
+/// load thread i on `client[i]` (both round robin).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CpuSplit {
+    pub server: Vec<usize>,
+    pub client: Vec<usize>,
+}
+
+impl CpuSplit {
+    /// The fair split of `online` for `server_threads` loops: each loop on a CPU of its own
+    /// (the first ones of `server`, or of `online` when not given), the load on the CPUs left
+    /// (`client` when given). With no CPU left the load runs on the last online CPU, sharing
+    /// it with a loop: then the run measures sharing, not scaling (`shared` says so).
+    pub fn fair(
+        online: &[usize],
+        server_threads: usize,
+        server: Option<&[usize]>,
+        client: Option<&[usize]>,
+    ) -> CpuSplit {
+        assert!(!online.is_empty() && server_threads > 0);
+        let server = server.unwrap_or(online);
+        let server: Vec<usize> = server.iter().copied().take(server_threads).collect();
+        let client = match client {
+            Some(client) => client.to_vec(),
+            None => {
+                let left: Vec<usize> = (online.iter().copied())
+                    .filter(|cpu| !server.contains(cpu))
+                    .collect();
+                match left.is_empty() {
+                    true => vec![*online.last().expect("an online CPU")],
+                    false => left,
+                }
+            }
+        };
+        assert!(!server.is_empty() && !client.is_empty());
+        CpuSplit { server, client }
+    }
+
+    /// The CPUs that both a server loop and a load thread run on.
+    pub fn shared(&self) -> Vec<usize> {
+        (self.client.iter().copied())
+            .filter(|cpu| self.server.contains(cpu))
+            .collect()
+    }
+}
+
 /// The CPUs the calling thread may run on.
 pub fn current_cpus() -> Vec<usize> {
     match rustix::thread::sched_getaffinity(None) {
@@ -81,5 +127,50 @@ mod tests {
             assert!(parse_cpus(bad).is_err(), "{bad}");
         }
         assert!(!cpus_online().is_empty());
+    }
+
+    /// The load takes the CPUs the server leaves, one thread each; on a machine with no CPU
+    /// left, the last one, shared; CPUs given on the command line win.
+    #[test]
+    fn the_load_takes_the_cpus_the_server_leaves() {
+        let split = |online: &[usize], threads, server: Option<&[usize]>, client| {
+            let split = CpuSplit::fair(online, threads, server, client);
+            (split.server.clone(), split.client.clone(), split.shared())
+        };
+        let none: Vec<usize> = Vec::new();
+        assert_eq!(
+            split(&[0, 1], 1, None, None),
+            (vec![0], vec![1], none.clone())
+        );
+        assert_eq!(
+            split(&[0, 1], 2, None, None),
+            (vec![0, 1], vec![1], vec![1])
+        );
+        assert_eq!(split(&[0], 1, None, None), (vec![0], vec![0], vec![0]));
+        let eight: Vec<usize> = (0..8).collect();
+        assert_eq!(
+            split(&eight, 2, None, None),
+            (vec![0, 1], (2..8).collect(), none.clone())
+        );
+        assert_eq!(
+            split(&eight, 4, None, None),
+            (vec![0, 1, 2, 3], vec![4, 5, 6, 7], none.clone())
+        );
+        // More loops than CPUs: every CPU serves, the loops go round robin over them.
+        assert_eq!(
+            split(&[0, 1], 4, None, None),
+            (vec![0, 1], vec![1], vec![1])
+        );
+        // Given CPUs win: the server's list is cut to the loops, the client's kept whole.
+        assert_eq!(
+            split(&eight, 2, Some(&[4, 5, 6]), None),
+            (vec![4, 5], vec![0, 1, 2, 3, 6, 7], none.clone())
+        );
+        assert_eq!(
+            split(&eight, 1, None, Some(&[0, 7])),
+            (vec![0], vec![0, 7], vec![0])
+        );
+        // Online CPUs need not start at 0 or be contiguous.
+        assert_eq!(split(&[2, 5], 1, None, None), (vec![2], vec![5], none));
     }
 }

@@ -15,7 +15,9 @@
 //! and trial rings are made on a thread of their own (`on_trial_thread`).
 
 use std::io;
-use std::sync::OnceLock;
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::{Condvar, Mutex, OnceLock};
+use std::time::Duration;
 
 use io_uring::{IoUring, Submitter};
 
@@ -43,6 +45,8 @@ pub struct RingSetup {
     pub hybrid_iopoll: bool,
     /// The io-wq limits and CPUs to set once the ring exists; None for trial rings.
     pub helpers: Option<Helpers>,
+    /// IORING_SETUP_ATTACH_WQ to this ring: an SQPOLL ring then shares that ring's poller.
+    pub attach_wq: Option<RawFd>,
 }
 
 /// Default bounded io-wq workers per online CPU (see `Helpers::defaults`).
@@ -272,6 +276,103 @@ pub fn on_trial_thread<T: Send>(trial: impl FnOnce() -> T + Send) -> T {
     })
 }
 
+/// One SQPOLL thread shared by the rings of a server's loops: the first loop's ring makes the
+/// poller, the later ones attach to it with IORING_SETUP_ATTACH_WQ. Since Linux 5.12 that is
+/// all ATTACH_WQ shares (io_uring/sqpoll.c, `io_attach_sq_data`): each thread has its own
+/// io-wq pool whatever its rings ask (io_uring/tctx.c, `io_init_wq_offload`).
+pub struct SqpollShare {
+    attach: Mutex<Attach>,
+    changed: Condvar,
+    /// The loops that attach to the first one's ring.
+    later_rings: usize,
+}
+
+/// Where the shared poller is: not made yet, made by the first ring (whose fd the later rings
+/// attach to, `settled` of them done trying), or never (the first ring failed).
+#[derive(Clone, Copy)]
+enum Attach {
+    Waiting,
+    Made { ring_fd: RawFd, settled: usize },
+    Failed,
+}
+
+/// How often a loop waiting for the others looks at the stop flag (a loop that failed before
+/// its ring stops the server).
+const SHARE_WAIT_SLICE: Duration = Duration::from_millis(50);
+
+impl SqpollShare {
+    /// The share of a server with `rings` loops.
+    pub fn new(rings: usize) -> SqpollShare {
+        assert!(rings > 1);
+        SqpollShare {
+            attach: Mutex::new(Attach::Waiting),
+            changed: Condvar::new(),
+            later_rings: rings - 1,
+        }
+    }
+
+    /// Builds the ring of `setup` as the first ring (`first`) or attached to it. The first
+    /// returns once every later ring has tried, so the fd they attach to is still its own.
+    pub fn build(&self, setup: &RingSetup, first: bool) -> Result<IoUring, String> {
+        assert!(setup.sqpoll_idle_ms.is_some() && setup.attach_wq.is_none());
+        let mut attach = self.attach.lock().unwrap_or_else(|e| e.into_inner());
+        if first {
+            drop(attach);
+            let built = setup.build();
+            let mut attach = self.attach.lock().unwrap_or_else(|e| e.into_inner());
+            *attach = match &built {
+                Ok(ring) => Attach::Made {
+                    ring_fd: ring.as_raw_fd(),
+                    settled: 0,
+                },
+                Err(_) => Attach::Failed,
+            };
+            self.changed.notify_all();
+            while matches!(*attach, Attach::Made { settled, .. } if settled < self.later_rings) {
+                if crate::system::stop::stopped() {
+                    return Err("the server stopped before its rings shared a poller".into());
+                }
+                attach = self.wait(attach);
+            }
+            return built;
+        }
+        loop {
+            match *attach {
+                Attach::Waiting if crate::system::stop::stopped() => {
+                    return Err("the server stopped before its first ring was made".into());
+                }
+                Attach::Waiting => attach = self.wait(attach),
+                Attach::Failed => {
+                    return Err(
+                        "the first loop's SQPOLL ring, which this one shares, failed".into(),
+                    )
+                }
+                Attach::Made { ring_fd, settled } => {
+                    let built = RingSetup {
+                        attach_wq: Some(ring_fd),
+                        ..setup.clone()
+                    }
+                    .build();
+                    *attach = Attach::Made {
+                        ring_fd,
+                        settled: settled + 1,
+                    };
+                    self.changed.notify_all();
+                    return built;
+                }
+            }
+        }
+    }
+
+    fn wait<'a>(
+        &self,
+        attach: std::sync::MutexGuard<'a, Attach>,
+    ) -> std::sync::MutexGuard<'a, Attach> {
+        let waited = self.changed.wait_timeout(attach, SHARE_WAIT_SLICE);
+        waited.unwrap_or_else(|e| e.into_inner()).0
+    }
+}
+
 /// SQPOLL thread idle time before it sleeps and needs a wakeup syscall.
 pub const SQPOLL_IDLE_MS: u32 = 100;
 
@@ -318,6 +419,9 @@ impl RingSetup {
             if let Some(cpu) = self.helpers.as_ref().and_then(|helpers| helpers.sqpoll_cpu) {
                 builder.setup_sqpoll_cpu(cpu as u32);
             }
+        }
+        if let Some(fd) = self.attach_wq {
+            builder.setup_attach_wq(fd);
         }
         if self.single_issuer {
             builder.setup_single_issuer();

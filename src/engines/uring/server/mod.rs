@@ -108,7 +108,11 @@ pub fn serve<R: ReceiveStrategy, S: SendStrategy>(
     // Declared before the ring so that they are dropped after it (see buf_ring.rs).
     let mut receive = R::new(&run.config);
     let mut send = S::new(&run.config)?;
-    let mut ring = ring_setup.build().map_err(anyhow::Error::msg)?;
+    let mut ring = match run.sqpoll_share {
+        Some(share) => share.build(&ring_setup, run.loop_index == 0),
+        None => ring_setup.build(),
+    }
+    .map_err(anyhow::Error::msg)?;
     receive.register(&ring.submitter())?;
     let direct = needs.registrations.contains(&Registration::Files);
     if direct {
