@@ -69,6 +69,14 @@ fn compared(study: &Study) -> Vec<&EngineSummary> {
 
 /// "uring-link reached 4.10× the pages/s of blocking (3.80–4.50× across runs): fsyncs shared…".
 fn finding(study: &Study) -> String {
+    if study.measured().is_empty() && !study.contenders.is_empty() {
+        // E.g. `run`'s integrity stream, which only the contenders run: their table says more.
+        let verified = study.contenders.iter().filter(|c| c.verified).count();
+        return format!(
+            "only contenders ran this; {verified} of {} verified their data (their table below).",
+            study.contenders.len()
+        );
+    }
     let engines = compared(study);
     let unit = study.unit();
     let [baseline, rest @ ..] = engines.as_slice() else {
@@ -249,6 +257,23 @@ mod tests {
         let env = json!({"machine": "2 x AMD EPYC, Linux 6.18",
                          "warnings": ["running under SCHED_OTHER: other work can lower results"]});
         Document::new(env, rows)
+    }
+
+    #[test]
+    fn a_study_only_contenders_ran_says_so_instead_of_no_result() {
+        let rows = vec![
+            row("contender:node", 1, 100.0, 10),
+            Row {
+                verified: false,
+                ..row("contender:go", 1, 100.0, 10)
+            },
+        ];
+        let document = document(rows);
+        let answer = answer(&document, &studies(&document.results));
+        assert_eq!(
+            answer.studies[0].1,
+            "only contenders ran this; 1 of 2 verified their data (their table below)."
+        );
     }
 
     #[test]
