@@ -515,7 +515,7 @@ fn register(
             let registered = unsafe { submitter.register_buffers(&[iovec]) };
             registered.and_then(|()| submitter.unregister_buffers())
         }
-        Registration::BufRing => buffers.register(&submitter),
+        Registration::BufRing => buffers.register(&submitter, 0),
         Registration::RingFd => submitter.register_ring_fd().map(drop),
     }
 }

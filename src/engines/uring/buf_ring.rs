@@ -147,9 +147,10 @@ impl BufRing {
         }
     }
 
-    /// Registers the ring as buffer group `group` and hands every buffer to the kernel.
-    pub fn register(&mut self, submitter: &Submitter<'_>) -> io::Result<()> {
-        self.ring.register(submitter, self.group, 0)?;
+    /// Registers the ring as buffer group `group` with `flags` (IOU_PBUF_RING_INC or 0) and
+    /// hands every buffer to the kernel.
+    pub fn register(&mut self, submitter: &Submitter<'_>, flags: u16) -> io::Result<()> {
+        self.ring.register(submitter, self.group, flags)?;
         for id in 0..self.entries() {
             self.push(id);
         }
@@ -171,10 +172,11 @@ impl BufRing {
         &self.buffers
     }
 
-    /// The first `len` bytes of buffer `id`, as a completion that selected it reported them.
-    pub fn bytes(&self, id: u16, len: usize) -> &[u8] {
-        assert!(id < self.entries() && len <= self.buffer_bytes as usize);
-        let start = usize::from(id) * self.buffer_bytes as usize;
+    /// The `len` bytes of buffer `id` from `offset` on, as a completion that selected it
+    /// reported them (an incrementally consumed buffer's later completions start past 0).
+    pub fn bytes(&self, id: u16, offset: usize, len: usize) -> &[u8] {
+        assert!(id < self.entries() && offset + len <= self.buffer_bytes as usize);
+        let start = usize::from(id) * self.buffer_bytes as usize + offset;
         &self.buffers[start..start + len]
     }
 
@@ -222,7 +224,7 @@ mod tests {
         };
         let mut buffers = BufRing::new(4, 64, 7);
         buffers
-            .register(&ring.submitter())
+            .register(&ring.submitter(), 0)
             .expect("register the buffer ring");
         let (mut writer, reader) = UnixStream::pair().unwrap();
         for round in 0..10u8 {
@@ -240,7 +242,7 @@ mod tests {
             assert_eq!(cqe.result(), 5, "round {round}");
             let id = cqueue::buffer_select(cqe.flags()).expect("a selected buffer");
             assert!(id < 4);
-            assert_eq!(buffers.bytes(id, 5), &message);
+            assert_eq!(buffers.bytes(id, 0, 5), &message);
             buffers.recycle(id);
         }
         drop(ring);
@@ -260,7 +262,7 @@ mod tests {
             return;
         }
         let mut buffers = BufRing::new(8, 16, 3);
-        buffers.register(&ring.submitter()).unwrap();
+        buffers.register(&ring.submitter(), 0).unwrap();
         let (mut writer, reader) = UnixStream::pair().unwrap();
         let fd = types::Fd(reader.as_raw_fd());
         let mut receive = |ring: &mut IoUring, buffers: &mut BufRing, sent: &[u8]| {
@@ -278,7 +280,7 @@ mod tests {
                 let mut rest = cqe.result() as usize;
                 loop {
                     let len = rest.min(16);
-                    got.extend_from_slice(buffers.bytes(id, len));
+                    got.extend_from_slice(buffers.bytes(id, 0, len));
                     ids.push(id);
                     rest -= len;
                     if rest == 0 {

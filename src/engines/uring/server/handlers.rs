@@ -397,7 +397,8 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
             self.mark_active(slot);
             ServerCounters::add(&self.counters.bytes_received, result as u64);
             // One buffer, or the consecutive buffers of a bundle, each its own chunk.
-            let (mut buffer, mut rest) = (self.receive.buffer_of(flags), result as u32);
+            let mut rest = result as u32;
+            let mut buffer = self.receive.buffer_of(flags, rest);
             loop {
                 let len = rest.min(self.receive.buffer_bytes());
                 self.received_into(sq, slot, buffer, len);

@@ -34,9 +34,9 @@ pub trait ReceiveStrategy: Sized {
     /// The SQE that arms a receive on `fd`; `own` is the connection's own buffer.
     fn arm(&self, fd: types::Fd, own: &mut [u8]) -> squeue::Entry;
 
-    /// The buffer that holds the bytes of a receive completion with `flags` (the first of
-    /// them, for a bundle).
-    fn buffer_of(&mut self, flags: u32) -> u16;
+    /// The buffer that holds the `len` bytes of a receive completion with `flags` (the first
+    /// of them, for a bundle): a pool buffer's id, or the strategy's handle for part of one.
+    fn buffer_of(&mut self, flags: u32, len: u32) -> u16;
 
     /// How many bytes one buffer holds: a completion of more filled the buffers after the
     /// first (a bundle).

@@ -37,7 +37,7 @@ impl<const BUNDLE: bool> ReceiveStrategy for MultishotReceive<BUNDLE> {
     }
 
     fn register(&mut self, submitter: &Submitter<'_>) -> anyhow::Result<()> {
-        Ok(self.pool.register(submitter)?)
+        Ok(self.pool.register(submitter, 0)?)
     }
 
     fn shared_memory(&self) -> &[u8] {
@@ -56,7 +56,7 @@ impl<const BUNDLE: bool> ReceiveStrategy for MultishotReceive<BUNDLE> {
         }
     }
 
-    fn buffer_of(&mut self, flags: u32) -> u16 {
+    fn buffer_of(&mut self, flags: u32, _len: u32) -> u16 {
         let id = cqueue::buffer_select(flags).expect("a multishot recv selects a buffer");
         self.held += 1;
         debug_assert!(self.held <= usize::from(self.pool.entries()));
@@ -75,7 +75,7 @@ impl<const BUNDLE: bool> ReceiveStrategy for MultishotReceive<BUNDLE> {
     }
 
     fn bytes<'a>(&'a self, _own: &'a [u8], buffer: u16, len: usize) -> &'a [u8] {
-        self.pool.bytes(buffer, len)
+        self.pool.bytes(buffer, 0, len)
     }
 
     fn release(&mut self, buffer: u16) -> bool {
