@@ -30,7 +30,8 @@ use needs::{Feature, Needs, Opcode, Registration, SetupFlags};
 use needs::{ACCEPT, ACCEPT_MULTI, ASYNC_CANCEL, CLOSE, FSYNC, POLL_ADD, READ, READ_FIXED, RECV};
 use needs::{RECV_MULTI, SEND, SEND_ZC, SHUTDOWN, WRITE, WRITE_FIXED};
 use uring::file::Submit;
-use uring::server::{BundleReceive, BundleSend, MultishotReceive, OwnBufferReceive};
+use uring::server::OwnBufferReceive;
+use uring::server::{BundleReceive, BundleSend, IncrementalReceive, MultishotReceive};
 use uring::server::{PlainSend, ZeroCopySend};
 
 /// What a study measures; each engine serves some of them.
@@ -452,6 +453,23 @@ pub const ENGINES: &[EngineDef] = &[
         }),
     },
     EngineDef {
+        name: "uring-recv-inc",
+        about: "fixed-files + a receive pool of 64 KiB buffers consumed incrementally (6.12): \
+                each completion takes only the bytes it received, the rest of the buffer stays \
+                the kernel's for the next",
+        workloads: &[Echo, Http],
+        default_for: &[Echo, Http],
+        needs: Needs {
+            opcodes: DIRECT,
+            setup: SetupFlags::DEFER_TASKRUN,
+            registrations: DIRECT_REGISTRATIONS,
+            features: &[Feature::IncrementalBuffers],
+        },
+        make: Make::Server(|def, run| {
+            uring::server::serve::<IncrementalReceive, PlainSend>(run, def.needs)
+        }),
+    },
+    EngineDef {
         name: "uring-fixed-bufs",
         about: "fixed-files + sends from registered buffers (the receive pool and the HTTP \
                 responses): no page pinning per send",
@@ -640,8 +658,8 @@ mod tests {
     #[test]
     fn defaults_are_the_studies_lists() {
         let ladder = "uring,uring-multishot,uring-sqpoll,uring-defer,uring-fixed-files,\
-                      uring-bundle,uring-send-bundle,uring-fixed-bufs,uring-min-wait,uring-send-zc,\
-                      uring-napi,uring-zcrx";
+                      uring-bundle,uring-send-bundle,uring-recv-inc,uring-fixed-bufs,uring-min-wait,\
+                      uring-send-zc,uring-napi,uring-zcrx";
         assert_eq!(default_list(Echo), format!("blocking,epoll,{ladder}"));
         assert_eq!(default_list(Http), format!("epoll,{ladder}"));
         assert_eq!(

@@ -14,6 +14,8 @@
 //!   connection. When the hang-up poll fires, the recv is cancelled and re-armed, and the fresh
 //!   recv reads the rest, the EOF or the reset. It costs one SQE and one CQE per connection,
 //!   not per message.
+//! - `receive_incremental.rs` (`uring-recv-inc`): the multishot recv from a pool of few 64 KiB
+//!   buffers consumed incrementally, each completion a slice of the buffer at the ring's head.
 //! - `send_plain.rs`: one send SQE of what arrived, the rest resubmitted after a short send;
 //!   from a registered buffer when the row registers buffers.
 //! - `send_zero_copy.rs` (`uring-send-zc`): SEND_ZC from registered buffers, each buffer held
@@ -45,6 +47,7 @@
 mod connection;
 mod handlers;
 mod receive;
+mod receive_incremental;
 mod receive_multishot;
 mod receive_own_buffer;
 mod send;
@@ -66,6 +69,7 @@ use crate::system::stop::stopped;
 use handlers::Server;
 
 pub use receive::ReceiveStrategy;
+pub use receive_incremental::IncrementalReceive;
 pub use receive_multishot::{BundleReceive, MultishotReceive};
 pub use receive_own_buffer::OwnBufferReceive;
 pub use send::SendStrategy;

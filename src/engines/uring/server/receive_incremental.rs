@@ -1,0 +1,215 @@
+//! Multishot receive from an incrementally consumed buffer ring (`uring-recv-inc`,
+//! IOU_PBUF_RING_INC, Linux 6.12): the pool holds few large buffers, and a completion takes
+//! only the bytes it received from the buffer at the ring's head. The kernel advances that
+//! ring entry past them and keeps the buffer (IORING_CQE_F_BUF_MORE in the flags), so the next
+//! completion naming the same buffer id, of this connection or another, continues at the byte
+//! after. Only a completion without BUF_MORE says the kernel is done with the buffer.
+//!
+//! So one buffer holds the slices of many completions. The loop names a received chunk by a
+//! u16; here that is a handle into a table of slices (buffer, offset), made at start. A buffer
+//! goes back to the ring once the kernel is done with it and no queued chunk uses it.
+
+use io_uring::types::IOU_PBUF_RING_INC;
+use io_uring::{cqueue, opcode, squeue, types, Submitter};
+
+use super::receive::ReceiveStrategy;
+use super::CHUNKS_PER_CONNECTION_MAX;
+use crate::engines::server::ServerConfig;
+use crate::engines::uring::buf_ring::BufRing;
+
+/// Size of each pool buffer: large, so one buffer takes a whole 64 KiB message.
+const POOL_BUFFER_BYTES: u32 = 64 * 1024;
+/// `--provided-buffers` counts 8 KiB buffers (the other pools'); this pool has as many bytes
+/// in fewer, larger buffers.
+const COUNTED_BUFFER_BYTES: u32 = 8 * 1024;
+const POOL_GROUP: u16 = 0;
+
+pub struct IncrementalReceive {
+    pool: BufRing,
+    slices: Slices,
+}
+
+impl ReceiveStrategy for IncrementalReceive {
+    const MULTISHOT: bool = true;
+
+    fn new(config: &ServerConfig) -> Self {
+        let per_buffer = (POOL_BUFFER_BYTES / COUNTED_BUFFER_BYTES) as u16;
+        let entries = (config.provided_buffers / per_buffer).max(1);
+        IncrementalReceive {
+            pool: BufRing::new(entries, POOL_BUFFER_BYTES, POOL_GROUP),
+            slices: Slices::new(entries),
+        }
+    }
+
+    fn register(&mut self, submitter: &Submitter<'_>) -> anyhow::Result<()> {
+        Ok(self.pool.register(submitter, IOU_PBUF_RING_INC as u16)?)
+    }
+
+    fn shared_memory(&self) -> &[u8] {
+        self.pool.memory()
+    }
+
+    fn connection_buffer(&self) -> Box<[u8]> {
+        Box::default()
+    }
+
+    fn arm(&self, fd: types::Fd, _own: &mut [u8]) -> squeue::Entry {
+        opcode::RecvMulti::new(fd, self.pool.group()).build()
+    }
+
+    fn buffer_of(&mut self, flags: u32, len: u32) -> u16 {
+        let id = cqueue::buffer_select(flags).expect("a multishot recv selects a buffer");
+        self.slices.take(id, len, cqueue::buffer_more(flags))
+    }
+
+    /// A completion never spans buffers (no bundles), so the loop makes one chunk of it.
+    fn buffer_bytes(&self) -> u32 {
+        POOL_BUFFER_BYTES
+    }
+
+    fn bundled_after(&mut self, _buffer: u16) -> u16 {
+        unreachable!("a receive without bundles fills part of one buffer")
+    }
+
+    fn bytes<'a>(&'a self, _own: &'a [u8], handle: u16, len: usize) -> &'a [u8] {
+        let slice = self.slices.slice(handle);
+        self.pool.bytes(slice.buffer, slice.offset as usize, len)
+    }
+
+    fn release(&mut self, handle: u16) -> bool {
+        let Some(id) = self.slices.release(handle) else {
+            return false;
+        };
+        self.pool.recycle(id);
+        true
+    }
+
+    fn received_chunks_max(&self) -> usize {
+        self.slices.table.len()
+    }
+
+    /// Half the cap, so a paused connection resumes with room to read before it pauses again.
+    fn may_read(pending: usize) -> bool {
+        pending <= CHUNKS_PER_CONNECTION_MAX / 2
+    }
+}
+
+/// Handles a u16 can name: the bound on received chunks held at once across connections.
+const SLICES_MAX: usize = u16::MAX as usize;
+
+/// Where a handle's bytes start.
+#[derive(Clone, Copy, Default)]
+struct Slice {
+    buffer: u16,
+    offset: u32,
+}
+
+/// What the kernel and the queued chunks do with one pool buffer.
+#[derive(Clone, Copy, Default)]
+struct Buffer {
+    /// Bytes the kernel has filled: where its next completion for this buffer starts.
+    consumed: u32,
+    /// Handles naming a slice of it.
+    users: u32,
+    /// A completion without BUF_MORE named it: the kernel writes no more into it.
+    kernel_done: bool,
+}
+
+/// The table of received slices: handles, each buffer's consumed offset and users.
+struct Slices {
+    table: Box<[Slice]>,
+    /// Handles not in use; taken from the end.
+    free: Vec<u16>,
+    buffers: Box<[Buffer]>,
+}
+
+impl Slices {
+    fn new(buffers: u16) -> Slices {
+        Slices {
+            table: vec![Slice::default(); SLICES_MAX].into_boxed_slice(),
+            free: (0..SLICES_MAX as u16).rev().collect(),
+            buffers: vec![Buffer::default(); usize::from(buffers)].into_boxed_slice(),
+        }
+    }
+
+    /// Records a completion of `len` bytes in buffer `id`, which the kernel keeps when `more`
+    /// (BUF_MORE): a handle to the slice at the buffer's consumed offset.
+    fn take(&mut self, id: u16, len: u32, more: bool) -> u16 {
+        let buffer = &mut self.buffers[usize::from(id)];
+        debug_assert!(
+            !buffer.kernel_done,
+            "a completion for a buffer the kernel let go"
+        );
+        debug_assert!(buffer.consumed + len <= POOL_BUFFER_BYTES);
+        let handle = self
+            .free
+            .pop()
+            .expect("more received chunks held than a u16 handle can name");
+        self.table[usize::from(handle)] = Slice {
+            buffer: id,
+            offset: buffer.consumed,
+        };
+        buffer.consumed += len;
+        buffer.users += 1;
+        buffer.kernel_done = !more;
+        handle
+    }
+
+    fn slice(&self, handle: u16) -> Slice {
+        self.table[usize::from(handle)]
+    }
+
+    /// Drops `handle`'s use of its buffer: the buffer's id when it may go back to the ring
+    /// (the kernel let go of it and no handle names it any more).
+    fn release(&mut self, handle: u16) -> Option<u16> {
+        self.free.push(handle);
+        let id = self.table[usize::from(handle)].buffer;
+        let buffer = &mut self.buffers[usize::from(id)];
+        debug_assert!(buffer.users > 0);
+        buffer.users -= 1;
+        if buffer.users > 0 || !buffer.kernel_done {
+            return None;
+        }
+        *buffer = Buffer::default();
+        Some(id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Completions continue in one buffer at the byte after the last, each its own handle;
+    /// the buffer comes back only once the kernel let go of it and every handle is released,
+    /// in whatever order.
+    #[test]
+    fn a_buffer_comes_back_after_the_kernel_and_every_slice_let_go() {
+        let mut slices = Slices::new(2);
+        let a = slices.take(1, 100, true);
+        let b = slices.take(1, 50, true);
+        let other = slices.take(0, 10, true);
+        assert_ne!(a, b);
+        assert_eq!((slices.slice(a).buffer, slices.slice(a).offset), (1, 0));
+        assert_eq!((slices.slice(b).buffer, slices.slice(b).offset), (1, 100));
+        assert_eq!(
+            (slices.slice(other).buffer, slices.slice(other).offset),
+            (0, 0)
+        );
+        // Every user gone, but the kernel still owns the rest of buffer 1.
+        assert_eq!(slices.release(a), None);
+        assert_eq!(slices.release(b), None);
+        // The kernel's last completion for buffer 1 (no BUF_MORE) starts after the others.
+        let last = slices.take(1, 7, false);
+        assert_eq!(slices.slice(last).offset, 150);
+        assert_eq!(slices.release(last), Some(1));
+        // Recycled, it starts again at 0; one user still holds it after the kernel let go.
+        let again = slices.take(1, 8, false);
+        let held = slices.take(0, 5, false);
+        assert_eq!(slices.slice(again).offset, 0);
+        assert_eq!(slices.slice(held).offset, 10);
+        assert_eq!(slices.release(again), Some(1));
+        assert_eq!(slices.release(held), None);
+        assert_eq!(slices.release(other), Some(0));
+        assert_eq!(slices.free.len(), SLICES_MAX);
+    }
+}
