@@ -398,7 +398,13 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
             ServerCounters::add(&self.counters.bytes_received, result as u64);
             // One buffer, or the consecutive buffers of a bundle, each its own chunk.
             let mut rest = result as u32;
-            let mut buffer = self.receive.buffer_of(flags, rest);
+            let Some(mut buffer) = self.receive.buffer_of(flags, rest) else {
+                // Thousands of connections hold chunks they could not send yet: the bytes
+                // could not be kept, so this connection closes and gives its chunks back.
+                ServerCounters::add(&self.counters.connections_failed, 1);
+                self.start_closing(sq, slot);
+                return;
+            };
             loop {
                 let len = rest.min(self.receive.buffer_bytes());
                 self.received_into(sq, slot, buffer, len);

@@ -36,7 +36,9 @@ pub trait ReceiveStrategy: Sized {
 
     /// The buffer that holds the `len` bytes of a receive completion with `flags` (the first
     /// of them, for a bundle): a pool buffer's id, or the strategy's handle for part of one.
-    fn buffer_of(&mut self, flags: u32, len: u32) -> u16;
+    /// None when the strategy cannot name one more held chunk: the bytes are dropped, and the
+    /// loop closes their connection (which gives its held chunks back) instead of panicking.
+    fn buffer_of(&mut self, flags: u32, len: u32) -> Option<u16>;
 
     /// How many bytes one buffer holds: a completion of more filled the buffers after the
     /// first (a bundle).

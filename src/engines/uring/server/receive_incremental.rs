@@ -57,9 +57,17 @@ impl ReceiveStrategy for IncrementalReceive {
         opcode::RecvMulti::new(fd, self.pool.group()).build()
     }
 
-    fn buffer_of(&mut self, flags: u32, len: u32) -> u16 {
+    fn buffer_of(&mut self, flags: u32, len: u32) -> Option<u16> {
         let id = cqueue::buffer_select(flags).expect("a multishot recv selects a buffer");
-        self.slices.take(id, len, cqueue::buffer_more(flags))
+        match self.slices.take(id, len, cqueue::buffer_more(flags)) {
+            Taken::Slice(handle) => Some(handle),
+            Taken::Dropped { recycle } => {
+                if recycle {
+                    self.pool.recycle(id);
+                }
+                None
+            }
+        }
     }
 
     /// A completion never spans buffers (no bundles), so the loop makes one chunk of it.
@@ -104,6 +112,16 @@ struct Slice {
     offset: u32,
 }
 
+/// What became of a completion's bytes.
+#[derive(Debug, PartialEq)]
+enum Taken {
+    /// A handle names them.
+    Slice(u16),
+    /// Every handle was in use, so they are dropped; `recycle`: their buffer may go back to
+    /// the ring (the kernel let go of it and no handle names it).
+    Dropped { recycle: bool },
+}
+
 /// What the kernel and the queued chunks do with one pool buffer.
 #[derive(Clone, Copy, Default)]
 struct Buffer {
@@ -133,26 +151,30 @@ impl Slices {
     }
 
     /// Records a completion of `len` bytes in buffer `id`, which the kernel keeps when `more`
-    /// (BUF_MORE): a handle to the slice at the buffer's consumed offset.
-    fn take(&mut self, id: u16, len: u32, more: bool) -> u16 {
+    /// (BUF_MORE): a handle to the slice at the buffer's consumed offset. The kernel may cut a
+    /// buffer into any number of slices, so the handles can run out (more chunks held at once
+    /// than a u16 names, e.g. thousands of connections that do not read their echoes); then
+    /// the bytes are dropped, and the buffer's offset still moves past them.
+    fn take(&mut self, id: u16, len: u32, more: bool) -> Taken {
         let buffer = &mut self.buffers[usize::from(id)];
         debug_assert!(
             !buffer.kernel_done,
             "a completion for a buffer the kernel let go"
         );
         debug_assert!(buffer.consumed + len <= POOL_BUFFER_BYTES);
-        let handle = self
-            .free
-            .pop()
-            .expect("more received chunks held than a u16 handle can name");
-        self.table[usize::from(handle)] = Slice {
-            buffer: id,
-            offset: buffer.consumed,
-        };
+        let offset = buffer.consumed;
         buffer.consumed += len;
-        buffer.users += 1;
         buffer.kernel_done = !more;
-        handle
+        let Some(handle) = self.free.pop() else {
+            let recycle = buffer.kernel_done && buffer.users == 0;
+            if recycle {
+                *buffer = Buffer::default();
+            }
+            return Taken::Dropped { recycle };
+        };
+        self.table[usize::from(handle)] = Slice { buffer: id, offset };
+        buffer.users += 1;
+        Taken::Slice(handle)
     }
 
     fn slice(&self, handle: u16) -> Slice {
@@ -179,15 +201,23 @@ impl Slices {
 mod tests {
     use super::*;
 
+    /// A handle, where the test knows one is free.
+    fn handle(taken: Taken) -> u16 {
+        match taken {
+            Taken::Slice(handle) => handle,
+            Taken::Dropped { .. } => panic!("no handle left"),
+        }
+    }
+
     /// Completions continue in one buffer at the byte after the last, each its own handle;
     /// the buffer comes back only once the kernel let go of it and every handle is released,
     /// in whatever order.
     #[test]
     fn a_buffer_comes_back_after_the_kernel_and_every_slice_let_go() {
         let mut slices = Slices::new(2);
-        let a = slices.take(1, 100, true);
-        let b = slices.take(1, 50, true);
-        let other = slices.take(0, 10, true);
+        let a = handle(slices.take(1, 100, true));
+        let b = handle(slices.take(1, 50, true));
+        let other = handle(slices.take(0, 10, true));
         assert_ne!(a, b);
         assert_eq!((slices.slice(a).buffer, slices.slice(a).offset), (1, 0));
         assert_eq!((slices.slice(b).buffer, slices.slice(b).offset), (1, 100));
@@ -199,17 +229,43 @@ mod tests {
         assert_eq!(slices.release(a), None);
         assert_eq!(slices.release(b), None);
         // The kernel's last completion for buffer 1 (no BUF_MORE) starts after the others.
-        let last = slices.take(1, 7, false);
+        let last = handle(slices.take(1, 7, false));
         assert_eq!(slices.slice(last).offset, 150);
         assert_eq!(slices.release(last), Some(1));
         // Recycled, it starts again at 0; one user still holds it after the kernel let go.
-        let again = slices.take(1, 8, false);
-        let held = slices.take(0, 5, false);
+        let again = handle(slices.take(1, 8, false));
+        let held = handle(slices.take(0, 5, false));
         assert_eq!(slices.slice(again).offset, 0);
         assert_eq!(slices.slice(held).offset, 10);
         assert_eq!(slices.release(again), Some(1));
         assert_eq!(slices.release(held), None);
         assert_eq!(slices.release(other), Some(0));
+        assert_eq!(slices.free.len(), SLICES_MAX);
+    }
+
+    /// With every handle holding a chunk, a completion's bytes are dropped (the loop then
+    /// closes their connection) instead of a panic, the buffer's offset still moves past them,
+    /// and a buffer the kernel let go with no handle on it goes back to the ring.
+    #[test]
+    fn bytes_no_handle_can_name_are_dropped_and_their_buffer_still_comes_back() {
+        let mut slices = Slices::new(2);
+        let first = handle(slices.take(0, 1, true));
+        let handles: Vec<u16> = (1..SLICES_MAX)
+            .map(|_| handle(slices.take(0, 0, true)))
+            .collect();
+        assert_eq!(slices.take(0, 10, true), Taken::Dropped { recycle: false });
+        assert_eq!(slices.buffers[0].consumed, 11);
+        assert_eq!(slices.take(1, 10, false), Taken::Dropped { recycle: true });
+        assert_eq!(
+            slices.buffers[1].consumed, 0,
+            "recycled, it starts again at 0"
+        );
+        assert_eq!(slices.release(first), None);
+        let next = handle(slices.take(0, 5, true));
+        assert_eq!(slices.slice(next).offset, 11);
+        for held in handles.into_iter().chain([next]) {
+            slices.release(held);
+        }
         assert_eq!(slices.free.len(), SLICES_MAX);
     }
 }

@@ -56,11 +56,11 @@ impl<const BUNDLE: bool> ReceiveStrategy for MultishotReceive<BUNDLE> {
         }
     }
 
-    fn buffer_of(&mut self, flags: u32, _len: u32) -> u16 {
+    fn buffer_of(&mut self, flags: u32, _len: u32) -> Option<u16> {
         let id = cqueue::buffer_select(flags).expect("a multishot recv selects a buffer");
         self.held += 1;
         debug_assert!(self.held <= usize::from(self.pool.entries()));
-        id
+        Some(id)
     }
 
     fn buffer_bytes(&self) -> u32 {

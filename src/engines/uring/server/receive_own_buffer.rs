@@ -35,9 +35,9 @@ impl ReceiveStrategy for OwnBufferReceive {
         opcode::Recv::new(fd, own.as_mut_ptr(), own.len() as u32).build()
     }
 
-    fn buffer_of(&mut self, flags: u32, _len: u32) -> u16 {
+    fn buffer_of(&mut self, flags: u32, _len: u32) -> Option<u16> {
         debug_assert!(cqueue::buffer_select(flags).is_none());
-        0
+        Some(0)
     }
 
     fn buffer_bytes(&self) -> u32 {
