@@ -469,7 +469,7 @@ pub fn usable() -> Result<(), String> {
             on_trial_thread(|| {
                 IoUring::new(2)
                     .map(drop)
-                    .map_err(|error| explain_setup_error(&error, &RingSetup::default()))
+                    .map_err(|error| explain_setup_error(&error, &RingSetup::with_entries(2)))
             })
         })
         .clone()
