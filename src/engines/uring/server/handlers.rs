@@ -92,9 +92,19 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
         }
     }
 
-    /// Registers what the send strategy needs for the connections opened since the last call.
-    pub fn register_sends(&mut self, submitter: &Submitter<'_>) -> anyhow::Result<()> {
-        self.send.register(submitter)
+    /// Registers what the send strategy needs for the connections opened since the last call,
+    /// and closes those it could not register for (counted as failed).
+    pub fn register_sends(
+        &mut self,
+        sq: &mut SubmissionQueue<'_>,
+        submitter: &Submitter<'_>,
+    ) -> anyhow::Result<()> {
+        self.send.register(submitter)?;
+        while let Some(slot) = self.send.refused() {
+            ServerCounters::add(&self.counters.connections_failed, 1);
+            self.start_closing(sq, slot);
+        }
+        Ok(())
     }
 
     fn push(&mut self, sq: &mut SubmissionQueue<'_>, entry: squeue::Entry) {

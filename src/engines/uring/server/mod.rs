@@ -158,7 +158,7 @@ pub fn serve<R: ReceiveStrategy, S: SendStrategy>(
         server.arm_stop(&mut sq, types::Fd(stop.as_raw_fd()));
     }
     while !stopped() {
-        server.register_sends(&submitter)?;
+        server.register_sends(&mut sq, &submitter)?;
         server.flush_backlog(&mut sq);
         sq.sync();
         // A full queue goes to the kernel before the wait: the SQEs left in the backlog may be

@@ -25,6 +25,12 @@ pub trait SendStrategy: Sized {
         Ok(())
     }
 
+    /// A connection whose registration the kernel refused (e.g. out of memory), once each:
+    /// the loop closes it and keeps serving the others.
+    fn refused(&mut self) -> Option<usize> {
+        None
+    }
+
     /// A connection opened in `slot`.
     fn opened(&mut self, _slot: usize) {}
 

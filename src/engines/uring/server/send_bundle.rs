@@ -39,6 +39,8 @@ pub struct BundleSend {
     rings: Vec<Option<SlotRing>>,
     /// Slots opened since the last `register`.
     opened: Vec<usize>,
+    /// Slots whose ring the kernel would not register: their connections are to be closed.
+    refused: Vec<usize>,
 }
 
 impl BundleSend {
@@ -68,6 +70,7 @@ impl SendStrategy for BundleSend {
         Ok(BundleSend {
             rings: Vec::new(),
             opened: Vec::new(),
+            refused: Vec::new(),
         })
     }
 
@@ -88,10 +91,18 @@ impl SendStrategy for BundleSend {
                 }
                 None => RingEntries::new(SEND_RING_ENTRIES),
             };
-            ring.register(submitter, group, IOU_PBUF_RING_INC as u16)?;
-            self.rings[slot] = Some(SlotRing::Clean(ring));
+            // A ring pins a page per connection: past the kernel's memory (or a locked-memory
+            // limit) this one connection is refused, not the server.
+            match ring.register(submitter, group, IOU_PBUF_RING_INC as u16) {
+                Ok(()) => self.rings[slot] = Some(SlotRing::Clean(ring)),
+                Err(_) => self.refused.push(slot),
+            }
         }
         Ok(())
+    }
+
+    fn refused(&mut self) -> Option<usize> {
+        self.refused.pop()
     }
 
     fn opened(&mut self, slot: usize) {
