@@ -59,6 +59,10 @@ pub struct ServerCounters {
     /// completions that did not fit (and ended the multishot operations that posted them) until
     /// the loop made room.
     pub cq_overflows: AtomicU64,
+    /// Set once at start by a server that sends from registered buffers: its receive pool as
+    /// fitted to the locked-memory limit, and the bytes it registered.
+    pub provided_buffers: AtomicU64,
+    pub registered_bytes: AtomicU64,
 }
 
 impl ServerCounters {
@@ -80,6 +84,8 @@ impl ServerCounters {
             connections_refused_fd_limit: get(&self.connections_refused_fd_limit),
             provided_buffers_exhausted: get(&self.provided_buffers_exhausted),
             cq_overflows: get(&self.cq_overflows),
+            provided_buffers: get(&self.provided_buffers),
+            registered_bytes: get(&self.registered_bytes),
         }
     }
 }
@@ -103,6 +109,10 @@ pub struct CountersSnapshot {
     pub provided_buffers_exhausted: u64,
     #[serde(default)]
     pub cq_overflows: u64,
+    #[serde(default)]
+    pub provided_buffers: u64,
+    #[serde(default)]
+    pub registered_bytes: u64,
 }
 
 /// Idle connections counted in ticks of one periodic timer (a third of the idle timeout), so a
@@ -249,6 +259,8 @@ impl std::ops::Add for CountersSnapshot {
             provided_buffers_exhausted: self.provided_buffers_exhausted
                 + other.provided_buffers_exhausted,
             cq_overflows: self.cq_overflows + other.cq_overflows,
+            provided_buffers: self.provided_buffers + other.provided_buffers,
+            registered_bytes: self.registered_bytes + other.registered_bytes,
         }
     }
 }

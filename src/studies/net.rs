@@ -293,6 +293,13 @@ fn add_server_stats(row: &mut Row, stats: &ServerStats, connections: usize) {
     row.connections_refused_fd_limit = Some(counters.connections_refused_fd_limit);
     row.provided_buffers_exhausted = Some(counters.provided_buffers_exhausted);
     row.cq_overflows = Some(counters.cq_overflows);
+    // A server that sends from registered buffers fitted its receive pool to the locked-memory
+    // limit: the pool and the bytes pinned are part of what was measured.
+    if counters.registered_bytes > 0 {
+        let params = &mut row.params;
+        params.insert("provided_buffers".into(), counters.provided_buffers.into());
+        params.insert("registered_bytes".into(), counters.registered_bytes.into());
+    }
     row.server_rss_peak_bytes = stats.rss_bytes_peak;
     row.server_rss_bytes_per_connection = stats
         .rss_bytes_peak

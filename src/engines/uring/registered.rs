@@ -41,6 +41,11 @@ impl Regions {
         Ok(Regions { regions })
     }
 
+    /// The bytes registered.
+    pub fn bytes(&self) -> u64 {
+        self.regions.iter().map(|&(_, len)| len as u64).sum()
+    }
+
     /// The index of the registered buffer that holds all of `bytes`.
     pub fn index_of(&self, bytes: &[u8]) -> u16 {
         let (start, len) = (bytes.as_ptr() as usize, bytes.len());
