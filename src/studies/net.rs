@@ -8,6 +8,7 @@
 
 use std::io::{BufRead, BufReader, Read};
 use std::net::SocketAddr;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::Path;
 use std::process::{Child, ExitCode, Stdio};
 use std::sync::mpsc::Receiver;
@@ -20,6 +21,7 @@ use serde_json::{Map, Value};
 use super::contender::{self, Contender};
 use super::serve::{runs_event_loops, ServerStats, STATS_TO_STDOUT};
 use super::{finish, run_alternating, Cell, Destination};
+use crate::engines::shared_counters::SharedCounters;
 use crate::engines::uring::ring::{format_cpus, Helpers};
 use crate::engines::EngineDef;
 use crate::load::{load_row, LoadPlan, Mode, WindowEdge, STREAM_WINDOW_BYTES};
@@ -244,13 +246,17 @@ pub fn measure_server(
     let cores = [args.server_cpu(), args.client_cpu()];
     let mut cores_before = [None, None];
     let mut cores_during = [None, None];
+    let own = server.counters.as_ref().map(|(counters, _)| counters);
+    let mut own_syscalls = [None, None];
     let report = path.as_client(|| {
         crate::load::run(&plan, &mut |edge| match edge {
             WindowEdge::Start => {
                 cores_before = cores.map(|cpu| CoreTimes::read(cpu).ok());
                 started = meter.start();
+                own_syscalls[0] = own.map(SharedCounters::syscalls);
             }
             WindowEdge::Stop => {
+                own_syscalls[1] = own.map(SharedCounters::syscalls);
                 measured = Some(meter.stop());
                 for (index, cpu) in cores.into_iter().enumerate() {
                     let after = CoreTimes::read(cpu).ok();
@@ -266,6 +272,8 @@ pub fn measure_server(
         .expect("a finished load run passed its window's end")
         .context("cannot measure the server")?;
     let mut row = load_row(engine, params, run, &plan, &report, Some(&measured));
+    let [own_start, own_stop] = own_syscalls;
+    row.set_server_own_syscalls(own_stop.zip(own_start).map(|(stop, start)| stop - start));
     let [server_core, client_core] = cores_during;
     row.server_core_softirq_s = server_core.map(|t| t.softirq_s);
     row.server_core_steal_s = server_core.map(|t| t.steal_s);
@@ -321,16 +329,22 @@ pub struct ServerProcess {
     /// A contender's syscall counter, opened before its command ran (None: opened when the
     /// window opens, or not counting).
     syscalls: Option<ProcessSyscallCounter>,
+    /// `ringside serve`'s loop counters, shared through this memfd (None for a contender).
+    counters: Option<(SharedCounters, OwnedFd)>,
 }
 
 impl ServerProcess {
     /// Starts `engine` on the server's side of `path`.
     pub fn start(engine: &EngineDef, args: &Rig, path: &NetPath) -> anyhow::Result<ServerProcess> {
         let exe = std::env::current_exe().context("cannot find the ringside binary")?;
+        let (counters, memfd) = SharedCounters::create(args.server_threads)
+            .context("cannot make the server's shared counters")?;
+        let memfd_path = format!("/proc/{}/fd/{}", std::process::id(), memfd.as_raw_fd());
         let mut child = path
             .server_command(&exe)
             .arg("serve")
             .args(&args.serve)
+            .args(["--counters", &memfd_path])
             .args(["--quiet", "--stats", STATS_TO_STDOUT, "--listen"])
             .arg(path.server_listen().to_string())
             .arg("--engine")
@@ -383,6 +397,7 @@ impl ServerProcess {
                 rest: Some(receiver),
                 last_words: None,
                 syscalls: None,
+                counters: Some((counters, memfd)),
             }),
             None => {
                 let _ = child.kill();
@@ -406,6 +421,7 @@ impl ServerProcess {
             rest: None,
             last_words: Some(last_words),
             syscalls,
+            counters: None,
         }
     }
 

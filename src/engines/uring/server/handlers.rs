@@ -99,7 +99,8 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
         sq: &mut SubmissionQueue<'_>,
         submitter: &Submitter<'_>,
     ) -> anyhow::Result<()> {
-        self.send.register(submitter)?;
+        let registrations = self.send.register(submitter)?;
+        self.counters.syscalls(registrations);
         while let Some(slot) = self.send.refused() {
             ServerCounters::add(&self.counters.connections_failed, 1);
             self.start_closing(sq, slot);
@@ -521,10 +522,13 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
             self.send_head(sq, slot);
         } else if connection.close_after_send {
             // The last response is out: FIN behind it, then close once the kernel lets go.
-            if let Some(shutdown) = connection.socket.shutdown_write() {
-                let user_data = self.token(Op::Shutdown, slot);
-                self.connections[slot].in_flight += 1;
-                self.push(sq, shutdown.user_data(user_data));
+            match connection.socket.shutdown_write() {
+                Some(shutdown) => {
+                    let user_data = self.token(Op::Shutdown, slot);
+                    self.connections[slot].in_flight += 1;
+                    self.push(sq, shutdown.user_data(user_data));
+                }
+                None => self.counters.syscalls(1), // shutdown(2) on the plain fd.
             }
             self.start_closing(sq, slot);
         }
@@ -551,13 +555,16 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
 
     /// Frees a direct descriptor's slot (a plain fd closes when its `OwnedFd` drops).
     fn close(&mut self, sq: &mut SubmissionQueue<'_>, socket: &Socket) {
-        if let Some(close) = socket.close() {
-            let token = Token {
-                op: Op::Close,
-                generation: 0,
-                slot: 0,
-            };
-            self.push(sq, close.user_data(token.encode()));
+        match socket.close() {
+            Some(close) => {
+                let token = Token {
+                    op: Op::Close,
+                    generation: 0,
+                    slot: 0,
+                };
+                self.push(sq, close.user_data(token.encode()));
+            }
+            None => self.counters.syscalls(1), // The plain fd's close, as it drops.
         }
     }
 

@@ -172,11 +172,11 @@ pub fn serve<R: ReceiveStrategy, S: SendStrategy>(
         // queue may complete only much later (receives and polls armed), so waiting first
         // could block with work left undone.
         while server.backlogged() {
-            let handed = if needs.setup.sqpoll {
+            let handed = run.counters.call(if needs.setup.sqpoll {
                 submitter.squeue_wait() // Until the kernel thread took some.
             } else {
                 submitter.submit()
-            };
+            });
             if let Err(error) = handed {
                 anyhow::ensure!(
                     matches!(error.raw_os_error(), Some(libc::EBUSY | libc::EINTR)),
@@ -197,6 +197,7 @@ pub fn serve<R: ReceiveStrategy, S: SendStrategy>(
         // wait with nothing queued, it spins its idle time (100 ms) for nothing, and a server
         // whose accepting is paused (out of fds) would wake it every pause.
         let wake_poller = !(needs.setup.sqpoll && sq.is_empty());
+        run.counters.syscalls(1);
         wait_for_completions(
             &mut submitter,
             (stop.is_some(), wake_poller),
