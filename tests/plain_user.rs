@@ -131,8 +131,9 @@ fn uring_fixed_is_skipped_up_front_with_the_numbers_when_its_slots_pass_the_limi
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stderr}");
     assert!(
-        stderr.contains("skipping uring-fixed: uring-fixed (depth 32 × 64k --block-size) registers 2M bytes of buffers")
-            && stderr.contains("ulimit -l"),
+        stderr.contains(
+            "skipping uring-fixed: uring-fixed (depth 32 × 64k --block-size) pins 2056k bytes"
+        ) && stderr.contains("ulimit -l"),
         "{stderr}"
     );
     let engines: Vec<Value> = rows(&output)

@@ -129,7 +129,7 @@ impl PinLimit {
             return Ok(());
         }
         Err(format!(
-            "{what} registers {} bytes of buffers, but this process may pin only {} more \
+            "{what} pins {} bytes of locked memory (buffers and rings), but this process may pin only {} more \
              (RLIMIT_MEMLOCK {}, less {} held); raise the limit (`ulimit -l {}`, in KiB, or \
              LimitMEMLOCK= for a systemd service) or run as root (CAP_IPC_LOCK pins are not \
              charged)",
@@ -186,7 +186,7 @@ mod tests {
         assert!(limit.check(4 << 20, "a pool").is_ok());
         let refused = limit.check(64 << 20, "uring-fixed").unwrap_err();
         assert!(
-            refused.contains("64M bytes") && refused.contains("8176k more"),
+            refused.contains("pins 64M bytes") && refused.contains("8176k more"),
             "{refused}"
         );
         assert!(refused.contains("ulimit -l 65552"), "{refused}");

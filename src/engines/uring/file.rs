@@ -15,7 +15,7 @@ use anyhow::Context;
 use io_uring::{cqueue, opcode, squeue, types, IoUring, Submitter};
 use serde_json::{Map, Value};
 
-use super::registered::Regions;
+use super::registered::{Regions, PIN_RELEASE_WAIT};
 use super::ring::{Helpers, RingSetup, SQPOLL_IDLE_MS};
 use crate::engines::aligned::AlignedBuffer;
 use crate::engines::blocking::file::io_error;
@@ -108,15 +108,38 @@ fn check_polled(file: BorrowedFd, fsyncs: bool) -> anyhow::Result<()> {
     crate::engines::needs::file_device_polled(file).map_err(anyhow::Error::msg)
 }
 
-/// Bytes a fixed file engine registers: a slot per operation in flight (`depth` writes of
-/// `block_size`; or `depth` page cycles, each a page written from a slot and read into a
-/// buffer of its own), which a study checks against the locked-memory limit before it runs.
-pub fn registered_bytes(workload: Workload, depth: u32, block_size: usize) -> u64 {
-    let slots = u64::from(depth.max(1)) * block_size as u64;
+/// Bytes a fixed file engine registers for a file of `file_bytes`: a slot per operation in
+/// flight (`depth` writes of `block_size`, no more than the file has blocks; or `depth` page
+/// cycles, each a page written from a slot and read into a buffer of its own).
+pub fn registered_bytes(
+    workload: Workload,
+    depth: u32,
+    block_size: usize,
+    file_bytes: usize,
+) -> u64 {
+    let depth = depth.max(1) as usize;
     match workload {
-        Workload::FsCycle => 2 * slots,
-        _ => slots,
+        Workload::FsCycle => (2 * depth * block_size) as u64,
+        _ => (depth.min(file_bytes.div_ceil(block_size).max(1)) * block_size) as u64,
     }
+}
+
+/// The locked memory a fixed file engine's run is charged, which a study checks against the
+/// limit before it runs: its registered buffers and, as Linux 6.18 charges them to a plain
+/// user too, its ring's pages: the SQE array and the page(s) holding both queues' rings (64-byte
+/// SQEs, 16-byte CQEs, twice as many CQEs, a 4-byte index per SQE, a header). Measured here: 512
+/// KiB of slots on a 128-entry ring needed a limit of 528 KiB, as this says.
+pub fn pinned_bytes(workload: Workload, depth: u32, block_size: usize, file_bytes: usize) -> u64 {
+    const PAGE: u64 = 4096;
+    const RINGS_HEADER: u64 = 256;
+    let entries = match workload {
+        Workload::FsCycle => depth.max(1) * CHAIN_LENGTH as u32,
+        _ => depth.max(1),
+    };
+    let entries = u64::from(entries.next_power_of_two());
+    let sqes = (entries * 64).div_ceil(PAGE) * PAGE;
+    let rings = (RINGS_HEADER + entries * 2 * 16 + entries * 4).div_ceil(PAGE) * PAGE;
+    registered_bytes(workload, depth, block_size, file_bytes) + sqes + rings
 }
 
 /// The file and buffers as the ring sees them: plain fd and pointers, or registered indexes.
@@ -160,16 +183,24 @@ impl Target {
         let bytes = buffers.iter().map(|b| b.len() as u64).sum::<u64>();
         // SAFETY: the slots live in `target` and the extra buffers outlive the ring: the
         // caller drops the ring before either.
-        target.regions =
-            unsafe { Regions::register(&ring.submitter(), &buffers) }.map_err(|error| {
-                let limit = PinLimit::read()
-                    .and_then(|limit| limit.check(bytes, "this engine").err())
-                    .unwrap_or_else(|| "the kernel refused them".to_string());
-                anyhow::anyhow!(
-                    "cannot register {} bytes of buffers ({error}): {limit}",
-                    format_size(bytes)
-                )
-            })?;
+        let register = || unsafe { Regions::register(&ring.submitter(), &buffers) };
+        let registered = match register() {
+            Err(error) if error.raw_os_error() == Some(libc::ENOMEM) => {
+                // The previous run's ring may still hold its charge for a moment.
+                std::thread::sleep(PIN_RELEASE_WAIT);
+                register()
+            }
+            other => other,
+        };
+        target.regions = registered.map_err(|error| {
+            let limit = PinLimit::read()
+                .and_then(|limit| limit.check(bytes, "this engine").err())
+                .unwrap_or_else(|| "the kernel refused them".to_string());
+            anyhow::anyhow!(
+                "cannot register {} bytes of buffers ({error}): {limit}",
+                format_size(bytes)
+            )
+        })?;
         Ok(target)
     }
 
@@ -309,10 +340,11 @@ impl FileEngine for Uring {
         };
         let (ring, mut params, notes) =
             self.build_ring(depth, job.helpers, job.file, job.fsync_end)?;
-        let slots = depth as usize;
+        let blocks = job.data.len().div_ceil(job.block_size).max(1);
+        let slots = (depth as usize).min(blocks);
         let mut target = Target::new(&ring, job.file, self.fixed, (slots, job.block_size), &[])?;
         if self.fixed {
-            let bytes = registered_bytes(Workload::FsWrite, depth, job.block_size);
+            let bytes = registered_bytes(Workload::FsWrite, depth, job.block_size, job.data.len());
             params.insert("registered_bytes".into(), Value::from(bytes));
         }
         let driver = Driver::new(&ring, self.ring_fd, self.flags.sqpoll)?;
@@ -402,7 +434,12 @@ impl FileEngine for Uring {
             &[read_buffers.as_slice()],
         )?;
         if self.fixed {
-            let bytes = registered_bytes(Workload::FsCycle, chains as u32, job.page_size);
+            let bytes = registered_bytes(
+                Workload::FsCycle,
+                chains as u32,
+                job.page_size,
+                job.data.len(),
+            );
             params.insert("registered_bytes".into(), Value::from(bytes));
         }
         let driver = Driver::new(&ring, self.ring_fd, self.flags.sqpoll)?;

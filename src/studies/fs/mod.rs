@@ -19,7 +19,7 @@ use crate::engines::aligned::AlignedBuffer;
 use crate::engines::blocking::file::io_error;
 use crate::engines::file::{FileEngine, FileOutcome};
 use crate::engines::needs::Registration;
-use crate::engines::uring::file::registered_bytes;
+use crate::engines::uring::file::pinned_bytes;
 use crate::engines::uring::ring::Helpers;
 use crate::engines::{runnable, EngineDef, Make, Workload};
 use crate::measure::{meter_for_run, BlockDevice, Meter};
@@ -223,7 +223,8 @@ impl FileStudy {
     /// buffers (a slot per operation in flight) would pass the locked-memory limit is skipped
     /// with both numbers. Each says so (unless quiet).
     fn engines_for_the_file(&self) -> Vec<&'static EngineDef> {
-        let registered = registered_bytes(self.workload, self.depth, self.block_size as usize);
+        let (block, size) = (self.block_size as usize, self.size as usize);
+        let pinned = pinned_bytes(self.workload, self.depth, block, size);
         let pin_limit = PinLimit::read();
         let mut kept = Vec::new();
         for &engine in &self.engines {
@@ -237,7 +238,7 @@ impl FileStudy {
                     format_size(self.block_size),
                     self.block_flag
                 );
-                pin_limit.map_or(Ok(()), |limit| limit.check(registered, &what))
+                pin_limit.map_or(Ok(()), |limit| limit.check(pinned, &what))
             } else {
                 Ok(())
             };

@@ -63,7 +63,7 @@ use io_uring::{types, EnterFlags, Submitter};
 
 use crate::engines::needs::{Feature, Needs, Registration};
 use crate::engines::server::{Run, ServerConfig, ServerCounters, STOP_POLL_INTERVAL};
-use crate::engines::uring::registered::Regions;
+use crate::engines::uring::registered::{Regions, PIN_RELEASE_WAIT};
 use crate::engines::uring::ring::RingSetup;
 use crate::system::limits::PinLimit;
 use crate::system::stop::stopped;
@@ -86,8 +86,6 @@ pub const CQ_ENTRIES: u32 = 8192;
 /// The smallest receive pool a server that registers its buffers shrinks to, to fit the
 /// locked-memory limit (`register_fitted`).
 const POOL_BUFFERS_MIN: u16 = 16;
-/// How long a refused registration waits for an exited server's charge to be released.
-const PIN_RELEASE_WAIT: Duration = Duration::from_millis(100);
 /// Received chunks a connection may hold unsent before its multishot recv is cancelled.
 const CHUNKS_PER_CONNECTION_MAX: usize = 8;
 
@@ -236,9 +234,7 @@ pub fn serve<R: ReceiveStrategy, S: SendStrategy>(
 /// on Linux 6.18, for the rings themselves; the pool only lends buffers to receives in flight
 /// (an empty pool is counted, `provided_buffers_exhausted`, and waited out), so on ENOMEM it is
 /// halved, down to `POOL_BUFFERS_MIN`, and `config` says what fitted. The first refusal is
-/// tried again after `PIN_RELEASE_WAIT`: the kernel releases an exited server's charge a moment
-/// after it exits (measured here: a server started at once after another was refused, one
-/// started 20 ms later was not).
+/// tried again after `PIN_RELEASE_WAIT`, for an exited server's charge to be released.
 fn register_fitted<R: ReceiveStrategy>(
     submitter: &Submitter<'_>,
     config: &mut ServerConfig,
