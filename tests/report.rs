@@ -470,6 +470,11 @@ fn the_html_report_draws_in_headless_chromium() {
     );
     let built = String::from_utf8_lossy(&dom.stdout);
     assert!(built.matches("<svg").count() >= 6);
+    // The answer opens with its charts, one per study, before its first sentence.
+    let answer = built.find("The answer on this machine").unwrap();
+    let first_sentence = answer + built[answer..].find("<li>").unwrap();
+    let charts = built[answer..first_sentence].matches("<svg").count();
+    assert!(charts >= 2, "{charts} charts above the answer's sentences");
     assert_answer_first(&built, "<table");
     let screenshot = [
         format!("--screenshot={}", shot.display()),
