@@ -218,8 +218,8 @@ pub fn build(choice: &Choice, dir: &Path, say: impl Fn(String)) -> anyhow::Resul
         )));
     };
     say(format!(
-        "building the reference contenders {} with contenders/build.sh into {} (once; about \
-         90 s on a 2-CPU machine)",
+        "building the reference contenders {} with contenders/build.sh into {} (once; 1 to \
+         1.5 min on a 2-CPU machine)",
         names.join(", "),
         dir.display()
     ));
