@@ -42,7 +42,7 @@ for pair in "${tools[@]}"; do
   command -v "${pair%%:*}" >/dev/null 2>&1 || missing+=("${pair#*:}")
 done
 # The initramfs needs a static busybox: the guest has no libc of its own.
-if ! file -L /bin/busybox 2>/dev/null | grep -q 'statically linked'; then
+if [ ! -x /bin/busybox ] || ldd /bin/busybox >/dev/null 2>&1; then
   missing+=(busybox-static)
 fi
 if [ ${#missing[@]} -gt 0 ]; then
@@ -50,7 +50,6 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" \
     >/dev/null || die "cannot install ${missing[*]}: the lab cannot run on this machine"
 fi
-command -v file >/dev/null 2>&1 || die "missing file(1) (apt-get install file)"
 
 # Debian's archive as this machine's apt sources name it (the suite apt fetches bookworm from).
 archive=$(apt-get indextargets --format '$(REPO_URI) $(CODENAME) $(IDENTIFIER)' 2>/dev/null |
@@ -70,7 +69,12 @@ suite_of() {
 # and prints the folder it is unpacked in. One private apt state per suite, so the newest kernel
 # of that suite is the only candidate.
 fetch_kernel() {
-  local suite=$1 state=$cache/apt/$1
+  local suite=$1 state=$cache/apt/$1 lock
+  # One fetch at a time per cache (apt locks its lists; unpacking renames a folder); this runs in
+  # a command substitution, so the lock goes when it returns.
+  mkdir -p "$cache"
+  exec {lock}>"$cache/.lock"
+  flock "$lock"
   mkdir -p "$state/lists/partial" "$state/archives/partial" "$state/parts" "$cache/debs" \
     "$cache/kernels"
   echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $archive $suite main" \
@@ -99,7 +103,8 @@ fetch_kernel() {
 copy_with_libraries() {
   local program=$1 destination=$2
   install -D -m 755 "$program" "$root$destination"
-  ldd "$program" | grep -o '/[^ ]*' | while read -r library; do
+  # A static program has no libraries (ldd says so and fails).
+  { ldd "$program" 2>/dev/null || true; } | { grep -o '/[^ ]*' || true; } | while read -r library; do
     [ -e "$root$library" ] || install -D -m 755 "$(realpath "$library")" "$root$library"
   done
 }
@@ -208,7 +213,13 @@ for kernel in $kernels; do
   fi
 
   if [ ${#accelerators[@]} = 0 ]; then
-    choose_accelerator "$tree"/boot/vmlinuz-*
+    # Decided once per boot of this machine (the test boot waits for the lock like a guest).
+    decided=$cache/accelerator-$(cat /proc/sys/kernel/random/boot_id)
+    if [ ! -s "$decided" ]; then
+      choose_accelerator "$tree"/boot/vmlinuz-*
+      echo "${accelerators[*]}" >"$decided"
+    fi
+    read -r -a accelerators <"$decided"
     echo "kernel-lab: QEMU accelerator: ${accelerators[*]}" >&2
   fi
   echo "kernel-lab: $kernel: booting $(basename "$tree") (waiting for /tmp/ringside-bench.lock)" >&2
