@@ -188,7 +188,8 @@ for kernel in $kernels; do
   rm -rf "$dir"
   mkdir -p "$dir"
   root=$dir/initramfs
-  mkdir -p "$root"/{bin,etc,usr/local/bin,usr/local/sbin}
+  # busybox --install makes its links only in folders that exist.
+  mkdir -p "$root"/{bin,sbin,etc,usr/bin,usr/sbin,usr/local/bin,usr/local/sbin}
   install -m 755 /bin/busybox "$root/bin/busybox"
   ln -s busybox "$root/bin/sh"
   install -m 755 "$lab/guest-init.sh" "$root/init"
