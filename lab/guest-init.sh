@@ -156,5 +156,6 @@ else
   say "cannot make or mount ext4 on $poll_disk"
 fi
 
-say "done after $(cut -d' ' -f1 /proc/uptime) s"
+cut -d' ' -f1 /proc/uptime >"$R/seconds"
+say "done after $(cat "$R/seconds") s"
 halt_guest

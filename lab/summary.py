@@ -36,9 +36,11 @@ def rows_of(results, step):
     return document.get("results", []) if isinstance(document, dict) else None
 
 
-def last_error(results, step):
+def step_error(results, step):
+    """The step's distinct error lines (at most three), else its last line of stderr."""
     lines = [line for line in (read(results / f"{step}.err", "") or "").splitlines() if line]
-    return lines[-1] if lines else "no message"
+    errors = list(dict.fromkeys(line for line in lines if "error" in line))[:3]
+    return " / ".join(errors) or (lines[-1] if lines else "no message")
 
 
 def verdicts(rows):
@@ -68,17 +70,20 @@ def kernel_report(out, kernel):
         lines += ["The guest left no results. The console's end:", "", "```", tail, "```", ""]
         return lines, problems
     lines.append(f"`{read(folder / 'package')}` (running `{running}`), {read(results / 'accel')}, "
-                 f"guest {read(folder / 'seconds')} s, qemu exit {read(folder / 'qemu.rc')}.")
+                 f"guest {read(results / 'seconds', '?')} s from boot to power-off (host "
+                 f"{read(folder / 'seconds')} s with the wait for the lock), qemu exit "
+                 f"{read(folder / 'qemu.rc')}.")
     lines.append("")
 
-    steps = []
+    steps, failed = [], []
     for step in STEPS:
         rc = read(results / f"{step}.rc")
         if rc is None:
             continue
         steps.append(step)
         if rc != "0":
-            problems.append(f"{kernel}: step {step} exited {rc}: {last_error(results, step)}")
+            failed.append(step)
+            problems.append(f"{kernel}: step {step} exited {rc}: {step_error(results, step)}")
     lines += ["| step | exit | command |", "|---|---|---|"]
     for step in steps:
         command = (read(results / f"{step}.cmd", "") or "").replace("/usr/local/bin/", "")
@@ -110,7 +115,8 @@ def kernel_report(out, kernel):
             if verified and not reasons:
                 good.append(engine)
             else:
-                why = "; ".join(sorted(set(reasons))) or "no study ran it"
+                why = "; ".join(sorted(set(reasons))) or (
+                    "no row; failed steps: " + ", ".join(failed) if failed else "no study ran it")
                 bad.append(f"{engine} ({why})")
                 problems.append(f"{kernel}: {workload} {engine} available but not verified: {why}")
         refused = [entry for entry in entries if not entry["available"]]
