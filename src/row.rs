@@ -332,10 +332,15 @@ impl Row {
 pub const CONTENDER_COMMAND_PARAM: &str = "command";
 
 /// Whether a `params` key is a setting an engine chose for itself (`iowq_*`, `sqpoll_*`: the
-/// kernel threads of its ring; `command`: a contender's) rather than a parameter of the workload
-/// that every engine of a study shares.
+/// kernel threads of its ring; `command`: a contender's; the buffers it registered) rather than
+/// a parameter of the workload that every engine of a study shares.
 pub fn is_engine_setting(key: &str) -> bool {
-    key.starts_with("iowq_") || key.starts_with("sqpoll_") || key == CONTENDER_COMMAND_PARAM
+    key.starts_with("iowq_")
+        || key.starts_with("sqpoll_")
+        || key == CONTENDER_COMMAND_PARAM
+        // What a fixed-buffer engine registered, fitted to the locked-memory limit.
+        || key == "registered_bytes"
+        || key == "provided_buffers"
 }
 
 /// What an engine counted itself during a measured section.
