@@ -42,7 +42,6 @@ pub struct RingSetup {
     pub coop_taskrun: bool,
     pub no_sqarray: bool,
     pub iopoll: bool,
-    pub hybrid_iopoll: bool,
     /// The io-wq limits and CPUs to set once the ring exists; None for trial rings.
     pub helpers: Option<Helpers>,
     /// IORING_SETUP_ATTACH_WQ to this ring: an SQPOLL ring then shares that ring's poller.
@@ -393,7 +392,6 @@ impl RingSetup {
             coop_taskrun: flags.defer_taskrun,
             no_sqarray: flags.no_sqarray,
             iopoll: flags.iopoll,
-            hybrid_iopoll: flags.hybrid_iopoll,
             ..RingSetup::with_entries(entries)
         }
     }
@@ -437,14 +435,6 @@ impl RingSetup {
         }
         if self.iopoll {
             builder.setup_iopoll();
-        }
-        if self.hybrid_iopoll {
-            // Only reached where a device has poll queues (the row's needs check that first).
-            return Err(
-                "io-uring 0.7.15, the crate ringside sits on, has no setter for \
-                        IORING_SETUP_HYBRID_IOPOLL"
-                    .to_string(),
-            );
         }
         let ring = builder
             .build(self.entries)
