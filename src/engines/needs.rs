@@ -510,7 +510,22 @@ impl Needs {
         for feature in self.features {
             feature.check_machine()?;
         }
-        ring::on_trial_thread(|| self.trial())
+        let running = crate::system::kernel::running_kernel_version();
+        ring::on_trial_thread(|| self.trial()).map_err(|reason| self.with_minimum(reason, running))
+    }
+
+    /// A trial's reason, and where this kernel is older than the engine's minimum, that minimum:
+    /// the one missing feature named may be the first of several the engine needs.
+    fn with_minimum(&self, reason: String, running: Option<Kernel>) -> String {
+        match (self.kernel(), running) {
+            (Some(needed), Some(here)) if here < needed && needed > IOWQ_LIMITS_SINCE => {
+                format!(
+                    "{reason}; this engine needs Linux {}.{} in all, this is {}.{}",
+                    needed.0, needed.1, here.0, here.1
+                )
+            }
+            _ => reason,
+        }
     }
 
     fn trial(&self) -> Result<(), String> {
@@ -612,5 +627,17 @@ mod tests {
         };
         assert_eq!(defer.kernel(), Some((6, 1)));
         assert!(defer.text().contains("DEFER_TASKRUN"), "{}", defer.text());
+        let reason = "this kernel lacks IORING_SETUP_COOP_TASKRUN (Linux 5.19)".to_string();
+        assert_eq!(
+            defer.with_minimum(reason.clone(), Some((5, 10))),
+            format!("{reason}; this engine needs Linux 6.1 in all, this is 5.10")
+        );
+        assert_eq!(defer.with_minimum(reason.clone(), Some((6, 1))), reason);
+        let plain = Needs::io_uring(&[WRITE, FSYNC]);
+        assert_eq!(
+            plain.text(),
+            "Write, Fsync; Linux 5.15 (or 5.10 stable: the same io_uring)"
+        );
+        assert_eq!(plain.with_minimum(reason.clone(), Some((5, 10))), reason);
     }
 }
