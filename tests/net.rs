@@ -901,3 +901,29 @@ fn ping_pong_one(stream: &mut TcpStream, connection: u64, sequence: u64) {
     stream.read_exact(&mut echo).unwrap();
     assert!(echo == message, "message {sequence}: echo differs");
 }
+
+/// Goal: on a kernel without `epoll_pwait2` (before 5.11) every network engine still serves
+/// and verifies, the load generator included. Method: `RINGSIDE_NO_EPOLL_PWAIT2=1` takes the
+/// fallback (`epoll_wait` and a timerfd) on this kernel in the study, its servers and its
+/// load; an echo study of the four basic engines; every row verified, and the document's
+/// probe names the wait it used.
+#[test]
+fn every_basic_engine_verifies_with_the_epoll_wait_fallback() {
+    let output = Command::new(BIN)
+        .env("RINGSIDE_NO_EPOLL_PWAIT2", "1")
+        .args(["echo", "--engine", "blocking,threads,epoll,uring"])
+        .args(["--connections", "2", "--runs", "1", "--duration", "300ms"])
+        .args(["--warmup", "100ms", "--format", "json", "--quiet"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let wait = document["env"]["host"]["epoll_wait"].as_str().unwrap();
+    assert!(wait.starts_with("epoll_wait, a timerfd"), "{wait}");
+    let rows = document["results"].as_array().unwrap();
+    assert!(rows.len() >= 3, "{rows:?}");
+    for row in rows {
+        assert_eq!(row["verified"], true, "{row}");
+        assert!(row["ops"].as_u64().unwrap() > 0, "{row}");
+    }
+}

@@ -7,7 +7,7 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use rustix::event::epoll::{self, CreateFlags, Event, EventData, EventFlags};
+use rustix::event::epoll::{self, CreateFlags, EventData, EventFlags};
 use rustix::io::Errno;
 
 use super::connection::{
@@ -20,6 +20,7 @@ use super::{LoadErrors, LoadPlan, LoadReport, Mode, Shared};
 use super::{PHASE_CONNECTING, PHASE_DONE, PHASE_MEASURE, STATUS_CODES, WAIT_TIMEOUT};
 use crate::measure::Usage;
 use crate::protocols::http::{Framed, ResponseFramer};
+use crate::system::epoll_wait::{empty_event, EpollWait};
 
 /// Ready connections taken per `epoll_wait`.
 const EVENTS_PER_WAIT: usize = 512;
@@ -53,6 +54,7 @@ pub fn client_thread(
     let prepared = prepare_thread(plan, ids, cpu);
     shared.ready.fetch_add(1, Ordering::AcqRel);
     let (epoll_fd, connections, connect_errors) = prepared?;
+    let waits = EpollWait::new(&epoll_fd)?;
     shared
         .connected
         .fetch_add(connections.len(), Ordering::AcqRel);
@@ -64,6 +66,7 @@ pub fn client_thread(
         schedule: Schedule::new(plan, connections.len()),
         slow_reader: SlowReader::new(plan, connections.len()),
         epoll_fd,
+        waits,
         connections,
         report: LoadReport {
             errors: LoadErrors {
@@ -87,6 +90,9 @@ pub fn client_thread(
 struct Client<'a> {
     plan: &'a LoadPlan,
     epoll_fd: OwnedFd,
+    /// The waits on `epoll_fd` (exact to the microsecond on every kernel: the open loop's
+    /// schedule depends on it).
+    waits: EpollWait,
     connections: Vec<Connection>,
     schedule: Option<Schedule>,
     slow_reader: Option<SlowReader>,
@@ -117,11 +123,7 @@ impl Client<'_> {
     /// them, expire the ones that waited too long; until the coordinator says the window is
     /// over. The thread's CPU is read at the window's start and end, for saturation.
     fn run(&mut self, shared: &Shared) -> anyhow::Result<()> {
-        let empty = Event {
-            flags: EventFlags::empty(),
-            data: EventData::new_u64(0),
-        };
-        let mut events = vec![empty; EVENTS_PER_WAIT];
+        let mut events = vec![empty_event(); EVENTS_PER_WAIT];
         let mut usage_start = None;
         let mut timeouts_checked = Instant::now();
         loop {
@@ -134,8 +136,7 @@ impl Client<'_> {
                 usage_start = Some(Usage::of_thread());
             }
             let wait = self.start_due();
-            let wait_timeout = rustix::event::Timespec::try_from(wait)?;
-            let ready = match epoll::wait(&self.epoll_fd, &mut events[..], Some(&wait_timeout)) {
+            let ready = match self.waits.wait(&self.epoll_fd, &mut events[..], Some(wait)) {
                 Ok(ready) => ready,
                 Err(Errno::INTR) => continue,
                 Err(error) => return Err(anyhow::anyhow!("epoll_wait failed: {error}")),
