@@ -813,7 +813,7 @@ fn zero_connections_or_payload_is_a_clear_error() {
 }
 
 #[test]
-fn without_io_uring_the_uring_engines_say_why_and_the_study_skips_them() {
+fn without_io_uring_a_named_uring_engine_is_a_failure_row_and_defaults_skip_it() {
     let assert = assert_cmd::Command::new(BIN)
         .env("RINGSIDE_FORCE_NO_URING", "1")
         .args([
@@ -843,9 +843,37 @@ fn without_io_uring_the_uring_engines_say_why_and_the_study_skips_them() {
         .args(["--duration", "200ms", "--warmup", "0s", "--format", "json"])
         .output()
         .unwrap();
+    // Asked for by name, uring cannot run: the study measures epoll, gives uring a row that
+    // says why, and exits 4.
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(4), "{stderr}");
+    assert!(stderr.contains("uring cannot run here"), "{stderr}");
+    assert_eq!(common::row_engines(&output.stdout), ["epoll", "uring"]);
+    let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let (epoll, uring) = (&document["results"][0], &document["results"][1]);
+    assert_eq!(epoll["verified"], true, "{epoll}");
+    let failure = uring["failure"].as_str().unwrap();
+    assert!(failure.contains("unavailable here") && failure.contains("RINGSIDE_FORCE_NO_URING"));
+    // The defaults skip what cannot run, and the study succeeds.
+    let output = Command::new(BIN)
+        .env("RINGSIDE_FORCE_NO_URING", "1")
+        .args([
+            "echo",
+            "--connections",
+            "1",
+            "--runs",
+            "1",
+            "--duration",
+            "200ms",
+        ])
+        .args(["--warmup", "0s", "--format", "json"])
+        .output()
+        .unwrap();
     assert!(output.status.success(), "{output:?}");
     assert!(String::from_utf8_lossy(&output.stderr).contains("skipping uring"));
-    assert_eq!(common::row_engines(&output.stdout), ["epoll"]);
+    assert!(common::row_engines(&output.stdout)
+        .iter()
+        .all(|e| !e.starts_with("uring")));
 }
 
 /// `--idle-timeout 300ms` (seed 002's linked timeouts): a connection that sends nothing is

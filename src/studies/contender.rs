@@ -145,10 +145,7 @@ pub fn failed_row(
         &LoadReport::empty(),
         Some(&Measured::default()),
     );
-    row.verified = false;
-    row.failure = Some(reason.to_string());
-    row.notes
-        .push(format!("FAILED: {} {reason}", contender.engine()));
+    row.fail(reason);
     row
 }
 

@@ -19,10 +19,10 @@ use serde_json::{Map, Value};
 
 use super::contender::{self, Contender};
 use super::serve::{runs_event_loops, ServerStats, STATS_TO_STDOUT};
-use super::{finish, run_alternating, Cell, Destination};
+use super::{choose, finish, run_alternating, Cell, Chosen, Destination};
 use crate::engines::uring::ring::{format_cpus, Helpers};
 use crate::engines::EngineDef;
-use crate::load::{load_row, LoadPlan, Mode, WindowEdge, STREAM_WINDOW_BYTES};
+use crate::load::{load_row, LoadPlan, LoadReport, Mode, WindowEdge, STREAM_WINDOW_BYTES};
 use crate::measure::{CoreTimes, Measured, ProcessMeter, ProcessSyscallCounter};
 use crate::output::progress::Progress;
 use crate::row::Row;
@@ -39,6 +39,8 @@ const SERVER_STOP_TIMEOUT: Duration = Duration::from_secs(5);
 pub struct NetStudy {
     /// The engines named (or the workload's defaults), before the availability check.
     pub engines: Vec<&'static EngineDef>,
+    /// Whether `--engine` named them: a named engine that cannot run here gets failure rows.
+    pub engines_named: bool,
     /// Server programs measured beside the engines (`--contender`), after them in each run.
     pub contenders: Vec<Contender>,
     /// Connection counts: one column (echo) or table (HTTP) each.
@@ -88,6 +90,14 @@ pub struct NetCell {
 }
 
 impl NetCell {
+    /// The engine serving the cell (None for a contender).
+    fn server_def(&self) -> Option<&'static EngineDef> {
+        match self.server {
+            Server::Engine(engine) => Some(engine),
+            Server::Contender(_) => None,
+        }
+    }
+
     /// The server's name, and its loops when it has more than one (`epoll x2`).
     pub fn server_label(&self) -> String {
         match self.server_threads {
@@ -108,7 +118,7 @@ impl Cell for NetCell {
 
     fn failed(&self, run: u32) -> String {
         let (server, connections) = (self.server_label(), self.connections);
-        format!("{server} run {run} with {connections} connections")
+        format!("{server} run {run} with {connections} connections failed")
     }
 }
 
@@ -194,6 +204,28 @@ pub fn run_cell(
         params.insert("sqpoll_shared".into(), Value::Bool(true));
     }
     measure_server(server, engine.name, params, plan, run, args, path)
+}
+
+/// The row of an engine's cell that measured nothing: the cell's parameters, no result, the
+/// reason (a contender's is `contender::failed_row`).
+pub fn engine_failed_row(
+    engine: &EngineDef,
+    plan: &LoadPlan,
+    run: u32,
+    args: &Rig,
+    reason: &str,
+) -> Row {
+    let empty = (LoadReport::empty(), Measured::default());
+    let mut row = load_row(
+        engine.name,
+        rig_params(args),
+        run,
+        plan,
+        &empty.0,
+        Some(&empty.1),
+    );
+    row.fail(reason);
+    row
 }
 
 /// The parameters of the rig every network row carries.
@@ -510,8 +542,8 @@ pub fn param(row: &Row, key: &str) -> Option<u64> {
     row.params.get(key).and_then(Value::as_u64)
 }
 
-/// What a study's table appends to a cell of `runs`: `*` a saturated client, `!` errors, and
-/// ` NOT VERIFIED` in some run.
+/// What a study's table appends to a cell of `runs`: `*` a saturated client, `!` errors,
+/// ` FAILED` (the notes below the table say why) and ` NOT VERIFIED` in some run.
 pub fn markers(runs: &[&Row]) -> String {
     let mut text = String::new();
     if runs.iter().any(|r| r.client_saturated == Some(true)) {
@@ -520,8 +552,24 @@ pub fn markers(runs: &[&Row]) -> String {
     if runs.iter().any(|r| r.errors > 0) {
         text.push('!');
     }
-    if runs.iter().any(|r| !r.verified) {
+    if runs.iter().any(|r| r.failure.is_some()) {
+        text.push_str(" FAILED");
+    }
+    if runs.iter().any(|r| !r.verified && r.failure.is_none()) {
         text.push_str(" NOT VERIFIED");
+    }
+    text
+}
+
+/// The lines below a study's tables that say why a run failed or did not verify.
+pub fn failure_lines(rows: &[Row]) -> String {
+    let mut text = String::new();
+    for (row, note) in rows
+        .iter()
+        .flat_map(|row| row.notes.iter().map(move |note| (row, note)))
+        .filter(|(_, note)| note.starts_with("NOT VERIFIED") || note.starts_with("FAILED"))
+    {
+        text.push_str(&format!("{} {}: {note}\n", row.engine, row.params_text()));
     }
     text
 }
@@ -629,10 +677,15 @@ impl NetStudy {
         line: impl Fn(&NetCell, u32, &mut Row) -> String,
         table: impl FnOnce(&[Row]) -> String,
     ) -> anyhow::Result<ExitCode> {
-        let engines = match self.engines.is_empty() {
-            true => Vec::new(),
-            false => crate::engines::runnable(self.engines.clone(), self.quiet)?,
+        let chosen = match self.engines.is_empty() {
+            true => None,
+            false => Some(choose(
+                self.engines.clone(),
+                self.engines_named,
+                self.quiet,
+            )?),
         };
+        let engines = chosen.as_ref().map(Chosen::cells).unwrap_or_default();
         let servers: Vec<Server> = (engines.into_iter().map(Server::Engine))
             .chain(self.contenders.iter().cloned().map(Server::Contender))
             .collect();
@@ -679,8 +732,14 @@ impl NetStudy {
         let failures = ContenderFailures::default();
         let measure = |cell: &NetCell, run: u32, plan: LoadPlan| -> anyhow::Result<Row> {
             let rig = self.rig(cell.server_threads);
+            let unavailable = chosen
+                .as_ref()
+                .and_then(|c| c.unavailable(cell.server_def()?));
             let mut row = match &cell.server {
-                Server::Engine(engine) => run_cell(engine, plan, run, &rig, &path)?,
+                Server::Engine(engine) => match unavailable {
+                    Some(reason) => engine_failed_row(engine, &plan, run, &rig, &reason),
+                    None => run_cell(engine, plan, run, &rig, &path)?,
+                },
                 Server::Contender(contender) => {
                     failures.run_cell(contender, plan, run, &rig, &progress)
                 }
@@ -691,15 +750,31 @@ impl NetStudy {
             }
             Ok(row)
         };
-        let mut outcome = run_alternating(self.runs, &cells, &progress, |cell, run| {
-            measure(cell, run, plan_of(cell))
-        });
+        // Only an engine's cell fails here: a contender's failure is already its row.
+        let failed = |cell: &NetCell, run: u32, reason: &str, plan: LoadPlan| match &cell.server {
+            Server::Engine(engine) => {
+                engine_failed_row(engine, &plan, run, &self.rig(cell.server_threads), reason)
+            }
+            Server::Contender(contender) => {
+                contender::failed_row(contender, &plan, run, &self.rig(1), reason)
+            }
+        };
+        let mut outcome = run_alternating(
+            self.runs,
+            &cells,
+            &progress,
+            |cell, run| measure(cell, run, plan_of(cell)),
+            |cell, run, reason| failed(cell, run, reason, plan_of(cell)),
+        );
         if let (Some(plan), false) = (integrity, outcome.interrupted || checks.is_empty()) {
-            let more = run_alternating(1, &checks, &progress, |cell, run| {
-                measure(cell, run, plan(cell))
-            });
+            let more = run_alternating(
+                1,
+                &checks,
+                &progress,
+                |cell, run| measure(cell, run, plan(cell)),
+                |cell, run, reason| failed(cell, run, reason, plan(cell)),
+            );
             outcome.rows.extend(more.rows);
-            outcome.failure = outcome.failure.or(more.failure);
             outcome.interrupted = more.interrupted;
         }
         progress.finish();
