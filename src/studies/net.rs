@@ -16,7 +16,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 pub use cell::{engine_failed_row, measure_server, rig_params, run_cell, Rig};
-pub use process::ServerProcess;
+pub use process::{LastWords, ServerProcess};
 pub use table::{failure_lines, lines_in, markers, param, per_message, TableLine};
 
 use super::contender::{self, Contender};
