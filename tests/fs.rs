@@ -314,6 +314,35 @@ fn forcing_io_uring_off_leaves_blocking_running() {
     assert_eq!(only_uring.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&only_uring.stderr)
         .contains("none of the chosen engines can run here"));
+    // Named beside one that runs: blocking is measured, uring-ring gets a row that says why,
+    // and the exit code says something failed.
+    let named = ringside()
+        .env("RINGSIDE_FORCE_NO_URING", "1")
+        .args([
+            "fs",
+            "write",
+            "--size",
+            "1m",
+            "--runs",
+            "1",
+            "-e",
+            "blocking,uring-ring",
+        ])
+        .args(["--format", "json", "--dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(named.status.code(), Some(4), "{named:?}");
+    let document: Value = serde_json::from_slice(&named.stdout).unwrap();
+    let rows = document["results"].as_array().unwrap();
+    assert_eq!(rows[0]["engine"], "blocking");
+    assert_eq!(rows[0]["verified"], true);
+    assert_eq!(rows[1]["engine"], "uring-ring");
+    let failure = rows[1]["failure"].as_str().unwrap();
+    assert!(
+        failure.contains("unavailable here: io_uring is switched off"),
+        "{failure}"
+    );
 }
 
 /// Runs ringside expecting failure; returns its stderr.
