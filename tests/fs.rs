@@ -345,6 +345,20 @@ fn forcing_io_uring_off_leaves_blocking_running() {
     );
 }
 
+/// Runs a study expecting its engine to fail (exit 4, a FAILED line in the table); returns its
+/// stderr.
+fn failed_run(args: &[&str]) -> String {
+    let output = ringside().args(args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr).to_string();
+    assert_eq!(output.status.code(), Some(4), "ringside {args:?}: {stderr}");
+    assert!(
+        String::from_utf8_lossy(&output.stdout).contains("FAILED"),
+        "{args:?}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    stderr
+}
+
 /// Runs ringside expecting failure; returns its stderr.
 fn failure(args: &[&str]) -> String {
     let output = ringside().args(args).output().unwrap();
@@ -400,7 +414,8 @@ fn a_full_disk_is_reported_and_leaves_no_file() {
     let laid_out = failure(&[
         "fs", "write", "--size", "8m", "--runs", "1", "--dir", &dir_arg,
     ]);
-    let engine = failure(&[
+    // An engine that hits the full disk during its run is a failure row; the study exits 4.
+    let engine = failed_run(&[
         "fs",
         "write",
         "--size",
@@ -411,10 +426,10 @@ fn a_full_disk_is_reported_and_leaves_no_file() {
         "--dir",
         &dir_arg,
     ]);
-    let cycle = failure(&[
+    let cycle = failed_run(&[
         "fs", "cycle", "--size", "8m", "--fresh", "-e", "blocking", "--dir", &dir_arg,
     ]);
-    let linked_cycle = failure(&[
+    let linked_cycle = failed_run(&[
         "fs",
         "cycle",
         "--size",
