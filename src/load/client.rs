@@ -52,12 +52,13 @@ pub fn client_thread(
     shared: &Shared,
 ) -> anyhow::Result<LoadReport> {
     let prepared = prepare_thread(plan, ids, cpu);
+    // Counted before the thread says it is ready: the coordinator reads `connected` as soon as
+    // every thread is, and a thread counted late would look like no connection at all.
+    if let Ok((_, _, connections, _)) = &prepared {
+        (shared.connected).fetch_add(connections.len(), Ordering::AcqRel);
+    }
     shared.ready.fetch_add(1, Ordering::AcqRel);
-    let (epoll_fd, connections, connect_errors) = prepared?;
-    let waits = EpollWait::new(&epoll_fd)?;
-    shared
-        .connected
-        .fetch_add(connections.len(), Ordering::AcqRel);
+    let (epoll_fd, waits, connections, connect_errors) = prepared?;
     while shared.phase.load(Ordering::Acquire) == PHASE_CONNECTING {
         std::thread::sleep(Duration::from_micros(200));
     }
@@ -285,7 +286,7 @@ impl Client<'_> {
     }
 }
 
-type Prepared = (OwnedFd, Vec<Connection>, u64);
+type Prepared = (OwnedFd, EpollWait, Vec<Connection>, u64);
 
 /// How long connecting may take per connection, beyond one `--timeout`: a server that accepts
 /// takes well under this on loopback (the handshake completes in the kernel).
@@ -307,6 +308,7 @@ fn prepare_thread(
     }
     plan.sched.apply_to_current_thread()?;
     let epoll_fd = epoll::create(CreateFlags::CLOEXEC)?;
+    let waits = EpollWait::new(&epoll_fd)?;
     let mut connections = Vec::with_capacity(ids.len());
     let mut failed = 0;
     let deadline = Instant::now() + plan.timeout + CONNECT_BUDGET_PER_CONNECTION * ids.len() as u32;
@@ -351,5 +353,5 @@ fn prepare_thread(
             open: true,
         });
     }
-    Ok((epoll_fd, connections, failed))
+    Ok((epoll_fd, waits, connections, failed))
 }
