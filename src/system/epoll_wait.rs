@@ -127,19 +127,21 @@ impl EpollWait {
             Some(timeout) => Some(Timespec::try_from(timeout).map_err(|_| Errno::INVAL)?),
             None => None,
         };
-        let timer = match (&self.timer, timeout) {
-            (Some(timer), Some(timeout)) if timeout.subsec_nanos() % NANOS_PER_MILLI != 0 => timer,
-            // Whole milliseconds (or none) wait exactly with epoll_wait's own timeout.
-            (Some(_), _) => return epoll::wait(epoll, events, timespec.as_ref()),
-            (None, _) => return pwait2(epoll, events, timespec.as_ref()),
+        let Some(timer) = &self.timer else {
+            return pwait2(epoll, events, timespec.as_ref());
         };
         debug_assert_eq!(self.call, WaitCall::WaitWithTimer);
-        let exact = Itimerspec {
-            it_interval: Timespec::default(),
-            it_value: timespec.expect("a timeout with a sub-millisecond part"),
-        };
-        timerfd_settime(timer, TimerfdTimerFlags::empty(), &exact)?;
+        // Whole milliseconds (or none) wait exactly with epoll_wait's own timeout.
+        let sub_ms = timeout.is_some_and(|t| t.subsec_nanos() % NANOS_PER_MILLI != 0);
+        if let (true, Some(exact)) = (sub_ms, timespec) {
+            let once = Itimerspec {
+                it_interval: Timespec::default(),
+                it_value: exact,
+            };
+            timerfd_settime(timer, TimerfdTimerFlags::empty(), &once)?;
+        }
         // rustix's epoll_wait rounds the timeout up to the millisecond: the timer comes first.
+        // A timer armed by an earlier wait may fire in any later one: it is never an event.
         let ready = epoll::wait(epoll, &mut *events, timespec.as_ref())?;
         Ok(without_timer(&mut events[..ready]))
     }
@@ -251,6 +253,23 @@ mod tests {
             shortest < Duration::from_micros(900),
             "shortest {shortest:?}"
         );
+    }
+
+    #[test]
+    fn a_timer_left_armed_by_an_earlier_wait_is_never_an_event() {
+        let epoll = epoll::create(CreateFlags::CLOEXEC).unwrap();
+        let waiter = EpollWait::with_call(&epoll, WaitCall::WaitWithTimer).unwrap();
+        let (reader, writer) = rustix::pipe::pipe().unwrap();
+        epoll::add(&epoll, &reader, EventData::new_u64(7), EventFlags::IN).unwrap();
+        rustix::io::write(&writer, b"x").unwrap();
+        let mut events = [empty_event(); 4];
+        // Woken by the pipe at once, the 500 µs timer stays armed ...
+        let sub_ms = Some(Duration::from_micros(500));
+        assert_eq!(waiter.wait(&epoll, &mut events, sub_ms).unwrap(), 1);
+        rustix::io::read(&reader, &mut [0u8; 1]).unwrap();
+        // ... and fires inside a whole-millisecond wait, which reports nothing.
+        let whole_ms = Some(Duration::from_millis(5));
+        assert_eq!(waiter.wait(&epoll, &mut events, whole_ms).unwrap(), 0);
     }
 
     #[test]
