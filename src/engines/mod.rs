@@ -519,27 +519,6 @@ pub fn select(workload: Workload, names: &[String]) -> anyhow::Result<Vec<&'stat
     names.iter().map(|name| find(workload, name)).collect()
 }
 
-/// Keeps the engines that can run here; says on stderr why each other one is skipped (unless
-/// `quiet`). Fails only when none is left.
-pub fn runnable(
-    engines: Vec<&'static EngineDef>,
-    quiet: bool,
-) -> anyhow::Result<Vec<&'static EngineDef>> {
-    let mut kept = Vec::new();
-    for engine in engines {
-        match engine.availability() {
-            Ok(()) => kept.push(engine),
-            Err(reason) if !quiet => eprintln!("ringside: skipping {}: {reason}", engine.name),
-            Err(_) => {}
-        }
-    }
-    anyhow::ensure!(
-        !kept.is_empty(),
-        "none of the chosen engines can run here (see above)"
-    );
-    Ok(kept)
-}
-
 /// The default engines of `workload` as one comma-separated list (a flag's default).
 pub fn default_list(workload: Workload) -> &'static str {
     static LISTS: OnceLock<Vec<String>> = OnceLock::new();

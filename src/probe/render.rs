@@ -81,6 +81,7 @@ fn host(probe: &Probe) -> Lines {
         line("memory", gib(host.memory_bytes_total)),
         line("ringside", host.ringside_version.to_string()),
         line("syscall layer", host.syscall_layer.to_string()),
+        line("epoll wait", host.epoll_wait.clone()),
     ]
 }
 

@@ -78,6 +78,7 @@ fn line(study: &Study, engine: &EngineSummary, step: String) -> Vec<String> {
         match (engine.control, engine.verified) {
             (true, _) => "n/a",
             (false, true) => "yes",
+            (false, false) if engine.failure.is_some() => "FAILED",
             (false, false) => "NO",
         }
         .to_string(),
