@@ -294,6 +294,16 @@ impl Row {
         *self = std::mem::take(self).with_kernel_threads(measured);
     }
 
+    /// The syscalls of a server measured from outside when the kernel would not count them:
+    /// the server's own count over the window, when it keeps one (ringside's servers do,
+    /// contenders do not), marked `self`.
+    pub fn set_server_own_syscalls(&mut self, own: Option<u64>) {
+        if let (Some(count), "none") = (own, self.syscalls_source.as_str()) {
+            self.syscalls = count;
+            self.syscalls_source = SyscallSource::SelfCounted.as_str().into();
+        }
+    }
+
     /// Where the work went besides the measured thread: io-wq workers, the SQPOLL thread,
     /// the device's writes and flushes, and what io_uring did in the kernel.
     fn with_kernel_threads(mut self, measured: &Measured) -> Row {

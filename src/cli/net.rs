@@ -439,6 +439,10 @@ pub struct ServeArgs {
     /// server's peers do not pay (a study counts its servers from outside, over its window).
     #[arg(long)]
     pub count_syscalls: bool,
+    /// Keep the loops' counters in this file, exactly their size (a study's memfd, named
+    /// `/proc/PID/fd/N`), so the study reads the server's own syscall counts over its window.
+    #[arg(long, hide = true)]
+    pub counters: Option<PathBuf>,
     /// No summary on stderr when the server stops.
     #[arg(long, short = 'q')]
     pub quiet: bool,
@@ -545,6 +549,7 @@ impl ServeArgs {
             helpers,
             stats: self.stats.clone(),
             count_syscalls: self.count_syscalls,
+            counters: self.counters.clone(),
             quiet: self.quiet,
         })
     }

@@ -118,7 +118,7 @@ pub fn serve(run: Run<'_>) -> anyhow::Result<()> {
         } else {
             pause.left().or(timeout)
         };
-        let ready = match waits.wait(&epoll_fd, &mut events[..], wait) {
+        let ready = match counters.call(waits.wait(&epoll_fd, &mut events[..], wait)) {
             Ok(ready) => ready,
             Err(Errno::INTR) => continue,
             Err(error) => return Err(anyhow::anyhow!("epoll_wait failed: {error}")),
@@ -163,7 +163,12 @@ pub fn serve(run: Run<'_>) -> anyhow::Result<()> {
                 if failure == Some(AcceptFailure::Pause) {
                     // Level-triggered, the waiting connection would wake every wait at once.
                     let data = EventData::new_u64(LISTENER_TOKEN);
-                    epoll::modify(&epoll_fd, &listener, data, EventFlags::empty())?;
+                    counters.call(epoll::modify(
+                        &epoll_fd,
+                        &listener,
+                        data,
+                        EventFlags::empty(),
+                    ))?;
                     pause.start(connections.len());
                 }
                 continue;
@@ -173,7 +178,7 @@ pub fn serve(run: Run<'_>) -> anyhow::Result<()> {
         }
         if pause.is_paused() && pause.end_if_due(connections.len()) {
             let data = EventData::new_u64(LISTENER_TOKEN);
-            epoll::modify(&epoll_fd, &listener, data, EventFlags::IN)?;
+            counters.call(epoll::modify(&epoll_fd, &listener, data, EventFlags::IN))?;
         }
     }
     Ok(())
@@ -220,6 +225,7 @@ impl Loop<'_> {
             }
             // Closing the fd also removes it from the epoll set.
             drop(connection);
+            self.counters.syscalls(1);
         }
     }
 }
@@ -247,7 +253,7 @@ fn close_idle(
     counters: &ServerCounters,
 ) {
     let mut expirations = [0u8; 8];
-    if rustix::io::read(timer, &mut expirations) != Ok(8) {
+    if counters.call(rustix::io::read(timer, &mut expirations)) != Ok(8) {
         return; // Read already, for this tick.
     }
     clock.tick(u64::from_ne_bytes(expirations).min(u64::from(u32::MAX)) as u32);
@@ -257,6 +263,7 @@ fn close_idle(
         let idle = clock.expired(connection.active_tick);
         if idle {
             ServerCounters::add(&counters.connections_idle_closed, 1);
+            counters.syscalls(1); // Its close, as it drops.
         }
         !idle
     });
@@ -273,7 +280,7 @@ fn accept_ready(
 ) -> Option<AcceptFailure> {
     for _ in 0..ACCEPTS_PER_EVENT {
         let flags = SocketFlags::NONBLOCK | SocketFlags::CLOEXEC;
-        let fd = match rustix::net::accept_with(listener, flags) {
+        let fd = match counters.call(rustix::net::accept_with(listener, flags)) {
             Ok(fd) => fd,
             Err(Errno::AGAIN) => return None,
             Err(error) => match accept_failure(error, counters) {
@@ -283,12 +290,17 @@ fn accept_ready(
         };
         if connections.len() >= config.max_connections {
             ServerCounters::add(&counters.connections_refused, 1);
+            counters.syscalls(1); // Its close, as it drops.
             continue;
         }
         let entry = connections.vacant_entry();
         let data = EventData::new_u64(entry.key() as u64);
-        if epoll::add(epoll_fd, &fd, data, EDGE | EventFlags::IN).is_err() {
+        if counters
+            .call(epoll::add(epoll_fd, &fd, data, EDGE | EventFlags::IN))
+            .is_err()
+        {
             ServerCounters::add(&counters.connections_failed, 1);
+            counters.syscalls(1); // Its close, as it drops.
             continue;
         }
         ServerCounters::add(&counters.connections_accepted, 1);
@@ -325,7 +337,12 @@ fn receive(
 ) -> Result<bool, bool> {
     for _ in 0..READS_PER_TURN {
         debug_assert!(connection.pending.is_empty());
-        let received = match rustix::net::recv(&connection.fd, &mut *scratch, RecvFlags::empty()) {
+        let received = counters.call(rustix::net::recv(
+            &connection.fd,
+            &mut *scratch,
+            RecvFlags::empty(),
+        ));
+        let received = match received {
             Ok((0, _)) => return Err(false),
             Ok((received, _)) => received,
             Err(Errno::AGAIN) => return Ok(false),
@@ -352,7 +369,11 @@ fn receive(
             }
         };
         if !output.is_empty() {
-            let sent = match rustix::net::send(&connection.fd, output, SendFlags::NOSIGNAL) {
+            let sent = match counters.call(rustix::net::send(
+                &connection.fd,
+                output,
+                SendFlags::NOSIGNAL,
+            )) {
                 Ok(sent) => sent,
                 Err(Errno::AGAIN | Errno::INTR) => 0,
                 Err(_) => return Err(true),
@@ -364,11 +385,17 @@ fn receive(
                 connection.pending.extend_from_slice(&output[sent..]);
                 connection.pending_sent = 0;
                 let data = EventData::new_u64(slot as u64);
-                epoll::modify(epoll_fd, &connection.fd, data, EDGE | EventFlags::OUT)
+                counters
+                    .call(epoll::modify(
+                        epoll_fd,
+                        &connection.fd,
+                        data,
+                        EDGE | EventFlags::OUT,
+                    ))
                     .map_err(|_| true)?;
                 return Ok(false);
             }
-            close_if_done(connection)?;
+            close_if_done(connection, counters)?;
         }
         if received < scratch.len() && !hung_up {
             return Ok(false);
@@ -379,11 +406,14 @@ fn receive(
 
 /// Ends a connection whose protocol said so once its output is all sent: the FIN goes out
 /// behind the last response, and the caller drops the fd.
-fn close_if_done(connection: &Connection) -> Result<(), bool> {
+fn close_if_done(connection: &Connection, counters: &ServerCounters) -> Result<(), bool> {
     if !connection.close_after_drain {
         return Ok(());
     }
-    let _ = rustix::net::shutdown(&connection.fd, rustix::net::Shutdown::Write);
+    let _ = counters.call(rustix::net::shutdown(
+        &connection.fd,
+        rustix::net::Shutdown::Write,
+    ));
     Err(false)
 }
 
@@ -399,7 +429,7 @@ fn drain(
     // event comes for the rest.
     while connection.pending_sent < connection.pending.len() {
         let rest = &connection.pending[connection.pending_sent..];
-        match rustix::net::send(&connection.fd, rest, SendFlags::NOSIGNAL) {
+        match counters.call(rustix::net::send(&connection.fd, rest, SendFlags::NOSIGNAL)) {
             Ok(sent) => {
                 connection.pending_sent += sent;
                 ServerCounters::add(&counters.bytes_sent, sent as u64);
@@ -412,9 +442,16 @@ fn drain(
     {
         connection.pending.clear();
         connection.pending_sent = 0;
-        close_if_done(connection)?;
+        close_if_done(connection, counters)?;
         let data = EventData::new_u64(slot as u64);
-        epoll::modify(epoll_fd, &connection.fd, data, EDGE | EventFlags::IN).map_err(|_| true)?;
+        counters
+            .call(epoll::modify(
+                epoll_fd,
+                &connection.fd,
+                data,
+                EDGE | EventFlags::IN,
+            ))
+            .map_err(|_| true)?;
     }
     Ok(())
 }

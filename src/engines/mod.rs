@@ -18,6 +18,7 @@ pub mod epoll;
 pub mod file;
 pub mod needs;
 pub mod server;
+pub mod shared_counters;
 pub mod threads;
 pub mod uring;
 mod workload;

@@ -18,13 +18,15 @@ use super::{choose, finish, run_alternating, Cell, Destination};
 use crate::engines::aligned::AlignedBuffer;
 use crate::engines::blocking::file::io_error;
 use crate::engines::file::{FileEngine, FileOutcome};
+use crate::engines::needs::Registration;
+use crate::engines::uring::file::pinned_bytes;
 use crate::engines::uring::ring::Helpers;
 use crate::engines::{EngineDef, Make, Workload};
 use crate::measure::{meter_for_run, BlockDevice, Meter};
 use crate::output::progress::Progress;
 use crate::output::render_table;
 use crate::row::{Row, Tally};
-use crate::system::limits::memory_bytes_available;
+use crate::system::limits::{memory_bytes_available, PinLimit};
 use crate::units::format_size;
 use scratch::{stamp_blocks, Scratch};
 
@@ -238,17 +240,36 @@ impl FileStudy {
     }
 
     /// The chosen engines that can drive this study's file: an IOPOLL ring completes only
-    /// O_DIRECT I/O, so without --direct its rungs are skipped, saying so (unless quiet).
+    /// O_DIRECT I/O, so without --direct its rungs are skipped; an engine whose registered
+    /// buffers (a slot per operation in flight) would pass the locked-memory limit is skipped
+    /// with both numbers. Each says so (unless quiet).
     fn engines_for_the_file(&self) -> Vec<&'static EngineDef> {
-        let (kept, polled): (Vec<&'static EngineDef>, Vec<&'static EngineDef>) = self
-            .engines
-            .iter()
-            .partition(|engine| self.direct || !engine.needs.setup.iopoll);
-        for engine in polled.iter().filter(|_| !self.quiet) {
-            eprintln!(
-                "ringside: skipping {}: IOPOLL completes only O_DIRECT I/O; add --direct",
-                engine.name
-            );
+        let (block, size) = (self.block_size as usize, self.size as usize);
+        let pinned = pinned_bytes(self.workload, self.depth, block, size);
+        let pin_limit = PinLimit::read();
+        let mut kept = Vec::new();
+        for &engine in &self.engines {
+            let refused = if !self.direct && engine.needs.setup.iopoll {
+                Err("IOPOLL completes only O_DIRECT I/O; add --direct".to_string())
+            } else if engine.needs.registrations.contains(&Registration::Buffers) {
+                let what = format!(
+                    "{} (depth {} × {} {})",
+                    engine.name,
+                    self.depth,
+                    format_size(self.block_size),
+                    self.block_flag
+                );
+                pin_limit.map_or(Ok(()), |limit| limit.check(pinned, &what))
+            } else {
+                Ok(())
+            };
+            match refused {
+                Ok(()) => kept.push(engine),
+                Err(reason) if !self.quiet => {
+                    eprintln!("ringside: skipping {}: {reason}", engine.name)
+                }
+                Err(_) => {}
+            }
         }
         kept
     }

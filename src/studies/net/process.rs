@@ -3,6 +3,7 @@
 
 use std::io::{BufRead, BufReader, Read};
 use std::net::SocketAddr;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::process::{Child, ChildStderr, Stdio};
 use std::sync::mpsc::Receiver;
 use std::sync::{Arc, Mutex};
@@ -11,6 +12,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 
 use super::cell::Rig;
+use crate::engines::shared_counters::SharedCounters;
 use crate::engines::uring::ring::format_cpus;
 use crate::engines::EngineDef;
 use crate::measure::{ProcessMeter, ProcessSyscallCounter};
@@ -85,16 +87,22 @@ pub struct ServerProcess {
     /// A contender's syscall counter, opened before its command ran (None: opened when the
     /// window opens, or not counting).
     syscalls: Option<ProcessSyscallCounter>,
+    /// `ringside serve`'s loop counters, shared through this memfd (None for a contender).
+    counters: Option<(SharedCounters, OwnedFd)>,
 }
 
 impl ServerProcess {
     /// Starts `engine` on the server's side of `path`.
     pub fn start(engine: &EngineDef, args: &Rig, path: &NetPath) -> anyhow::Result<ServerProcess> {
         let exe = std::env::current_exe().context("cannot find the ringside binary")?;
+        let (counters, memfd) = SharedCounters::create(args.server_threads)
+            .context("cannot make the server's shared counters")?;
+        let memfd_path = format!("/proc/{}/fd/{}", std::process::id(), memfd.as_raw_fd());
         let mut child = path
             .server_command(&exe)
             .arg("serve")
             .args(&args.serve)
+            .args(["--counters", &memfd_path])
             .args(["--quiet", "--stats", STATS_TO_STDOUT, "--listen"])
             .arg(path.server_listen().to_string())
             .arg("--engine")
@@ -151,6 +159,7 @@ impl ServerProcess {
                 last_words,
                 contender: false,
                 syscalls: None,
+                counters: Some((counters, memfd)),
             }),
             None => {
                 let _ = child.kill();
@@ -179,7 +188,14 @@ impl ServerProcess {
             last_words,
             contender: true,
             syscalls,
+            counters: None,
         }
+    }
+
+    /// The counters `ringside serve` keeps in memory shared with this process (None for a
+    /// contender): its own syscall counts, read at the window's edges.
+    pub fn own_counters(&self) -> Option<&SharedCounters> {
+        self.counters.as_ref().map(|(counters, _)| counters)
     }
 
     /// The meter of this server's window (once: it takes a contender's counter).
