@@ -157,6 +157,7 @@ fn setup_flag_key(flag: &str) -> &'static str {
         "single_issuer" => "setup SINGLE_ISSUER",
         "defer_taskrun" => "setup DEFER_TASKRUN",
         "coop_taskrun" => "setup COOP_TASKRUN",
+        "no_sqarray" => "setup NO_SQARRAY",
         _ => "setup flag",
     }
 }
