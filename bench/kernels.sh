@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/kernels.md's data: the kernel lab (lab/kernels.sh) on this tree's release build. Keeps the
-# summary, and per kernel the engine listing and every step's command and exit code, in
+# summary (every step's command and exit code, the verdict) and each kernel's engine listing in
 # bench/kernels/; the full results (every step's JSON and stderr, the consoles) stay in
 # target/kernel-lab/. Exits as the lab does.
 set -euo pipefail
@@ -13,9 +13,7 @@ rm -rf bench/kernels
 mkdir -p bench/kernels
 cp "$out/summary.md" bench/kernels/
 for kernel in "$out"/*/; do
-  name=$(basename "$kernel")
-  [ -d "$kernel/lab" ] || continue
-  mkdir -p "bench/kernels/$name"
-  cp "$kernel"/lab/engines.json "$kernel"/lab/*.rc "$kernel"/lab/*.cmd "bench/kernels/$name/"
+  [ -f "$kernel/lab/engines.json" ] || continue
+  cp "$kernel/lab/engines.json" "bench/kernels/$(basename "$kernel")-engines.json"
 done
 exit "$rc"

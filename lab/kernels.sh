@@ -180,6 +180,17 @@ choose_accelerator() {
 }
 
 mkdir -p "$out"
+# Which binary runs: its version, and the commit of this tree (at the start) when it is this
+# tree's own build.
+{
+  "$binary" --version 2>&1 || echo "ringside (no --version)"
+  if [ "$binary" = "$(realpath -m "$repo/target/release/ringside")" ]; then
+    echo "built in $repo at $(git -C "$repo" describe --always --dirty 2>/dev/null || echo '?')"
+  else
+    echo "$binary"
+  fi
+  sha256sum "$binary" | cut -c1-16
+} | paste -sd' ' - >"$out/binary-version"
 for kernel in $kernels; do
   suite=$(suite_of "$kernel")
   echo "kernel-lab: $kernel ($suite): fetching" >&2
@@ -243,14 +254,5 @@ for kernel in $kernels; do
 done
 
 echo $(($(date +%s) - started)) >"$out/seconds"
-# Which binary ran: its version, and the commit of this tree when it is this tree's own build.
-{
-  "$binary" --version 2>&1 || echo "ringside (no --version)"
-  if [ "$binary" = "$(realpath -m "$repo/target/release/ringside")" ]; then
-    echo "built in $repo at $(git -C "$repo" describe --always --dirty 2>/dev/null || echo '?')"
-  else
-    echo "$binary"
-  fi
-  sha256sum "$binary" | cut -c1-16
-} | paste -sd' ' - >"$out/binary-version"
+
 python3 "$lab/summary.py" "$out" $kernels

@@ -186,8 +186,11 @@ def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
     out = Path(sys.argv[1])
+    guests = [read(out / kernel / "lab" / "seconds") for kernel in sys.argv[2:]]
+    guest_total = sum(float(seconds) for seconds in guests if seconds)
     lines = ["# Kernel lab", "", f"Binary: {read(out / 'binary-version', '?')}; lab total "
-             f"{read(out / 'seconds', '?')} s.", ""]
+             f"{read(out / 'seconds', '?')} s with the waits for the bench lock, "
+             f"{guest_total:.0f} s of guest time.", ""]
     problems = []
     for kernel in sys.argv[2:]:
         section, found = kernel_report(out, kernel)
