@@ -115,7 +115,7 @@ pub struct NetStudyArgs {
         long,
         value_delimiter = ',',
         value_name = "MULTIPLES",
-        default_value = "0.5,0.8,1,1.15,1.3"
+        default_value = "0.1,0.2,0.35,0.5,0.75,1"
     )]
     pub sweep_points: Vec<String>,
     /// A sweep's point is held when its p99 stays under this.
