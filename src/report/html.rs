@@ -37,7 +37,7 @@ pub fn render_html(document: &Document, studies: &[Study]) -> anyhow::Result<Str
     for note in &document.notes {
         page.push_str(&format!("<p class=\"warn\">{}</p>\n", escape(note)));
     }
-    if studies.is_empty() {
+    if studies.is_empty() && equal_loads(&document.results).is_empty() {
         page.push_str("<p>No results: no study finished.</p>\n");
     }
     for study in studies {

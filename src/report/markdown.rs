@@ -23,7 +23,7 @@ pub fn render_markdown(document: &Document, studies: &[Study]) -> String {
     for note in &document.notes {
         text.push_str(&format!("> {note}\n\n"));
     }
-    if studies.is_empty() {
+    if studies.is_empty() && equal_loads(&document.results).is_empty() {
         text.push_str("No results: no study finished.\n");
     }
     for study in studies {

@@ -69,10 +69,23 @@ impl Sweep {
             let probes: Vec<NetCell> = group.iter().map(|c| c.sweeping(None)).collect();
             let probed = run_alternating(1, &probes, progress, &mut measure);
             let done = probed.failure.is_some() || probed.interrupted;
+            let carried = carried(&probed.rows);
             let scale = (probed.rows.iter())
-                .filter(|row| row.verified && row.ops_per_sec > 0.0)
+                .filter(|row| carried.contains(&row.engine))
                 .map(|row| row.ops_per_sec)
                 .fold(f64::INFINITY, f64::min);
+            for row in probed
+                .rows
+                .iter()
+                .filter(|row| !carried.contains(&row.engine))
+            {
+                progress.alert(format!(
+                    "ringside: {} left out of the sweep at {} connections: its probe ({:.0}/s) \
+                     was under a tenth of the probes' median (a server that serves one \
+                     connection at a time would set every point to its own rate)",
+                    row.engine, group[0].connections, row.ops_per_sec
+                ));
+            }
             absorb(&mut outcome, probed);
             if done {
                 return outcome;
@@ -84,7 +97,9 @@ impl Sweep {
                 ));
                 continue;
             }
-            let mut live: Vec<&NetCell> = group.clone();
+            let mut live: Vec<&NetCell> = (group.iter().copied())
+                .filter(|cell| carried.contains(&cell.server.name()))
+                .collect();
             for &point in &self.points {
                 let rate = (scale * point).round().max(1.0);
                 let cells: Vec<NetCell> = live.iter().map(|c| c.sweeping(Some(rate))).collect();
@@ -102,6 +117,21 @@ impl Sweep {
         }
         outcome
     }
+}
+
+/// A probe under this share of the probes' median leaves its server out of the sweep.
+const PROBE_SHARE_KEPT: f64 = 0.1;
+
+/// The servers whose verified probe reached at least `PROBE_SHARE_KEPT` of the probes' median.
+fn carried(probes: &[Row]) -> Vec<String> {
+    let verified: Vec<&Row> = (probes.iter())
+        .filter(|row| row.verified && row.ops_per_sec > 0.0)
+        .collect();
+    let median = crate::stats::median(&verified.iter().map(|r| r.ops_per_sec).collect::<Vec<_>>());
+    (verified.iter())
+        .filter(|row| row.ops_per_sec >= PROBE_SHARE_KEPT * median)
+        .map(|row| row.engine.clone())
+        .collect()
 }
 
 /// Whether most of `engine`'s runs in `rows` held their offered rate.
