@@ -249,9 +249,9 @@ const QUICK_SWEEP: &[&str] = &[
     "--duration",
     "500ms",
     "--warmup",
-    "200ms",
+    "300ms",
     "--probe-duration",
-    "500ms",
+    "1s",
     "--sweep-points",
     "0.1,0.25",
 ];
