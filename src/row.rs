@@ -199,8 +199,9 @@ pub struct Row {
     /// window's end; a fresh server per run, so the peak is this run's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rss_peak_bytes: Option<u64>,
-    /// Why the run measured nothing: a contender that did not start, never listened, or died
-    /// during the run. Such a row is never `verified`.
+    /// Why the run measured nothing: an engine or contender that did not start, was refused by
+    /// the kernel, ran out of memory, died or erred during the run, or an engine asked for by
+    /// name that cannot run here. Such a row is never `verified`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<String>,
     /// The event API a contender's processes held when its window opened, from their file
@@ -248,6 +249,16 @@ impl Row {
                 && self.client_late_share.unwrap_or(1.0) <= LATE_SHARE_LIMIT
                 && within,
         )
+    }
+
+    /// Marks a row that measured nothing as failed, for `reason` (a sentence without the
+    /// engine's name).
+    pub fn fail(&mut self, reason: &str) {
+        // What its empty measurement noted (no connection lasted, ...) says nothing more.
+        self.notes.clear();
+        self.verified = false;
+        self.failure = Some(reason.to_string());
+        self.notes.push(format!("FAILED: {} {reason}", self.engine));
     }
 
     /// Fills `latency_ns_*` and `latency_ns_histogram` from `latency` (nothing when empty).
