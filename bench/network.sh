@@ -15,7 +15,7 @@ echo "load $(cut -d' ' -f1-3 /proc/loadavg) | $(date -u +%FT%TZ)" | tee -a "$out
 paths=("loopback" "veth" "veth --rtt 200us")
 if ! "$bin" echo --network veth --rtt 200us -e epoll -c 1 -r 1 -d 100ms --warmup 0s \
     --quiet > /dev/null 2> "$out/rtt-probe.txt"; then
-  paths=("loopback" "veth" "veth --rate 1gbit")
+  paths=("loopback" "veth" "veth --link-rate 1gbit")
 fi
 echo "paths: ${paths[*]}" | tee -a "$out/machine.txt"
 

@@ -75,6 +75,23 @@ pub struct Row {
     /// Open loop: requests that fell due while their connection awaited the previous response.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ops_late: Option<u64>,
+    /// Open loop: the rate offered, messages or requests per second (equal to
+    /// `ops_per_sec_target`; the equal-load sweep's name for it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offered_rate: Option<f64>,
+    /// Open loop: sends in the window, and the share of them more than `load::LATE_BOUND` (1 ms)
+    /// behind their due time: the open loop's saturation signal (`client_saturated` is set
+    /// from it, not from CPU, in an open loop).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_sends: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_late_share: Option<f64>,
+    /// The server's CPU (user + sys, all its threads) as a share of one CPU over the window,
+    /// and per message or request in µs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_cpu_utilisation: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_cpu_us_per_op: Option<f64>,
     /// HTTP responses by status code (`"200": n`).
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub status_counts: Map<String, Value>,
@@ -203,7 +220,37 @@ pub struct Row {
     pub notes: Vec<String>,
 }
 
+/// An open-loop run with more than this share of its sends late fell behind its schedule: the
+/// rate it reports is not the rate it was asked to offer.
+pub const LATE_SHARE_LIMIT: f64 = 0.01;
+/// An open-loop run that achieved less than this share of its offered rate did not hold it.
+pub const HELD_RATE_SHARE: f64 = 0.97;
+/// The parameter of an equal-load sweep's rows: `probe` (its closed-loop probe) or `point`.
+pub const SWEEP_PARAM: &str = "sweep";
+/// The p99 bound a sweep's point must stay under to count as held, in ns.
+pub const P99_BOUND_PARAM: &str = "p99_bound_ns";
+
 impl Row {
+    /// Whether an open-loop row held its offered rate: verified, no errors, the rate achieved,
+    /// its sends on time, and its p99 under the sweep's bound (when it has one). None for a
+    /// closed loop.
+    pub fn held_offered_rate(&self) -> Option<bool> {
+        let offered = self.offered_rate?;
+        let bound = self.params.get(P99_BOUND_PARAM).and_then(Value::as_u64);
+        let within = match (bound, self.latency_ns_p99) {
+            (Some(bound), Some(p99)) => p99 <= bound,
+            (Some(_), None) => false,
+            (None, _) => true,
+        };
+        Some(
+            self.verified
+                && self.errors == 0
+                && self.ops_per_sec >= HELD_RATE_SHARE * offered
+                && self.client_late_share.unwrap_or(1.0) <= LATE_SHARE_LIMIT
+                && within,
+        )
+    }
+
     /// Marks a row that measured nothing as failed, for `reason` (a sentence without the
     /// engine's name).
     pub fn fail(&mut self, reason: &str) {
@@ -291,6 +338,9 @@ impl Row {
         self.ctx_switches_voluntary = measured.usage.ctx_switches_voluntary;
         self.ctx_switches_involuntary = measured.usage.ctx_switches_involuntary;
         self.rss_peak_bytes = measured.rss_peak_bytes;
+        let cpu_s = self.cpu_user_s + self.cpu_sys_s;
+        self.server_cpu_utilisation = (self.seconds > 0.0).then(|| cpu_s / self.seconds);
+        self.server_cpu_us_per_op = (self.ops > 0).then(|| cpu_s * 1e6 / self.ops as f64);
         *self = std::mem::take(self).with_kernel_threads(measured);
     }
 

@@ -43,7 +43,7 @@ fn a_veth_study_records_its_path_and_leaves_nothing_behind() {
     if !is_root() {
         return;
     }
-    for (study, shaping) in [("echo", "--idle=default"), ("http", "--rate=1gbit")] {
+    for (study, shaping) in [("echo", "--idle=default"), ("http", "--link-rate=1gbit")] {
         let child = Command::new(BIN)
             .args([
                 study,

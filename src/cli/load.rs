@@ -49,16 +49,12 @@ pub struct LoadArgs {
     pub run: LoadRunArgs,
 }
 
-/// `load http`: a URL instead of an address, and an optional arrival rate.
+/// `load http`: a URL instead of an address.
 #[derive(clap::Args, Debug, Clone)]
 pub struct HttpLoadArgs {
     /// The HTTP server to drive, http://HOST:PORT/PATH (ringside's own or any other).
     #[arg(long)]
     pub target: String,
-    /// Open loop at this many requests/s over all connections, latency counted from each
-    /// request's due time (as wrk2); without it, a closed loop (as wrk).
-    #[arg(long, value_parser = rate_arg)]
-    pub rate: Option<f64>,
     #[command(flatten)]
     pub run: LoadRunArgs,
 }
@@ -85,6 +81,11 @@ pub struct LoadRunArgs {
     /// Pin the client threads to these CPUs (`1`, `2-3`): thread i on the i-th, round robin.
     #[arg(long, value_name = "LIST", value_parser = cpus_arg)]
     pub cpu: Option<CpuList>,
+    /// Open loop at this many messages (or requests)/s over all connections, latency counted
+    /// from each one's due time (as wrk2); sends more than 1 ms behind it are counted
+    /// (`client_late_share`). Without it, a closed loop (as wrk). Ping-pong and HTTP.
+    #[arg(long, value_parser = rate_arg)]
+    pub rate: Option<f64>,
     /// Measure this server process over the window: kernel-counted syscalls, CPU, switches.
     #[arg(long)]
     pub server_pid: Option<i32>,
@@ -208,6 +209,7 @@ impl LoadRunArgs {
             rcvbuf_bytes: None,
             window_bytes: STREAM_WINDOW_BYTES,
             http: None,
+            rate_per_sec: self.rate,
             start_at: self.start_at,
         }
     }
@@ -215,6 +217,11 @@ impl LoadRunArgs {
 
 impl LoadArgs {
     pub fn plan(&self) -> anyhow::Result<LoadPlan> {
+        if self.mode == Mode::Stream && self.run.rate.is_some() {
+            anyhow::bail!(
+                "--rate paces ping-pong messages; a stream sends as fast as its window allows"
+            );
+        }
         if self.mode != Mode::Stream && (self.read_rate.is_some() || self.window.is_some()) {
             anyhow::bail!(
                 "--read-rate and --window shape --mode stream; ping-pong reads each echo whole \
@@ -245,10 +252,7 @@ impl HttpLoadArgs {
         let (address, host, path) = parse_target(&self.target).map_err(anyhow::Error::msg)?;
         let request = request_bytes(&host, &path);
         let mut plan = self.run.plan(address, request.len(), Mode::Http);
-        plan.http = Some(HttpLoad {
-            request,
-            rate_per_sec: self.rate,
-        });
+        plan.http = Some(HttpLoad { request });
         Ok(plan)
     }
 }

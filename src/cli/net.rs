@@ -19,7 +19,7 @@ use crate::protocols::Proto;
 use crate::studies::contender::Contender;
 use crate::studies::echo::EchoStudy;
 use crate::studies::http::HttpStudy;
-use crate::studies::net::{NetStudy, Placement, Rig};
+use crate::studies::net::{NetStudy, Placement, Rig, Sweep};
 use crate::studies::serve::{runs_event_loops, Serve};
 use crate::system::network::{parse_loss, parse_rate, Network, PathPlan, Shaping};
 use crate::system::pin::{cpus_online, CpuList};
@@ -92,6 +92,38 @@ pub struct NetStudyArgs {
     /// timeouts' cost per message is measured; loads keep every connection busy.
     #[arg(long, value_parser = duration_arg)]
     pub idle_timeout: Option<Duration>,
+    /// Open loop at these offered rates, messages (or requests)/s over all connections, comma
+    /// separated: a cell each, latency counted from each message's due time (as wrk2), sends
+    /// more than 1 ms behind it counted (`client_late_share`). Without it, a closed loop.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "RATES",
+        conflicts_with = "sweep"
+    )]
+    pub rate: Vec<String>,
+    /// The equal-load sweep: per connection count a closed-loop probe of each engine
+    /// (--probe-duration), then every engine open loop at the same rates, --sweep-points
+    /// times the lowest engine's probe, until it falls behind or its p99 passes --p99-bound.
+    /// Rows carry `offered_rate`, `client_late_share` and `server_cpu_us_per_op`; the report
+    /// compares the engines' server CPU and latency at the highest rate all of them held.
+    #[arg(long)]
+    pub sweep: bool,
+    /// The sweep's offered rates as multiples of the lowest engine's closed-loop rate, comma
+    /// separated, ascending.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "MULTIPLES",
+        default_value = "0.1,0.2,0.35,0.5,0.75,1"
+    )]
+    pub sweep_points: Vec<String>,
+    /// A sweep's point is held when its p99 stays under this.
+    #[arg(long, default_value = "1ms", value_parser = positive_duration_arg)]
+    pub p99_bound: Duration,
+    /// Measured time of a sweep's closed-loop probes.
+    #[arg(long, default_value = "1s", value_parser = positive_duration_arg)]
+    pub probe_duration: Duration,
     #[command(flatten)]
     pub path: PathArgs,
     #[command(flatten)]
@@ -123,7 +155,7 @@ pub struct NetStudyArgs {
 pub struct PathArgs {
     /// loopback: 127.0.0.1, the kernel's shortcut (no device, no qdisc). veth: server and
     /// client in two network namespaces joined by a veth pair (198.18.0.1 and .2, no route
-    /// anywhere else), so packets cross a device with a qdisc that --rtt, --rate and --loss
+    /// anywhere else), so packets cross a device with a qdisc that --rtt, --link-rate and --loss
     /// can shape; needs root and iproute2; removed at the end, also on Ctrl-C. Unshaped, both
     /// hand packets to the same per-CPU backlog, so they measure alike (bench/network.md).
     #[arg(long, value_enum, default_value_t = Network::Loopback)]
@@ -134,7 +166,7 @@ pub struct PathArgs {
     /// Rate of each direction of the veth pair, as tc writes it (10gbit, 500mbit): tbf, or
     /// netem's rate beside --rtt or --loss.
     #[arg(long, value_name = "RATE", value_parser = parse_rate)]
-    pub rate: Option<u64>,
+    pub link_rate: Option<u64>,
     /// Packets dropped in each direction of the veth pair (tc netem loss), e.g. 0.1%.
     #[arg(long, value_name = "PERCENT", value_parser = parse_loss)]
     pub loss: Option<f64>,
@@ -146,7 +178,7 @@ impl PathArgs {
             network: self.network,
             shaping: Shaping {
                 rtt: self.rtt,
-                rate_bits_per_sec: self.rate,
+                rate_bits_per_sec: self.link_rate,
                 loss_percent: self.loss,
             },
         }
@@ -286,6 +318,31 @@ impl NetStudyArgs {
             "--share-sqpoll shares uring-sqpoll's poller between server threads: it needs \
              uring-sqpoll in --engine and a --server-threads count above 1"
         );
+        let rates = match self.rate.is_empty() {
+            true => Vec::new(),
+            false => parse_list(&self.rate, "--rate", |text| {
+                text.parse::<f64>()
+                    .ok()
+                    .filter(|rate| *rate > 0.0 && *rate <= 10_000_000.0)
+            })?,
+        };
+        let load_sweep = match self.sweep {
+            false => None,
+            true => {
+                let points = parse_list(&self.sweep_points, "--sweep-points", |text| {
+                    text.parse::<f64>().ok().filter(|m| *m > 0.0 && *m <= 100.0)
+                })?;
+                anyhow::ensure!(
+                    points.windows(2).all(|pair| pair[0] < pair[1]),
+                    "--sweep-points must ascend (each multiple above the one before)"
+                );
+                Some(Sweep {
+                    points,
+                    p99_bound: self.p99_bound,
+                    probe: self.probe_duration,
+                })
+            }
+        };
         let placement = Placement {
             online,
             server_cpus,
@@ -313,6 +370,8 @@ impl NetStudyArgs {
             server_thread_counts,
             contender_connection_counts,
             runs: self.runs,
+            rates,
+            sweep: load_sweep,
             duration,
             warmup: self.warmup,
             timeout: self.timeout,
@@ -583,7 +642,14 @@ mod tests {
                 clap::Parser::try_parse_from(["ringside"].iter().chain(args)).unwrap();
             command.path.plan()
         };
-        let plan = parse(&["--network", "veth", "--rtt", "200us", "--rate", "10gbit"]);
+        let plan = parse(&[
+            "--network",
+            "veth",
+            "--rtt",
+            "200us",
+            "--link-rate",
+            "10gbit",
+        ]);
         assert_eq!(plan.shaping.rtt, Some(Duration::from_micros(200)));
         assert_eq!(plan.shaping.rate_bits_per_sec, Some(10_000_000_000));
         let flags = plan.args();

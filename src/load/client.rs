@@ -17,7 +17,7 @@ use super::connection::{
 use super::schedule::Schedule;
 use super::slow_reader::SlowReader;
 use super::{LoadErrors, LoadPlan, LoadReport, Mode, Shared};
-use super::{PHASE_CONNECTING, PHASE_DONE, PHASE_MEASURE, STATUS_CODES, WAIT_TIMEOUT};
+use super::{LATE_BOUND, PHASE_CONNECTING, PHASE_DONE, PHASE_MEASURE, STATUS_CODES, WAIT_TIMEOUT};
 use crate::measure::Usage;
 use crate::protocols::http::{Framed, ResponseFramer};
 use crate::system::epoll_wait::{empty_event, EpollWait};
@@ -40,6 +40,12 @@ impl LoadReport {
             .saturating_record(corrected.as_nanos() as u64);
         self.latency_uncorrected_ns
             .saturating_record(uncorrected.as_nanos() as u64);
+    }
+
+    /// An open-loop send at `now` of a message due at `due`.
+    fn record_send(&mut self, due: Instant, now: Instant) {
+        self.sends += 1;
+        self.sends_late += u64::from(now.saturating_duration_since(due) > LATE_BOUND);
     }
 }
 
@@ -136,7 +142,12 @@ impl Client<'_> {
             if measuring && usage_start.is_none() {
                 usage_start = Some(Usage::of_thread());
             }
-            let wait = self.start_due();
+            if shared.past_deadline() {
+                // The window's end holds even when the coordinator cannot get the CPU (a
+                // real-time loop beside it): the client stops on its own clock.
+                break;
+            }
+            let wait = self.start_due(measuring);
             let ready = match self.waits.wait(&self.epoll_fd, &mut events[..], Some(wait)) {
                 Ok(ready) => ready,
                 Err(Errno::INTR) => continue,
@@ -167,21 +178,25 @@ impl Client<'_> {
 
     /// Sends the requests that fell due and resumes the paused readers whose pause is over;
     /// returns how long the loop may wait for readiness before the next of either.
-    fn start_due(&mut self) -> Duration {
+    fn start_due(&mut self, measuring: bool) -> Duration {
         let mut wait = WAIT_TIMEOUT;
-        let errors = &mut self.report.errors;
         if let Some(schedule) = self.schedule.as_mut() {
             let now = Instant::now();
             while let Some(index) = schedule.pop_due(now) {
                 let connection = &mut self.connections[index];
                 if connection.open {
                     connection.idle = false;
+                    if measuring {
+                        self.report.record_send(connection.due, Instant::now());
+                    }
+                    let errors = &mut self.report.errors;
                     start_message(connection, self.plan.mode, &self.epoll_fd, index, errors);
                 }
             }
             wait = wait.min(schedule.until_next(Instant::now()));
         }
         if let Some(reader) = self.slow_reader.as_mut() {
+            let errors = &mut self.report.errors;
             let now = Instant::now();
             reader.resume_due(&mut self.connections, now, &self.epoll_fd, errors);
             wait = wait.min(reader.until_next(now));
@@ -218,18 +233,45 @@ impl Client<'_> {
         }
     }
 
-    /// Ping-pong: the whole echo is back; the next message goes out.
+    /// Ping-pong: the whole echo is back; the next message goes out now (closed loop, or a
+    /// late open-loop message) or when it falls due.
     fn on_message(&mut self, index: usize, latency: Duration, measuring: bool) {
+        let now = Instant::now();
         let connection = &mut self.connections[index];
         if measuring {
             self.report.messages += 1;
             self.report.bytes += connection.message.len() as u64;
+            // An open loop counts from the due time, as HTTP's `record_response` does.
+            let corrected = match self.schedule {
+                Some(_) => now.duration_since(connection.due),
+                None => latency,
+            };
             self.report
                 .latency_ns
+                .saturating_record(corrected.as_nanos() as u64);
+            self.report
+                .latency_uncorrected_ns
                 .saturating_record(latency.as_nanos() as u64);
         }
-        let errors = &mut self.report.errors;
-        start_message(connection, self.plan.mode, &self.epoll_fd, index, errors);
+        self.next_message(index, now, measuring);
+    }
+
+    /// After an answer: the open loop's next due time, and the next message sent now when it
+    /// is already due (or at once in a closed loop).
+    fn next_message(&mut self, index: usize, now: Instant, measuring: bool) {
+        let connection = &mut self.connections[index];
+        let late = match self.schedule.as_mut() {
+            Some(schedule) => schedule.next(connection, index, now),
+            None => false,
+        };
+        if late && measuring {
+            self.report.late += 1;
+            self.report.record_send(connection.due, now);
+        }
+        if !connection.idle {
+            let errors = &mut self.report.errors;
+            start_message(connection, self.plan.mode, &self.epoll_fd, index, errors);
+        }
     }
 
     /// Stream: more echo is back and checked; a slow reader pauses, and a sender that waited
@@ -274,15 +316,7 @@ impl Client<'_> {
             close(connection, &self.epoll_fd);
             return;
         }
-        let late = match self.schedule.as_mut() {
-            Some(schedule) => schedule.next(connection, index, now),
-            None => false,
-        };
-        self.report.late += u64::from(late && measuring);
-        if !connection.idle {
-            let errors = &mut self.report.errors;
-            start_message(connection, self.plan.mode, &self.epoll_fd, index, errors);
-        }
+        self.next_message(index, now, measuring);
     }
 }
 

@@ -27,7 +27,7 @@ mod slow_reader;
 pub use row::{http_summary, load_row};
 
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
 use hdrhistogram::Histogram;
@@ -82,21 +82,21 @@ pub struct LoadPlan {
     pub window_bytes: u64,
     /// Some for an HTTP run: connections send requests and frame responses instead of echoes.
     pub http: Option<HttpLoad>,
+    /// Open loop: messages (or requests) per second over all connections, each due at a fixed
+    /// time whatever happened to the ones before it; latency runs from that due time (wrk2's
+    /// coordinated-omission correction). None: closed loop, the next goes out when the previous
+    /// answer is in. Ping-pong and HTTP only.
+    pub rate_per_sec: Option<f64>,
     /// Open the measured window at this wall-clock time (connecting and warming up before
     /// it), so loads on several hosts measure the same seconds (`ringside merge` checks).
     pub start_at: Option<SystemTime>,
 }
 
-/// What an HTTP run sends, and at what pace.
+/// What an HTTP run sends.
 #[derive(Clone, Debug)]
 pub struct HttpLoad {
     /// The request every connection sends, one in flight at a time.
     pub request: Vec<u8>,
-    /// Open loop: requests per second over all connections, each request due at a fixed time
-    /// whatever happened to the ones before it; latency runs from that due time (wrk2's
-    /// coordinated-omission correction). None: closed loop, the next request goes out when
-    /// the previous response is in.
-    pub rate_per_sec: Option<f64>,
 }
 
 /// The edges of the measured window, reported to the caller as they pass so it can measure a
@@ -156,6 +156,11 @@ pub struct LoadReport {
     /// Open loop: requests that fell due while their connection still awaited the previous
     /// response, so went out late.
     pub late: u64,
+    /// Open loop: messages sent in the window, and those sent more than `LATE_BOUND` after
+    /// their due time (whether the client was busy or the connection still awaited an answer):
+    /// the open loop's saturation signal, where CPU is not one.
+    pub sends: u64,
+    pub sends_late: u64,
     pub errors: LoadErrors,
     /// CPU and switches of the client threads over the window, summed.
     pub client_usage: Usage,
@@ -178,6 +183,8 @@ impl LoadReport {
             latency_uncorrected_ns: crate::stats::histogram::new_latency(),
             status_counts: vec![0; STATUS_CODES],
             late: 0,
+            sends: 0,
+            sends_late: 0,
             errors: LoadErrors::default(),
             client_usage: Usage::default(),
             client_syscalls: None,
@@ -199,6 +206,8 @@ impl LoadReport {
             *total += count;
         }
         self.late += part.late;
+        self.sends += part.sends;
+        self.sends_late += part.sends_late;
         self.errors.add(&part.errors);
         self.connections_open_at_end += part.connections_open_at_end;
         let usage = part.client_usage;
@@ -215,6 +224,9 @@ impl LoadReport {
 
 /// Share of the window a client thread must be on CPU to count as saturated.
 pub(crate) const SATURATED_SHARE: f64 = 0.9;
+/// An open-loop send more than this behind its due time is late: well above the loop's own
+/// wake-up jitter here (tens of µs), well below a p99 worth reporting.
+pub const LATE_BOUND: Duration = Duration::from_millis(1);
 /// How long a client loop blocks at most, so it notices the window's edges and timeouts.
 pub(crate) const WAIT_TIMEOUT: Duration = Duration::from_millis(10);
 /// How far a stream may run ahead of its echo by default: bounds what the server must hold.
@@ -237,6 +249,18 @@ struct Shared {
     ready: AtomicUsize,
     /// Connections made, over all threads.
     connected: AtomicUsize,
+    /// When the window ends, in ns after `origin` (u64::MAX until it opens): the client
+    /// threads stop on it themselves.
+    origin: Instant,
+    deadline_ns: AtomicU64,
+}
+
+impl Shared {
+    /// Whether the measured window's end has passed.
+    fn past_deadline(&self) -> bool {
+        let deadline = self.deadline_ns.load(Ordering::Acquire);
+        deadline != u64::MAX && self.origin.elapsed().as_nanos() as u64 >= deadline
+    }
 }
 
 /// Runs `plan`, calling `on_window` at the measured window's start and stop.
@@ -253,6 +277,8 @@ pub fn run(plan: &LoadPlan, on_window: &mut dyn FnMut(WindowEdge)) -> anyhow::Re
         phase: AtomicU8::new(PHASE_CONNECTING),
         ready: AtomicUsize::new(0),
         connected: AtomicUsize::new(0),
+        origin: Instant::now(),
+        deadline_ns: AtomicU64::new(u64::MAX),
     };
     // Opened before the client threads start so that it counts them too (perf's inherit).
     let mut syscall_counter = if crate::measure::counting_syscalls() {
@@ -286,6 +312,8 @@ pub fn run(plan: &LoadPlan, on_window: &mut dyn FnMut(WindowEdge)) -> anyhow::Re
             std::thread::sleep(Duration::from_millis(1));
         }
         let mut window = None;
+        // Raised only now: the client threads, already started, keep the plain class.
+        let _timekeeper = plan.sched.timekeeper();
         if shared.connected.load(Ordering::Acquire) > 0 {
             shared.phase.store(PHASE_WARMUP, Ordering::Release);
             let warmup = match plan.start_at {
@@ -302,8 +330,12 @@ pub fn run(plan: &LoadPlan, on_window: &mut dyn FnMut(WindowEdge)) -> anyhow::Re
             }
             let started = Instant::now();
             let started_wall = SystemTime::now();
+            let deadline = started + plan.duration;
+            let deadline_ns = deadline.duration_since(shared.origin).as_nanos() as u64;
+            shared.deadline_ns.store(deadline_ns, Ordering::Release);
             sleep_unless_stopped(plan.duration);
-            let seconds = started.elapsed().as_secs_f64();
+            // The clients stopped counting at the deadline even if this thread woke late.
+            let seconds = started.elapsed().min(plan.duration).as_secs_f64();
             let syscalls = syscall_counter.as_mut().map(SyscallCounter::stop);
             let stopped_wall = SystemTime::now();
             shared.phase.store(PHASE_DONE, Ordering::Release);

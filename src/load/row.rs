@@ -3,9 +3,9 @@
 
 use serde_json::{Map, Value};
 
-use super::{LoadPlan, LoadReport, Mode, SATURATED_SHARE};
+use super::{LoadPlan, LoadReport, Mode, LATE_BOUND, SATURATED_SHARE};
 use crate::measure::Measured;
-use crate::row::Row;
+use crate::row::{Row, LATE_SHARE_LIMIT};
 use crate::stats::per_second;
 
 /// The result row of one load run. `server` is the server's own measurement over the window
@@ -60,8 +60,9 @@ pub fn load_row(
         row.set_latency(&report.latency_ns);
     }
     if plan.mode == Mode::Http {
-        add_http_fields(&mut row, plan, report);
+        add_http_fields(&mut row, report);
     }
+    add_open_loop_fields(&mut row, plan, report);
     add_errors(&mut row, plan, report);
     match server {
         Some(measured) => row.set_server_costs(measured),
@@ -164,7 +165,7 @@ fn add_errors(row: &mut Row, plan: &LoadPlan, report: &LoadReport) {
             errors.timeout
         ));
     }
-    if report.saturated_threads > 0 {
+    if report.saturated_threads > 0 && plan.rate_per_sec.is_none() {
         row.notes.push(format!(
             "client saturated: {} of {} load threads were on CPU for >= {:.0}% of the window, \
              so the client may have set the pace (try --threads)",
@@ -240,9 +241,8 @@ pub fn http_summary(row: &Row) -> String {
     text
 }
 
-/// The HTTP run's own fields: status counts, and in an open loop the target rate, the late
-/// requests and the uncorrected latency beside the corrected one.
-fn add_http_fields(row: &mut Row, plan: &LoadPlan, report: &LoadReport) {
+/// The HTTP run's own fields: its status counts.
+fn add_http_fields(row: &mut Row, report: &LoadReport) {
     let mut not_ok = 0;
     for (status, &count) in report.status_counts.iter().enumerate() {
         if count > 0 {
@@ -257,18 +257,35 @@ fn add_http_fields(row: &mut Row, plan: &LoadPlan, report: &LoadReport) {
             "NOT VERIFIED: {not_ok} responses had a status other than 2xx"
         ));
     }
-    let Some(rate) = plan.http.as_ref().and_then(|http| http.rate_per_sec) else {
+}
+
+/// An open loop's fields: the rate offered, the late sends and the uncorrected latency beside
+/// the corrected one; its client counts as saturated when too many sends were late (it may
+/// read ≥ 90% CPU while still sending on time, so CPU is not its signal).
+fn add_open_loop_fields(row: &mut Row, plan: &LoadPlan, report: &LoadReport) {
+    let Some(rate) = plan.rate_per_sec else {
         return;
     };
     row.params.insert("rate_per_sec".into(), Value::from(rate));
     row.ops_per_sec_target = Some(rate);
+    row.offered_rate = Some(rate);
     row.ops_late = Some(report.late);
+    row.client_sends = Some(report.sends);
+    let late_share = match report.sends {
+        0 => 0.0,
+        sends => report.sends_late as f64 / sends as f64,
+    };
+    row.client_late_share = Some(late_share);
+    row.client_saturated = Some(late_share > LATE_SHARE_LIMIT);
     row.set_latency_uncorrected(&report.latency_uncorrected_ns);
-    if row.ops_per_sec < 0.95 * rate {
+    if late_share > LATE_SHARE_LIMIT || row.ops_per_sec < 0.95 * rate {
         row.notes.push(format!(
-            "open loop fell behind: {:.0} requests/s achieved of {rate:.0} targeted ({} late); \
-             latency counts from each request's due time",
-            row.ops_per_sec, report.late
+            "open loop fell behind: {:.0}/s achieved of {rate:.0}/s offered, {:.1}% of sends \
+             more than {LATE_BOUND:?} behind their due time ({} due while their connection still \
+             awaited an answer); latency counts from each message's due time",
+            row.ops_per_sec,
+            late_share * 100.0,
+            report.late
         ));
     }
 }
@@ -298,6 +315,7 @@ mod tests {
             rcvbuf_bytes: None,
             window_bytes: STREAM_WINDOW_BYTES,
             http: None,
+            rate_per_sec: None,
             start_at: None,
         }
     }
@@ -316,6 +334,8 @@ mod tests {
             latency_uncorrected_ns: crate::stats::histogram::new_latency(),
             status_counts: vec![0; STATUS_CODES],
             late: 0,
+            sends: 0,
+            sends_late: 0,
             errors,
             client_usage: Usage::default(),
             client_syscalls: Some(10),
@@ -441,12 +461,13 @@ mod tests {
         plan.mode = Mode::Http;
         plan.http = Some(HttpLoad {
             request: b"GET / HTTP/1.1\r\n\r\n".to_vec(),
-            rate_per_sec: Some(400.0),
         });
+        plan.rate_per_sec = Some(400.0);
         let mut report = report(1000, LoadErrors::default());
         report.status_counts[200] = 999;
         report.status_counts[503] = 1;
         report.late = 7;
+        (report.sends, report.sends_late) = (1000, 20);
         report.latency_uncorrected_ns.record(42_000).unwrap();
         let row = load_row("epoll", Map::new(), 1, &plan, &report, None);
         assert_eq!(row.workload, "http");
@@ -457,6 +478,8 @@ mod tests {
             (Some(400.0), Some(7))
         );
         assert!(row.latency_uncorrected_ns_p99.is_some());
+        assert_eq!(row.client_late_share, Some(0.02));
+        assert_eq!(row.client_saturated, Some(true), "2% of sends late: behind");
         let uncorrected = row.latency_uncorrected_ns_histogram.as_deref().unwrap();
         assert_eq!(
             crate::stats::histogram::decode(uncorrected).unwrap().len(),

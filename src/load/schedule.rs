@@ -1,4 +1,4 @@
-//! The open loop's timetable (`load http --rate`, as wrk2).
+//! The open loop's timetable (`--rate`, as wrk2).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 use super::connection::Connection;
 use super::{LoadPlan, WAIT_TIMEOUT};
 
-/// request that falls due while its connection still awaits the previous response goes out as
+/// Each connection's messages fall due at a fixed interval, staggered across connections; a
+/// message that falls due while its connection still awaits the previous response goes out as
 /// soon as that response is in, and its latency still counts from when it was due.
 pub struct Schedule {
     interval: Duration,
@@ -20,7 +21,7 @@ pub struct Schedule {
 
 impl Schedule {
     pub fn new(plan: &LoadPlan, connections: usize) -> Option<Schedule> {
-        let rate = plan.http.as_ref()?.rate_per_sec?;
+        let rate = plan.rate_per_sec?;
         assert!(rate > 0.0);
         Some(Schedule {
             interval: Duration::from_secs_f64(plan.connections as f64 / rate),

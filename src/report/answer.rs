@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use crate::report::causes::{client_saturation, first_cause, Direction, Subject};
 use crate::report::environment::{machine_line, warnings};
+use crate::report::equal_load::{equal_loads, matching, EqualLoad};
 use crate::report::ladder::{ladder, steps, Rung};
 use crate::report::numbers::{ratio, throughput};
 use crate::report::summary::{EngineSummary, Study};
@@ -47,16 +48,48 @@ pub fn answer(document: &Document, studies: &[Study]) -> Answer {
         .and_then(Value::as_str)
         .map_or_else(|| machine_line(&document.env), String::from);
     let (helped, hurt) = features(studies);
+    let loads = equal_loads(&document.results);
+    let mut answered: Vec<&EqualLoad> = Vec::new();
+    let mut found: Vec<(String, String)> = Vec::new();
+    for study in studies {
+        let text = match client_set_the_pace(study, &loads) {
+            Some(load) => {
+                answered.push(load);
+                format!(
+                    "the client was saturated in every engine's closed-loop runs, so their \
+                     throughputs rank the load generator, not the servers. At equal load: {}",
+                    load.verdict()
+                )
+            }
+            None => finding(study),
+        };
+        found.push((study.title.clone(), text));
+    }
+    for load in &loads {
+        if !answered.iter().any(|known| std::ptr::eq(*known, load)) {
+            found.push((format!("{} at equal load", load.title()), load.verdict()));
+        }
+    }
     Answer {
         machine,
-        studies: studies
-            .iter()
-            .map(|study| (study.title.clone(), finding(study)))
-            .collect(),
+        studies: found,
         helped,
         hurt,
         caveats: caveats(document, studies),
     }
+}
+
+/// The equal-load comparison that answers `study` instead of its throughputs: a network study
+/// whose every verified engine had its client saturated, when a sweep ran at its connections.
+fn client_set_the_pace<'a>(study: &Study, loads: &'a [EqualLoad]) -> Option<&'a EqualLoad> {
+    let engines = compared(study);
+    let saturated = engines.iter().all(|engine| engine.figures.client_saturated);
+    if engines.is_empty() || !saturated {
+        return None;
+    }
+    let param = |key: &str| study.params.get(key).and_then(Value::as_u64);
+    let connections = param("connections");
+    matching(loads, &study.workload, connections, param("payload_bytes"))
 }
 
 /// The verified engines ringside measured: the first is the baseline.
@@ -266,6 +299,43 @@ mod tests {
         let env = json!({"machine": "2 x AMD EPYC, Linux 6.18",
                          "warnings": ["running under SCHED_OTHER: other work can lower results"]});
         Document::new(env, rows)
+    }
+
+    /// A closed loop that saturated its client in every engine's runs ranks the client: the
+    /// first screen gives the equal-load verdict of the same connections instead of a winner.
+    #[test]
+    fn a_client_saturated_closed_loop_gets_the_equal_load_verdict() {
+        use crate::report::equal_load::tests::point_row;
+        let closed = |engine: &str, run: u32, rate: f64| {
+            let mut row = point_row(engine, rate, 3.0, 300);
+            row.run = run;
+            (row.offered_rate, row.client_late_share) = (None, None);
+            row.params.remove(crate::row::P99_BOUND_PARAM);
+            row.client_saturated = Some(true);
+            row
+        };
+        let mut rows = vec![
+            closed("epoll", 1, 100_000.0),
+            closed("uring-defer", 1, 120_000.0),
+            closed("epoll", 2, 101_000.0),
+            closed("uring-defer", 2, 121_000.0),
+        ];
+        for (engine, cpu) in [("epoll", 6.0), ("uring-defer", 5.4)] {
+            rows.push(point_row(engine, 50_000.0, cpu, 200));
+        }
+        let document = document(rows);
+        let answer = answer(&document, &studies(&document.results));
+        assert_eq!(answer.studies.len(), 1, "{:?}", answer.studies);
+        let (title, text) = &answer.studies[0];
+        assert_eq!(title, "echo");
+        assert!(!text.contains("reached"), "no throughput winner: {text}");
+        assert!(
+            text.contains(
+                "At equal load: at 50000 messages/s (the highest rate every engine \
+                 held), uring-defer used 0.90× epoll's server CPU per message"
+            ),
+            "{text}"
+        );
     }
 
     #[test]

@@ -3,6 +3,10 @@
 //! model when the rows record one; whiskers span the slowest to the fastest run, so a reader can
 //! see at a glance which differences are larger than the noise.
 
+mod curves;
+
+pub use curves::equal_load_charts;
+
 use plotters::coord::ranged1d::SegmentValue;
 use plotters::prelude::*;
 
@@ -190,7 +194,7 @@ fn draw_bar(chart: &mut BarChart, spec: &Bars, bar: &Bar, slot: u32) -> anyhow::
     Ok(())
 }
 
-fn color_of(index: usize, control: bool) -> RGBColor {
+pub(crate) fn color_of(index: usize, control: bool) -> RGBColor {
     if control {
         CONTROL_COLOR
     } else {
@@ -457,7 +461,7 @@ fn draw_latency_line(chart: &mut LatencyChart, line: LatencyLine) -> anyhow::Res
 }
 
 /// The engines' legend of a line chart, top left over a translucent background.
-fn draw_legend<'a, CT: CoordTranslate>(
+pub(crate) fn draw_legend<'a, CT: CoordTranslate>(
     chart: &mut ChartContext<'a, SVGBackend<'a>, CT>,
 ) -> anyhow::Result<()> {
     chart

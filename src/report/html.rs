@@ -6,13 +6,14 @@
 use crate::report::answer::{answer, Answer};
 use crate::report::answer_chart::answer_chart;
 use crate::report::chart::{
-    contenders_chart, ladder_chart, latency_chart, syscalls_chart, thread_sweep_charts,
-    throughput_chart,
+    contenders_chart, equal_load_charts, ladder_chart, latency_chart, syscalls_chart,
+    thread_sweep_charts, throughput_chart,
 };
 use crate::report::contenders::{contender_cells, contender_verdicts};
 use crate::report::environment::{facts, warnings};
+use crate::report::equal_load::equal_loads;
 use crate::report::summary::Study;
-use crate::report::table::{cells, sweep_cells, Cells};
+use crate::report::table::{cells, equal_load_cells, sweep_cells, Cells};
 use crate::report::threads::thread_sweeps;
 use crate::report::verdict::verdict;
 use crate::row::Document;
@@ -38,11 +39,23 @@ pub fn render_html(document: &Document, studies: &[Study]) -> anyhow::Result<Str
     for note in &document.notes {
         page.push_str(&format!("<p class=\"warn\">{}</p>\n", escape(note)));
     }
-    if studies.is_empty() {
+    if studies.is_empty() && equal_loads(&document.results).is_empty() {
         page.push_str("<p>No results: no study finished.</p>\n");
     }
     for study in studies {
         page.push_str(&study_section(study)?);
+    }
+    for load in equal_loads(&document.results) {
+        page.push_str(&format!(
+            "<section>\n<h2>{} at equal load</h2>\n<p class=\"verdict\">{}</p>\n{}",
+            escape(&load.title()),
+            escape(&load.verdict()),
+            table(&equal_load_cells(&load))
+        ));
+        for svg in equal_load_charts(&load)? {
+            page.push_str(&format!("<figure>{svg}</figure>\n"));
+        }
+        page.push_str("</section>\n");
     }
     for sweep in thread_sweeps(studies) {
         page.push_str(&format!(

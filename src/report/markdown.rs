@@ -6,8 +6,9 @@ use comfy_table::{presets, Table};
 
 use crate::report::answer::{answer, Answer};
 use crate::report::contenders::{contender_cells, contender_verdicts};
+use crate::report::equal_load::equal_loads;
 use crate::report::summary::Study;
-use crate::report::table::{cells, sweep_cells, Cells};
+use crate::report::table::{cells, equal_load_cells, sweep_cells, Cells};
 use crate::report::threads::thread_sweeps;
 use crate::report::verdict::verdict;
 use crate::row::Document;
@@ -22,11 +23,19 @@ pub fn render_markdown(document: &Document, studies: &[Study]) -> String {
     for note in &document.notes {
         text.push_str(&format!("> {note}\n\n"));
     }
-    if studies.is_empty() {
+    if studies.is_empty() && equal_loads(&document.results).is_empty() {
         text.push_str("No results: no study finished.\n");
     }
     for study in studies {
         text.push_str(&study_section(study));
+    }
+    for load in equal_loads(&document.results) {
+        text.push_str(&format!(
+            "## {} at equal load\n\n**{}**\n\n{}\n\n",
+            load.title(),
+            load.verdict(),
+            markdown_table(equal_load_cells(&load))
+        ));
     }
     for sweep in thread_sweeps(studies) {
         text.push_str(&format!(

@@ -10,6 +10,7 @@ pub mod chart;
 pub mod compare;
 pub mod contenders;
 pub mod environment;
+pub mod equal_load;
 pub mod html;
 pub mod ladder;
 pub mod load;

@@ -6,6 +6,7 @@
 use serde_json::{Map, Value};
 
 use crate::report::causes::Figures;
+use crate::report::equal_load::is_equal_load_row;
 use crate::row::Row;
 use crate::stats::{params_text, Spread};
 
@@ -245,10 +246,12 @@ pub fn study_key(row: &Row) -> StudyKey {
     (row.workload.clone(), params)
 }
 
-/// Groups rows into studies, studies and engines each in the order they first appeared.
+/// Groups rows into studies, studies and engines each in the order they first appeared. The
+/// equal-load rows (open loop, a sweep's probes) are compared apart (`equal_load`): at equal
+/// rates throughput ranks nothing.
 pub fn studies(rows: &[Row]) -> Vec<Study> {
     let mut keyed: Vec<(StudyKey, Vec<&Row>)> = Vec::new();
-    for row in rows {
+    for row in rows.iter().filter(|row| !is_equal_load_row(row)) {
         let key = study_key(row);
         match keyed.iter_mut().find(|(known, _)| *known == key) {
             Some((_, members)) => members.push(row),

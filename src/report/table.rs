@@ -118,3 +118,51 @@ pub fn sweep_cells(sweep: &ThreadSweep) -> Cells {
     }
     Cells { header, lines }
 }
+
+/// An equal-load comparison's table: per offered rate, each engine's achieved rate, server CPU
+/// per operation (median and the runs' range), server CPU share, p50 and p99, and whether it
+/// held the rate.
+pub fn equal_load_cells(load: &crate::report::equal_load::EqualLoad) -> Cells {
+    let header = [
+        "offered/s",
+        "engine",
+        "achieved/s",
+        "server CPU µs/op",
+        "range",
+        "server CPU",
+        "p50 µs",
+        "p99 µs",
+        "held",
+        "runs",
+    ];
+    let mut rates: Vec<f64> = (load.engines.iter())
+        .flat_map(|(_, points)| points.iter().map(|p| p.offered))
+        .collect();
+    rates.sort_by(f64::total_cmp);
+    rates.dedup();
+    let mut lines = Vec::new();
+    for rate in rates {
+        for (engine, points) in &load.engines {
+            let Some(p) = points.iter().find(|p| p.offered == rate) else {
+                continue;
+            };
+            let cpu = p.cpu_us_per_op;
+            lines.push(vec![
+                format!("{rate:.0}"),
+                engine.clone(),
+                format!("{:.0}", p.achieved),
+                format!("{:.2}", cpu.median),
+                format!("{:.2}–{:.2}", cpu.min, cpu.max),
+                format!("{:.0}%", p.cpu_utilisation * 100.0),
+                format!("{:.0}", p.p50_us),
+                format!("{:.0}", p.p99_us),
+                if p.held { "yes" } else { "no" }.to_string(),
+                p.runs.to_string(),
+            ]);
+        }
+    }
+    Cells {
+        header: header.map(String::from).to_vec(),
+        lines,
+    }
+}

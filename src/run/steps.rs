@@ -7,7 +7,7 @@
 pub enum Mode {
     /// About a minute: for CI and a first look.
     Quick,
-    /// About five minutes on a 2-core machine.
+    /// About eight minutes on a 2-core machine.
     Default,
     /// The source documents' own sizes and durations.
     Full,
@@ -211,6 +211,73 @@ pub const STEPS: &[Step] = &[
         contenders: [Some("50"), Some("50"), Some("50")],
         contender_seconds: [12, 36, 420],
     },
+    Step {
+        // At 50 connections the closed loop above saturates the client, so its throughputs
+        // rank the load generator: the engines compared at the same offered rates instead.
+        name: "echo equal load",
+        command: &["echo"],
+        args: [Some(QUICK_SWEEP), Some(DEFAULT_SWEEP), Some(FULL_SWEEP)],
+        takes_dir: false,
+        takes_network: true,
+        seconds: [30, 65, 1150],
+        control: None,
+        contenders: [None, None, None],
+        contender_seconds: [0, 0, 0],
+    },
+    Step {
+        name: "http equal load",
+        command: &["http"],
+        args: [Some(QUICK_SWEEP), Some(DEFAULT_SWEEP), Some(FULL_SWEEP)],
+        takes_dir: false,
+        takes_network: true,
+        seconds: [30, 65, 1150],
+        control: None,
+        contenders: [None, None, None],
+        contender_seconds: [0, 0, 0],
+    },
+];
+
+/// The equal-load sweeps' arguments per mode: a short probe per engine, then points below
+/// what the open-loop client sends on time here (it costs the client several times a closed
+/// loop's CPU per message: every send wakes an idle server).
+const QUICK_SWEEP: &[&str] = &[
+    "--sweep",
+    "--connections",
+    "50",
+    "--runs",
+    "1",
+    "--duration",
+    "500ms",
+    "--warmup",
+    "300ms",
+    "--probe-duration",
+    "1s",
+    "--sweep-points",
+    "0.1,0.25",
+];
+const DEFAULT_SWEEP: &[&str] = &[
+    "--sweep",
+    "--connections",
+    "50",
+    "--runs",
+    "1",
+    "--duration",
+    "1s",
+    "--warmup",
+    "300ms",
+    "--probe-duration",
+    "500ms",
+    "--sweep-points",
+    "0.1,0.2,0.35",
+];
+const FULL_SWEEP: &[&str] = &[
+    "--sweep",
+    "--connections",
+    "50",
+    "--runs",
+    "3",
+    "--duration",
+    "5s",
 ];
 
 /// The echo and HTTP steps' arguments under `--quick`.
@@ -240,7 +307,15 @@ mod tests {
     #[test]
     fn quick_is_a_subset_with_small_files_and_every_mode_has_every_workload() {
         let quick: Vec<&str> = plan(Mode::Quick).iter().map(|step| step.name).collect();
-        assert_eq!(quick, ["fs write 4k", "fs cycle", "echo", "http"]);
+        let expected = [
+            "fs write 4k",
+            "fs cycle",
+            "echo",
+            "http",
+            "echo equal load",
+            "http equal load",
+        ];
+        assert_eq!(quick, expected);
         assert_eq!(plan(Mode::Full).len(), STEPS.len());
         let seconds: u64 = plan(Mode::Default)
             .iter()
@@ -254,8 +329,8 @@ mod tests {
             "a cell per loop count"
         );
         assert!(
-            seconds <= 450,
-            "the default study should take about seven minutes: every rung of the ladder and \
+            seconds <= 580,
+            "the default study should take about eight minutes: every rung of the ladder and \
              the reference contenders ({seconds} s estimated)"
         );
     }

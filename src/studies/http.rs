@@ -33,7 +33,6 @@ pub fn run(study: &HttpStudy) -> anyhow::Result<ExitCode> {
     let plan_of = |cell: &NetCell| LoadPlan {
         http: Some(HttpLoad {
             request: request.clone(),
-            rate_per_sec: None,
         }),
         ..net.load_plan(cell, request.len(), Mode::Http)
     };

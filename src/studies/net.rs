@@ -8,6 +8,7 @@
 
 mod cell;
 mod process;
+mod sweep;
 mod table;
 
 use std::net::SocketAddr;
@@ -17,6 +18,8 @@ use std::time::Duration;
 
 pub use cell::{engine_failed_row, measure_server, rig_params, run_cell, Rig};
 pub use process::{LastWords, ServerProcess};
+pub use sweep::Sweep;
+use table::equal_load_table;
 pub use table::{failure_lines, lines_in, markers, param, per_message, TableLine};
 
 use super::contender::{self, Contender};
@@ -47,6 +50,10 @@ pub struct NetStudy {
     /// default), so `ringside run` can add them within its time.
     pub contender_connection_counts: Vec<usize>,
     pub runs: u32,
+    /// Offered rates (`--rate`): an open-loop cell each; empty: closed loop.
+    pub rates: Vec<f64>,
+    /// The equal-load sweep (`--sweep`) instead of one closed-loop cell per server.
+    pub sweep: Option<Sweep>,
     /// Measured time per run, and the unmeasured time before it.
     pub duration: Duration,
     pub warmup: Duration,
@@ -81,9 +88,35 @@ pub struct NetCell {
     pub server_threads: usize,
     pub connections: usize,
     pub payload_bytes: Option<usize>,
+    /// Open loop at this many messages or requests per second; None: closed loop.
+    pub rate: Option<f64>,
+    /// Its part in an equal-load sweep.
+    pub sweep: Option<SweepRole>,
+}
+
+/// A cell's part in an equal-load sweep.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SweepRole {
+    /// The closed-loop probe of what a server sustains.
+    Probe,
+    /// A point of the sweep, at an offered rate every server gets.
+    Point,
 }
 
 impl NetCell {
+    /// This cell as a sweep's probe (no rate) or point (at `rate`).
+    fn sweeping(&self, rate: Option<f64>) -> NetCell {
+        NetCell {
+            server: self.server.clone(),
+            rate,
+            sweep: Some(match rate {
+                None => SweepRole::Probe,
+                Some(_) => SweepRole::Point,
+            }),
+            ..*self
+        }
+    }
+
     /// The engine serving the cell (None for a contender).
     fn server_def(&self) -> Option<&'static EngineDef> {
         match self.server {
@@ -104,10 +137,16 @@ impl NetCell {
 impl Cell for NetCell {
     fn step(&self, run: u32, _runs: u32) -> String {
         let (server, connections) = (self.server_label(), self.connections);
-        match self.payload_bytes {
+        let mut text = match self.payload_bytes {
             Some(payload) => format!("run {run} {server} {connections} conn {payload} B"),
             None => format!("run {run} {server} {connections} conn"),
+        };
+        match (self.sweep, self.rate) {
+            (Some(SweepRole::Probe), _) => text.push_str(" probe"),
+            (_, Some(rate)) => text.push_str(&format!(" at {rate:.0}/s")),
+            (_, None) => {}
         }
+        text
     }
 
     fn failed(&self, run: u32) -> String {
@@ -153,7 +192,10 @@ impl NetStudy {
             target: SocketAddr::from(([127, 0, 0, 1], 0)),
             connections: cell.connections,
             payload_bytes,
-            duration: self.duration,
+            duration: match (&self.sweep, cell.sweep) {
+                (Some(sweep), Some(SweepRole::Probe)) => sweep.probe,
+                _ => self.duration,
+            },
             warmup: self.warmup,
             threads: (self.placement.client_threads).unwrap_or(client_cpus.len()),
             timeout: self.timeout,
@@ -164,6 +206,7 @@ impl NetStudy {
             rcvbuf_bytes: None,
             window_bytes: STREAM_WINDOW_BYTES,
             http: None,
+            rate_per_sec: cell.rate,
             start_at: None,
         }
     }
@@ -214,12 +257,20 @@ impl NetStudy {
                                 && self.contender_connection_counts.contains(&connections)
                         }
                     };
-                    cells.extend(servers.iter().filter(runs_here).map(|server| NetCell {
-                        server: server.clone(),
-                        server_threads,
-                        connections,
-                        payload_bytes,
-                    }));
+                    let rates: Vec<Option<f64>> = match self.rates.as_slice() {
+                        [] => vec![None],
+                        rates => rates.iter().copied().map(Some).collect(),
+                    };
+                    for rate in rates {
+                        cells.extend(servers.iter().filter(runs_here).map(|server| NetCell {
+                            server: server.clone(),
+                            server_threads,
+                            connections,
+                            payload_bytes,
+                            rate,
+                            sweep: None,
+                        }));
+                    }
                 }
             }
         }
@@ -231,7 +282,10 @@ impl NetStudy {
                 .collect(),
             None => Vec::new(),
         };
-        let steps = cells.len() as u64 * u64::from(self.runs) + checks.len() as u64;
+        let steps = match &self.sweep {
+            Some(sweep) => sweep.steps(cells.len(), self.runs),
+            None => cells.len() as u64 * u64::from(self.runs),
+        } + checks.len() as u64;
         let progress = Progress::new(steps, self.quiet);
         let failures = ContenderFailures::default();
         let measure = |cell: &NetCell, run: u32, plan: LoadPlan| -> anyhow::Result<Row> {
@@ -248,7 +302,13 @@ impl NetStudy {
                     failures.run_cell(contender, plan, run, &rig, &progress)
                 }
             };
-            let text = line(cell, run, &mut row);
+            if let (Some(sweep), Some(role)) = (&self.sweep, cell.sweep) {
+                sweep.tag(&mut row, role);
+            }
+            let mut text = line(cell, run, &mut row);
+            if let Some(share) = row.client_late_share {
+                text.push_str(&format!(", {:.1}% sends late", share * 100.0));
+            }
             if row.failure.is_none() {
                 progress.line(text);
             }
@@ -263,13 +323,22 @@ impl NetStudy {
                 contender::failed_row(contender, &plan, run, &self.rig(1), reason)
             }
         };
-        let mut outcome = run_alternating(
-            self.runs,
-            &cells,
-            &progress,
-            |cell, run| measure(cell, run, plan_of(cell)),
-            |cell, run, reason| failed(cell, run, reason, plan_of(cell)),
-        );
+        let mut outcome = match &self.sweep {
+            Some(sweep) => sweep.run(
+                self.runs,
+                &cells,
+                &progress,
+                |cell, run| measure(cell, run, plan_of(cell)),
+                |cell, run, reason| failed(cell, run, reason, plan_of(cell)),
+            ),
+            None => run_alternating(
+                self.runs,
+                &cells,
+                &progress,
+                |cell, run| measure(cell, run, plan_of(cell)),
+                |cell, run, reason| failed(cell, run, reason, plan_of(cell)),
+            ),
+        };
         if let (Some(plan), false) = (integrity, outcome.interrupted || checks.is_empty()) {
             let more = run_alternating(
                 1,
@@ -282,7 +351,11 @@ impl NetStudy {
             outcome.interrupted = more.interrupted;
         }
         progress.finish();
-        finish(outcome, Path::new("."), &self.destination, table)
+        let open_loop = outcome.rows.iter().any(|row| row.offered_rate.is_some());
+        match open_loop {
+            true => finish(outcome, Path::new("."), &self.destination, equal_load_table),
+            false => finish(outcome, Path::new("."), &self.destination, table),
+        }
     }
 }
 
@@ -293,6 +366,8 @@ fn integrity_cell(contender: &Contender, plan: &dyn Fn(&NetCell) -> LoadPlan) ->
         server_threads: 1,
         connections: 1,
         payload_bytes: None,
+        rate: None,
+        sweep: None,
     };
     let load = plan(&cell);
     cell.connections = load.connections;

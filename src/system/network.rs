@@ -107,7 +107,7 @@ impl PathPlan {
         match self.network {
             Network::Loopback => anyhow::ensure!(
                 self.shaping.is_none(),
-                "--rtt, --rate and --loss shape the veth pair: add --network veth (loopback \
+                "--rtt, --link-rate and --loss shape the veth pair: add --network veth (loopback \
                  has no device to shape)"
             ),
             Network::Veth => anyhow::ensure!(
@@ -130,7 +130,7 @@ impl PathPlan {
             args.extend(["--rtt".into(), format!("{}us", rtt.as_micros())]);
         }
         if let Some(rate) = shaping.rate_bits_per_sec {
-            args.extend(["--rate".into(), format!("{rate}bit")]);
+            args.extend(["--link-rate".into(), format!("{rate}bit")]);
         }
         if let Some(loss) = shaping.loss_percent {
             args.extend(["--loss".into(), format!("{loss}%")]);
@@ -303,10 +303,10 @@ fn tc(args: &[&str]) -> anyhow::Result<()> {
         if text.contains("qdisc kind is unknown") && args.contains(&"netem") {
             anyhow::anyhow!(
                 "this kernel has no netem qdisc (CONFIG_NET_SCH_NETEM), which --rtt and --loss \
-                 need; --rate alone shapes with tbf ({text})"
+                 need; --link-rate alone shapes with tbf ({text})"
             )
         } else if text.contains("qdisc kind is unknown") {
-            anyhow::anyhow!("this kernel has no tbf qdisc, which --rate needs ({text})")
+            anyhow::anyhow!("this kernel has no tbf qdisc, which --link-rate needs ({text})")
         } else {
             error
         }

@@ -75,6 +75,51 @@ impl Sched {
     }
 }
 
+/// The calling thread raised one real-time priority above the loops of its class while this
+/// lives, then put back: a thread that keeps time for SCHED_FIFO loops on its CPUs must
+/// preempt them when its timer fires, or it runs only when they block (a 5 s window measured
+/// 7–12 s that way).
+pub struct Timekeeper {
+    previous: Option<(i32, libc::sched_param)>,
+}
+
+impl Sched {
+    /// Makes the calling thread the timekeeper of loops run under this class (nothing for a
+    /// class that is not real-time; a refusal leaves the thread as it was).
+    pub fn timekeeper(self) -> Timekeeper {
+        if !self.is_realtime() {
+            return Timekeeper { previous: None };
+        }
+        // SAFETY: pid 0 is the calling thread; the param is written by the kernel.
+        let policy = unsafe { libc::sched_getscheduler(0) };
+        let mut previous = libc::sched_param { sched_priority: 0 };
+        if unsafe { libc::sched_getparam(0, &mut previous) } != 0 {
+            return Timekeeper { previous: None };
+        }
+        let loops = match policy {
+            libc::SCHED_FIFO | libc::SCHED_RR => previous.sched_priority,
+            _ => FIFO_PRIORITY,
+        };
+        let raised = libc::sched_param {
+            sched_priority: (loops + 1).min(99),
+        };
+        // SAFETY: as above.
+        let set = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &raised) } == 0;
+        Timekeeper {
+            previous: set.then_some((policy, previous)),
+        }
+    }
+}
+
+impl Drop for Timekeeper {
+    fn drop(&mut self) {
+        if let Some((policy, param)) = self.previous {
+            // SAFETY: restores what sched_getscheduler and sched_getparam returned.
+            unsafe { libc::sched_setscheduler(0, policy, &param) };
+        }
+    }
+}
+
 /// Whether the calling thread runs under a real-time class (SCHED_FIFO or SCHED_RR).
 pub fn calling_thread_is_realtime() -> bool {
     // SAFETY: sched_getscheduler has no preconditions; 0 is the calling thread.

@@ -107,3 +107,88 @@ pub fn lines_in(rows: &[Row]) -> Vec<TableLine<'_>> {
     });
     lines
 }
+
+/// The open-loop table (`--rate`, `--sweep`): per connection count and offered rate, each
+/// engine's achieved rate, server CPU per operation (median, and the range of the runs), its
+/// latency and its late sends; a sweep's probes first, as what each engine sustained closed.
+pub fn equal_load_table(rows: &[Row]) -> String {
+    use crate::stats::median;
+    let mut groups: Vec<(u64, Option<u64>, Option<f64>)> = Vec::new();
+    for row in rows {
+        let key = (
+            param(row, "connections").unwrap_or(0),
+            param(row, "payload_bytes"),
+            row.offered_rate,
+        );
+        if !groups.contains(&key) {
+            groups.push(key);
+        }
+    }
+    let mut text = String::new();
+    for (connections, payload, offered) in groups {
+        let members: Vec<&Row> = (rows.iter())
+            .filter(|r| param(r, "connections") == Some(connections))
+            .filter(|r| param(r, "payload_bytes") == payload && r.offered_rate == offered)
+            .collect();
+        let payload = payload.map_or(String::new(), |bytes| format!(", {bytes} B"));
+        text.push_str(&match offered {
+            Some(rate) => format!("{connections} connections{payload}, offered {rate:.0}/s\n"),
+            None => format!("{connections} connections{payload}, closed loop (probe)\n"),
+        });
+        text.push_str(
+            "| engine | achieved/s | server CPU µs/op (range) | server CPU | p50 µs | p99 µs \
+             | p99.9 µs | sends late | held |\n|---|---|---|---|---|---|---|---|---|\n",
+        );
+        let mut engines: Vec<&str> = Vec::new();
+        for row in &members {
+            if !engines.contains(&row.engine.as_str()) {
+                engines.push(&row.engine);
+            }
+        }
+        for engine in engines {
+            let runs: Vec<&Row> = members
+                .iter()
+                .copied()
+                .filter(|r| r.engine == engine)
+                .collect();
+            let of = |f: &dyn Fn(&Row) -> Option<f64>| -> Vec<f64> {
+                runs.iter().filter_map(|r| f(r)).collect()
+            };
+            let us = |f: fn(&Row) -> Option<u64>| {
+                let values = of(&|r| f(r).map(|ns| ns as f64 / 1e3));
+                format!("{:.0}", median(&values))
+            };
+            let cpu = of(&|r| r.server_cpu_us_per_op);
+            let (low, high) = cpu.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &v| {
+                (lo.min(v), hi.max(v))
+            });
+            let late = of(&|r| r.client_late_share);
+            let held: Vec<bool> = runs.iter().filter_map(|r| r.held_offered_rate()).collect();
+            text.push_str(&format!(
+                "| {engine}{} | {:.0} | {:.2} ({low:.2}–{high:.2}) | {:.0}% | {} | {} | {} | {} | {} |\n",
+                markers(&runs),
+                median(&of(&|r| Some(r.ops_per_sec))),
+                median(&cpu),
+                median(&of(&|r| r.server_cpu_utilisation)) * 100.0,
+                us(|r| r.latency_ns_p50),
+                us(|r| r.latency_ns_p99),
+                us(|r| r.latency_ns_p999),
+                match late.is_empty() {
+                    true => "-".to_string(),
+                    false => format!("{:.2}%", median(&late) * 100.0),
+                },
+                match held.is_empty() {
+                    true => "-".to_string(),
+                    false => format!("{}/{}", held.iter().filter(|&&h| h).count(), held.len()),
+                },
+            ));
+        }
+        text.push('\n');
+    }
+    text.push_str(
+        "held: runs that achieved ≥97% of the offered rate with ≤1% of sends more than 1 ms late \
+         and p99 under the sweep's bound; * client behind its schedule (open loop) or saturated \
+         (probe); latency counts from each message's due time\n",
+    );
+    text
+}

@@ -1,0 +1,115 @@
+//! The open loop and its clock, run as the real binary on 127.0.0.1 only, every wait bounded.
+//!
+//! Goal: an open loop offers the rate it was asked for, says so when it could not (its sends
+//! fell behind their due times, which CPU alone does not show), and its window lasts what it
+//! was asked to under SCHED_FIFO too. Methodology: the echo study under SCHED_FIFO (the same
+//! load generator as `load echo`), and `load echo --rate` against a `ringside serve echo` child.
+
+use std::process::Command;
+use std::sync::Mutex;
+
+#[allow(dead_code)] // Each test file uses part of what the files share.
+mod common;
+use common::{Server, BIN};
+
+/// The row of one `load echo` run against `server`.
+fn load_echo(server: &Server, args: &[&str]) -> serde_json::Value {
+    let output = Command::new(BIN)
+        .args(["load", "echo", "--format", "json", "--target"])
+        .arg(server.address.to_string())
+        .args(args)
+        .env("RINGSIDE_NO_PERF", "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "load echo failed: {}\n{stdout}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let document: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    document["results"][0].clone()
+}
+
+/// One real-time run at a time: two at once would take each other's CPUs.
+static REAL_TIME: Mutex<()> = Mutex::new(());
+
+/// The rows of `ringside echo` with `args`, under SCHED_FIFO where allowed (on a machine shared
+/// with other work a plain thread waits for its CPU longer than the lateness bound), else None
+/// with a message.
+fn echo_study_fifo(args: &[&str]) -> Option<serde_json::Value> {
+    let _alone = REAL_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let output = Command::new(BIN)
+        .args([
+            "echo", "-e", "epoll", "--runs", "1", "--sched", "fifo", "--format", "json",
+        ])
+        .args(["--quiet"])
+        .args(args)
+        .env("RINGSIDE_NO_PERF", "1")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    if !output.status.success() && stderr.contains("real-time scheduling needs root") {
+        eprintln!("skipped: SCHED_FIFO is not allowed here ({stderr})");
+        return None;
+    }
+    assert!(output.status.success(), "{stderr}");
+    let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    Some(document["results"][0].clone())
+}
+
+#[test]
+fn an_open_loop_at_a_low_rate_achieves_its_rate_on_time() {
+    let args = ["-c", "2", "--rate", "1000", "-d", "2s", "--warmup", "200ms"];
+    let Some(row) = echo_study_fifo(&args) else {
+        return;
+    };
+    assert_eq!(row["verified"], true, "{row}");
+    let achieved = row["ops_per_sec"].as_f64().unwrap();
+    assert!(
+        (achieved - 1000.0).abs() <= 20.0,
+        "{achieved}/s of 1000: {row}"
+    );
+    assert_eq!(row["offered_rate"], 1000.0, "{row}");
+    assert_eq!(row["client_late_share"], 0.0, "no send 1 ms behind: {row}");
+    assert_eq!(row["client_saturated"], false, "{row}");
+    assert!(row["latency_uncorrected_ns_p99"].is_u64(), "{row}");
+    assert!(row["server_cpu_us_per_op"].as_f64().unwrap() > 0.0, "{row}");
+}
+
+#[test]
+fn a_client_held_behind_its_schedule_is_flagged_late() {
+    let _alone = REAL_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(server) = Server::start("echo", "epoll", &[]) else {
+        return;
+    };
+    // One connection, one message in flight: 5M/s is far beyond any round trip here.
+    let row = load_echo(
+        &server,
+        &[
+            "-c", "1", "--rate", "5000000", "-d", "1s", "--warmup", "100ms",
+        ],
+    );
+    server.stop();
+    let share = row["client_late_share"].as_f64().unwrap();
+    assert!(share > 0.5, "late share {share}: {row}");
+    assert_eq!(row["client_saturated"], true, "{row}");
+    assert!(row["ops_per_sec"].as_f64().unwrap() < 1_000_000.0, "{row}");
+    let notes = row["notes"].to_string();
+    assert!(notes.contains("open loop fell behind"), "{row}");
+}
+
+#[test]
+fn the_window_holds_under_sched_fifo() {
+    let Some(row) = echo_study_fifo(&["-c", "256", "-d", "1s", "--warmup", "200ms"]) else {
+        return;
+    };
+    let seconds = row["seconds"].as_f64().unwrap();
+    let end = row["window_end_unix_s"].as_f64().unwrap();
+    let wall = end - row["window_start_unix_s"].as_f64().unwrap();
+    assert!(
+        (0.99..=1.01).contains(&seconds),
+        "a 1 s window measured {seconds} s: {row}"
+    );
+    assert!(wall < 1.25, "the window's edges were {wall} s apart: {row}");
+}
