@@ -6,7 +6,7 @@
 //! engine is one file plus one row here.
 //!
 //! The folders hold the engines by API: `blocking/` (plain syscalls, a file engine and a server),
-//! `threads.rs` (a thread per connection), `epoll.rs`, and `uring/` (the ring, its tokens, the
+//! `threads/` (a pool of threads for files, a thread per connection), `epoll.rs`, and `uring/` (the ring, its tokens, the
 //! provided-buffer ring, the file engine, and the server loop with its receive and send
 //! strategies). `file.rs` and `server.rs` are the two interfaces an engine implements; `needs.rs`
 //! turns a row's needs into its availability. Engines take plain values (jobs, a server config,
@@ -41,6 +41,8 @@ pub enum Workload {
     FsWrite,
     /// `fs cycle`: per page, write, fsync, read back (seed 000).
     FsCycle,
+    /// `fs read`: single blocks read at random (or in order) at a queue depth (fio randread).
+    FsRead,
     /// `echo`: a TCP echo server under ringside's load generator (seeds 000 and 004).
     Echo,
     /// `http`: a fixed-response HTTP/1.1 server (seed 001).
@@ -48,9 +50,10 @@ pub enum Workload {
 }
 
 impl Workload {
-    pub const ALL: [Workload; 4] = [
+    pub const ALL: [Workload; 5] = [
         Workload::FsWrite,
         Workload::FsCycle,
+        Workload::FsRead,
         Workload::Echo,
         Workload::Http,
     ];
@@ -60,6 +63,7 @@ impl Workload {
         match self {
             Workload::FsWrite => "fs-write",
             Workload::FsCycle => "fs-cycle",
+            Workload::FsRead => "fs-read",
             Workload::Echo => "echo",
             Workload::Http => "http",
         }
@@ -103,7 +107,7 @@ impl EngineDef {
     }
 }
 
-use Workload::{Echo, FsCycle, FsWrite, Http};
+use Workload::{Echo, FsCycle, FsRead, FsWrite, Http};
 
 const FILE_WRITE: &[Opcode] = &[WRITE, FSYNC];
 const FILE_CYCLE: &[Opcode] = &[WRITE, FSYNC, READ];
@@ -175,10 +179,19 @@ pub const ENGINES: &[EngineDef] = &[
     EngineDef {
         name: "blocking",
         about: "pwrite/fsync/pread, one syscall per operation (the baseline)",
-        workloads: &[FsWrite, FsCycle],
-        default_for: &[FsWrite, FsCycle],
+        workloads: &[FsWrite, FsCycle, FsRead],
+        default_for: &[FsWrite, FsCycle, FsRead],
         needs: Needs::NOTHING,
         make: Make::File(|_| Box::new(blocking::file::Blocking)),
+    },
+    EngineDef {
+        name: "threads",
+        about: "blocking + a pool of --depth threads sharing the blocks (pages, reads): the \
+                thread pool io_uring is weighed against, and io-wq's user-space twin",
+        workloads: &[FsWrite, FsCycle, FsRead],
+        default_for: &[FsCycle, FsRead],
+        needs: Needs::NOTHING,
+        make: Make::File(|_| Box::new(threads::file::ThreadPool)),
     },
     EngineDef {
         name: "uring-single",
@@ -338,7 +351,7 @@ pub const ENGINES: &[EngineDef] = &[
         workloads: &[Echo, Http],
         default_for: &[],
         needs: Needs::NOTHING,
-        make: Make::Server(|_, run| threads::serve(run)),
+        make: Make::Server(|_, run| threads::server::serve(run)),
     },
     EngineDef {
         name: "epoll",
@@ -664,7 +677,7 @@ mod tests {
         assert_eq!(default_list(Http), format!("epoll,{ladder}"));
         assert_eq!(
             default_list(FsCycle),
-            "blocking,uring-link,uring-fixed,uring-defer,uring-sqpoll,uring-ring-fd,\
+            "blocking,threads,uring-link,uring-fixed,uring-defer,uring-sqpoll,uring-ring-fd,\
              uring-no-sqarray"
         );
     }

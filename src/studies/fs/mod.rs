@@ -99,6 +99,9 @@ impl RunContext<'_> {
         );
         row.params.extend(outcome.params.clone());
         row.notes.extend(outcome.notes.iter().cloned());
+        if let Some(pool) = &outcome.pool {
+            row.set_pool(pool);
+        }
         row
     }
 }
