@@ -6,7 +6,8 @@
 //! engine is one file plus one row here.
 //!
 //! The folders hold the engines by API: `blocking/` (plain syscalls, a file engine and a server),
-//! `threads/` (a pool of threads for files, a thread per connection), `epoll.rs`, and `uring/` (the ring, its tokens, the
+//! `threads/` (a pool of threads for files, a thread per connection), `libaio.rs` (Linux AIO
+//! reads), `epoll.rs`, and `uring/` (the ring, its tokens, the
 //! provided-buffer ring, the file engine, and the server loop with its receive and send
 //! strategies). `file.rs` and `server.rs` are the two interfaces an engine implements; `needs.rs`
 //! turns a row's needs into its availability. Engines take plain values (jobs, a server config,
@@ -16,6 +17,7 @@ pub mod aligned;
 pub mod blocking;
 pub mod epoll;
 pub mod file;
+pub mod libaio;
 pub mod needs;
 pub mod server;
 pub mod threads;
@@ -27,7 +29,9 @@ use serde::Serialize;
 
 use file::FileEngine;
 use needs::{Feature, Needs, Opcode, Registration, SetupFlags};
-use needs::{ACCEPT, ACCEPT_MULTI, ASYNC_CANCEL, CLOSE, FSYNC, POLL_ADD, READ, READ_FIXED, RECV};
+use needs::{
+    ACCEPT, ACCEPT_MULTI, ASYNC_CANCEL, CLOSE, FSYNC, NOP, POLL_ADD, READ, READ_FIXED, RECV,
+};
 use needs::{RECV_MULTI, SEND, SEND_ZC, SHUTDOWN, WRITE, WRITE_FIXED};
 use uring::file::Submit;
 use uring::server::OwnBufferReceive;
@@ -109,11 +113,12 @@ impl EngineDef {
 
 use Workload::{Echo, FsCycle, FsRead, FsWrite, Http};
 
-const FILE_WRITE: &[Opcode] = &[WRITE, FSYNC];
+/// The plain rungs write (fs write) or read (fs read).
+const FILE_PLAIN: &[Opcode] = &[WRITE, FSYNC, READ];
 const FILE_CYCLE: &[Opcode] = &[WRITE, FSYNC, READ];
 const FILE_FIXED: &[Opcode] = &[WRITE_FIXED, FSYNC, READ_FIXED];
-/// What an IOPOLL ring submits: it refuses fsync, so it serves only `fs write`.
-const FILE_POLLED: &[Opcode] = &[WRITE_FIXED];
+/// What an IOPOLL ring submits: it refuses fsync, so it serves `fs write` and `fs read`.
+const FILE_POLLED: &[Opcode] = &[WRITE_FIXED, READ_FIXED];
 const FIXED: &[Registration] = &[Registration::Files, Registration::Buffers];
 const FIXED_RING_FD: &[Registration] = &[
     Registration::Files,
@@ -194,12 +199,26 @@ pub const ENGINES: &[EngineDef] = &[
         make: Make::File(|_| Box::new(threads::file::ThreadPool)),
     },
     EngineDef {
+        name: "libaio",
+        about: "Linux AIO: --depth O_DIRECT reads submitted with io_submit, reaped with \
+                io_getevents (the API io_uring replaced; --direct only)",
+        workloads: &[FsRead],
+        default_for: &[FsRead],
+        needs: Needs {
+            opcodes: &[],
+            setup: SetupFlags::NONE,
+            registrations: &[],
+            features: &[Feature::DirectFile],
+        },
+        make: Make::File(|_| Box::new(libaio::Libaio)),
+    },
+    EngineDef {
         name: "uring-single",
         about: "io_uring, one SQE submitted and waited for at a time",
-        workloads: &[FsWrite],
-        default_for: &[FsWrite],
+        workloads: &[FsWrite, FsRead],
+        default_for: &[FsWrite, FsRead],
         needs: Needs {
-            opcodes: FILE_WRITE,
+            opcodes: FILE_PLAIN,
             setup: SetupFlags::NONE,
             registrations: &[],
             features: &[],
@@ -209,10 +228,10 @@ pub const ENGINES: &[EngineDef] = &[
     EngineDef {
         name: "uring-batch",
         about: "io_uring, fill --depth SQEs, submit, wait for all, repeat",
-        workloads: &[FsWrite],
-        default_for: &[FsWrite],
+        workloads: &[FsWrite, FsRead],
+        default_for: &[FsWrite, FsRead],
         needs: Needs {
-            opcodes: FILE_WRITE,
+            opcodes: FILE_PLAIN,
             setup: SetupFlags::NONE,
             registrations: &[],
             features: &[],
@@ -222,10 +241,10 @@ pub const ENGINES: &[EngineDef] = &[
     EngineDef {
         name: "uring-ring",
         about: "io_uring, --depth SQEs kept in flight, completions reaped as they come",
-        workloads: &[FsWrite],
-        default_for: &[FsWrite],
+        workloads: &[FsWrite, FsRead],
+        default_for: &[FsWrite, FsRead],
         needs: Needs {
-            opcodes: FILE_WRITE,
+            opcodes: FILE_PLAIN,
             setup: SetupFlags::NONE,
             registrations: &[],
             features: &[],
@@ -248,8 +267,8 @@ pub const ENGINES: &[EngineDef] = &[
     EngineDef {
         name: "uring-fixed",
         about: "ring + registered file and registered buffers (WriteFixed/ReadFixed)",
-        workloads: &[FsWrite, FsCycle],
-        default_for: &[FsWrite, FsCycle],
+        workloads: &[FsWrite, FsCycle, FsRead],
+        default_for: &[FsWrite, FsCycle, FsRead],
         needs: Needs {
             opcodes: FILE_FIXED,
             setup: SetupFlags::NONE,
@@ -261,8 +280,8 @@ pub const ENGINES: &[EngineDef] = &[
     EngineDef {
         name: "uring-defer",
         about: "fixed + SINGLE_ISSUER|DEFER_TASKRUN|COOP_TASKRUN: completions run when asked for",
-        workloads: &[FsWrite, FsCycle],
-        default_for: &[FsWrite, FsCycle],
+        workloads: &[FsWrite, FsCycle, FsRead],
+        default_for: &[FsWrite, FsCycle, FsRead],
         needs: Needs {
             opcodes: FILE_FIXED,
             setup: SetupFlags::DEFER_TASKRUN,
@@ -274,8 +293,8 @@ pub const ENGINES: &[EngineDef] = &[
     EngineDef {
         name: "uring-sqpoll",
         about: "fixed + SQPOLL: a kernel thread submits, syscalls near zero",
-        workloads: &[FsWrite, FsCycle],
-        default_for: &[FsWrite, FsCycle],
+        workloads: &[FsWrite, FsCycle, FsRead],
+        default_for: &[FsWrite, FsCycle, FsRead],
         needs: Needs {
             opcodes: FILE_FIXED,
             setup: SetupFlags::SQPOLL,
@@ -287,8 +306,8 @@ pub const ENGINES: &[EngineDef] = &[
     EngineDef {
         name: "uring-ring-fd",
         about: "defer + the ring's fd registered: io_uring_enter skips looking it up",
-        workloads: &[FsWrite, FsCycle],
-        default_for: &[FsWrite, FsCycle],
+        workloads: &[FsWrite, FsCycle, FsRead],
+        default_for: &[FsWrite, FsCycle, FsRead],
         needs: Needs {
             opcodes: FILE_FIXED,
             setup: SetupFlags::DEFER_TASKRUN,
@@ -300,8 +319,8 @@ pub const ENGINES: &[EngineDef] = &[
     EngineDef {
         name: "uring-no-sqarray",
         about: "ring-fd + NO_SQARRAY: SQEs taken in order, no index array between tail and SQE",
-        workloads: &[FsWrite, FsCycle],
-        default_for: &[FsWrite, FsCycle],
+        workloads: &[FsWrite, FsCycle, FsRead],
+        default_for: &[FsWrite, FsCycle, FsRead],
         needs: Needs {
             opcodes: FILE_FIXED,
             setup: SetupFlags::DEFER_NO_SQARRAY,
@@ -314,8 +333,8 @@ pub const ENGINES: &[EngineDef] = &[
         name: "uring-iopoll",
         about: "ring-fd + IOPOLL: O_DIRECT write completions polled from the device (--direct; \
                 no fs cycle or --fsync-end: an IOPOLL ring refuses fsync)",
-        workloads: &[FsWrite],
-        default_for: &[FsWrite],
+        workloads: &[FsWrite, FsRead],
+        default_for: &[FsWrite, FsRead],
         needs: Needs {
             opcodes: FILE_POLLED,
             setup: SetupFlags::IOPOLL,
@@ -327,13 +346,27 @@ pub const ENGINES: &[EngineDef] = &[
     EngineDef {
         name: "uring-hybrid-iopoll",
         about: "iopoll + HYBRID_IOPOLL: sleeps about half a completion's time before polling",
-        workloads: &[FsWrite],
-        default_for: &[FsWrite],
+        workloads: &[FsWrite, FsRead],
+        default_for: &[FsWrite, FsRead],
         needs: Needs {
             opcodes: FILE_POLLED,
             setup: SetupFlags::HYBRID_IOPOLL,
             registrations: FIXED_RING_FD,
             features: &[Feature::PolledBlockDevice],
+        },
+        make: FILE_RING,
+    },
+    EngineDef {
+        name: "uring-nop",
+        about: "the floor: NOPs in place of reads, --depth in flight as uring-ring keeps them: \
+                io_uring's own cost per operation (fio's t/io_uring -N1)",
+        workloads: &[FsRead],
+        default_for: &[FsRead],
+        needs: Needs {
+            opcodes: &[NOP],
+            setup: SetupFlags::NONE,
+            registrations: &[],
+            features: &[],
         },
         make: FILE_RING,
     },

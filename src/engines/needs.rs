@@ -40,6 +40,7 @@ const fn op(name: &'static str, code: u8, since: Kernel) -> Opcode {
     }
 }
 
+pub const NOP: Opcode = op("Nop", opcode::Nop::CODE, (5, 1));
 pub const READ: Opcode = op("Read", opcode::Read::CODE, (5, 6));
 pub const WRITE: Opcode = op("Write", opcode::Write::CODE, (5, 6));
 pub const READ_FIXED: Opcode = op("ReadFixed", opcode::ReadFixed::CODE, (5, 1));
@@ -158,6 +159,9 @@ pub enum Feature {
     NicTraffic,
     /// A block device with poll queues, where IOPOLL completes O_DIRECT I/O.
     PolledBlockDevice,
+    /// A file opened with O_DIRECT (`--direct`): libaio is asynchronous only there (on a
+    /// buffered file io_submit does the read itself before it returns).
+    DirectFile,
 }
 
 impl Feature {
@@ -171,6 +175,7 @@ impl Feature {
             Feature::SendFromRegisteredBuffers => "sends from registered buffers",
             Feature::NicTraffic => "a NIC that carries the traffic",
             Feature::PolledBlockDevice => "a block device with poll queues",
+            Feature::DirectFile => "an O_DIRECT file (--direct)",
         }
     }
 
@@ -182,6 +187,7 @@ impl Feature {
             Feature::SendFromRegisteredBuffers => (6, 0),
             Feature::NicTraffic => (6, 9),
             Feature::PolledBlockDevice => (5, 1),
+            Feature::DirectFile => (2, 6),
         }
     }
 
@@ -212,7 +218,7 @@ impl Feature {
                     )
                 })
             }
-            Feature::NicTraffic | Feature::PolledBlockDevice => true,
+            Feature::NicTraffic | Feature::PolledBlockDevice | Feature::DirectFile => true,
         };
         let (major, minor) = self.since();
         present
