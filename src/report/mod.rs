@@ -8,6 +8,7 @@ pub mod causes;
 pub mod chart;
 pub mod compare;
 pub mod contenders;
+pub mod depths;
 pub mod environment;
 pub mod html;
 pub mod ladder;
