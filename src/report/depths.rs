@@ -142,6 +142,9 @@ pub fn depth_verdicts(sweep: &DepthSweep) -> Vec<String> {
                 second.engine,
                 second.throughput.median
             );
+            if winner.throughput.overlaps(&second.throughput) {
+                sentence += " (their runs overlap: within this machine's noise)";
+            }
             sentence += &format!("; per read {}", costs(winner));
             sentence += &format!(" against {}", costs(second));
         }
