@@ -1,0 +1,188 @@
+//! Where a network cell runs (`Rig`), and the cell itself: a fresh server, one load run, the
+//! server measured over exactly the load's window.
+
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use anyhow::Context;
+
+use super::process::ServerProcess;
+use crate::engines::uring::ring::{format_cpus, Helpers};
+use crate::engines::EngineDef;
+use crate::load::{load_row, LoadPlan, WindowEdge};
+use crate::measure::{CoreTimes, Measured};
+use crate::row::Row;
+use crate::studies::serve::ServerStats;
+use crate::system::network::{NetPath, PathPlan};
+use crate::system::pin::CpuSplit;
+use crate::system::tuning::{Idle, Sched};
+
+/// Where a study runs its servers and client, shared by the echo and HTTP studies.
+#[derive(Clone, Debug)]
+pub struct Rig {
+    /// The server's event loops (`serve --threads`), pinned to `cpus.server` round robin; the
+    /// load's threads on `cpus.client`.
+    pub server_threads: usize,
+    pub cpus: CpuSplit,
+    /// Record `server_threads` in every row, also at 1 (a study that sweeps it).
+    pub record_threads: bool,
+    /// Later loops' SQPOLL rings attach to the first loop's poller (`serve --share-sqpoll`).
+    pub share_sqpoll: bool,
+    pub sched: Sched,
+    pub idle: Idle,
+    /// What follows `ringside serve`: the protocol and its flags (`echo`, `http --body-size 16k`).
+    pub serve: Vec<String>,
+    /// The io_uring servers' kernel threads, passed to every server and recorded in the rows of
+    /// the engines that use a ring.
+    pub helpers: Helpers,
+    /// The path between server and client (loopback, or a veth pair between namespaces).
+    pub path: PathPlan,
+    /// Count io_uring's tracepoints on the server's threads (`--ring-events`).
+    pub ring_events: bool,
+    /// Servers close connections silent for this long (`serve --idle-timeout`), recorded in
+    /// the rows as `idle_timeout_ms` so that runs with and without it tell apart.
+    pub idle_timeout: Option<Duration>,
+}
+
+impl Rig {
+    /// The server's first CPU: its core's softirq and steal are recorded, and its io-wq
+    /// workers stay there.
+    pub fn server_cpu(&self) -> usize {
+        self.cpus.server[0]
+    }
+
+    /// The load's first CPU: its core's softirq and steal are recorded.
+    pub fn client_cpu(&self) -> usize {
+        self.cpus.client[0]
+    }
+
+    /// Whether this server's later SQPOLL rings attach to its first loop's poller.
+    pub(super) fn shares_sqpoll(&self, engine: &EngineDef) -> bool {
+        self.share_sqpoll && engine.needs.setup.sqpoll && self.server_threads > 1
+    }
+}
+
+/// One (engine, connections, payload, run): a fresh server, one load run, the server measured
+/// over the load's window, the server stopped.
+pub fn run_cell(
+    engine: &EngineDef,
+    plan: LoadPlan,
+    run: u32,
+    args: &Rig,
+    path: &NetPath,
+) -> anyhow::Result<Row> {
+    let server = ServerProcess::start(engine, args, path)?;
+    let mut params = rig_params(args);
+    if engine.needs.uses_io_uring() {
+        params.extend(args.helpers.params(engine.needs.setup.sqpoll));
+    }
+    if args.shares_sqpoll(engine) {
+        params.insert("sqpoll_shared".into(), Value::Bool(true));
+    }
+    measure_server(server, engine.name, params, plan, run, args, path)
+}
+
+/// The parameters of the rig every network row carries.
+pub fn rig_params(args: &Rig) -> Map<String, Value> {
+    let mut params = args.path.params();
+    params.insert("idle".into(), Value::from(args.idle.name()));
+    params.insert("server_cpu".into(), Value::from(args.server_cpu()));
+    if args.server_threads > 1 || args.record_threads {
+        params.insert("server_threads".into(), Value::from(args.server_threads));
+        params.insert(
+            "server_cpus".into(),
+            Value::from(format_cpus(&args.cpus.server)),
+        );
+    }
+    params.insert("client_cpu".into(), Value::from(args.client_cpu()));
+    if args.cpus.client.len() > 1 {
+        let cpus = format_cpus(&args.cpus.client);
+        params.insert("client_cpus".into(), Value::from(cpus));
+    }
+    let shared = args.cpus.shared();
+    if !shared.is_empty() {
+        params.insert("cpus_shared".into(), Value::from(format_cpus(&shared)));
+    }
+    if let Some(timeout) = args.idle_timeout {
+        params.insert(
+            "idle_timeout_ms".into(),
+            Value::from(timeout.as_millis() as u64),
+        );
+    }
+    params
+}
+
+/// One load run against a started server (an engine's or a contender's), the server measured
+/// from outside over exactly the load's window, then stopped; its row, named `engine`.
+pub fn measure_server(
+    mut server: ServerProcess,
+    engine: &str,
+    params: Map<String, Value>,
+    mut plan: LoadPlan,
+    run: u32,
+    args: &Rig,
+    path: &NetPath,
+) -> anyhow::Result<Row> {
+    plan.target = server.address;
+    let mut meter = server.meter().with_ring_events(args.ring_events);
+    let mut measured: Option<std::io::Result<Measured>> = None;
+    let mut started: std::io::Result<()> = Ok(());
+    let cores = [args.server_cpu(), args.client_cpu()];
+    let mut cores_before = [None, None];
+    let mut cores_during = [None, None];
+    let report = path.as_client(|| {
+        crate::load::run(&plan, &mut |edge| match edge {
+            WindowEdge::Start => {
+                cores_before = cores.map(|cpu| CoreTimes::read(cpu).ok());
+                started = meter.start();
+            }
+            WindowEdge::Stop => {
+                measured = Some(meter.stop());
+                for (index, cpu) in cores.into_iter().enumerate() {
+                    let after = CoreTimes::read(cpu).ok();
+                    cores_during[index] = after.zip(cores_before[index]).map(|(a, b)| a.since(&b));
+                }
+            }
+        })
+    });
+    let stats = server.stop()?;
+    let report = report??;
+    started.context("cannot measure the server")?;
+    let measured = measured
+        .expect("a finished load run passed its window's end")
+        .context("cannot measure the server")?;
+    let mut row = load_row(engine, params, run, &plan, &report, Some(&measured));
+    let [server_core, client_core] = cores_during;
+    row.server_core_softirq_s = server_core.map(|t| t.softirq_s);
+    row.server_core_steal_s = server_core.map(|t| t.steal_s);
+    row.client_core_softirq_s = client_core.map(|t| t.softirq_s);
+    row.client_core_steal_s = client_core.map(|t| t.steal_s);
+    row.server_core_net_rx_softirqs = server_core.and_then(|t| t.net_rx_softirqs);
+    row.client_core_net_rx_softirqs = client_core.and_then(|t| t.net_rx_softirqs);
+    if let Some(stats) = stats {
+        add_server_stats(&mut row, &stats, plan.connections);
+    }
+    let shared = args.cpus.shared();
+    if !shared.is_empty() {
+        row.notes.push(format!(
+            "the server and the load generator shared CPU {}: a run that measures sharing, \
+             not scaling (a fair split gives the server's loops CPUs of their own)",
+            format_cpus(&shared)
+        ));
+    }
+    Ok(row)
+}
+
+/// What the server counted itself: the faults it recovered from, and its memory.
+fn add_server_stats(row: &mut Row, stats: &ServerStats, connections: usize) {
+    let counters = &stats.counters;
+    row.connections_refused_fd_limit = Some(counters.connections_refused_fd_limit);
+    row.provided_buffers_exhausted = Some(counters.provided_buffers_exhausted);
+    row.cq_overflows = Some(counters.cq_overflows);
+    row.server_rss_peak_bytes = stats.rss_bytes_peak;
+    row.server_rss_bytes_per_connection = stats
+        .rss_bytes_peak
+        .zip(stats.rss_bytes_at_start)
+        .map(|(peak, start)| peak.saturating_sub(start) / connections.max(1) as u64);
+}

@@ -1,0 +1,218 @@
+//! A server as a child process: `ringside serve`, or a contender's command, measured from
+//! outside and stopped with a bound.
+
+use std::io::{BufRead, BufReader, Read};
+use std::net::SocketAddr;
+use std::process::{Child, Stdio};
+use std::sync::mpsc::Receiver;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+
+use super::cell::Rig;
+use crate::engines::uring::ring::format_cpus;
+use crate::engines::EngineDef;
+use crate::measure::{ProcessMeter, ProcessSyscallCounter};
+use crate::studies::serve::{ServerStats, STATS_TO_STDOUT};
+use crate::system::network::NetPath;
+
+/// How long a server may take to say where it listens, and to exit after SIGTERM.
+const SERVER_START_TIMEOUT: Duration = Duration::from_secs(10);
+const SERVER_STOP_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A server child process: `ringside serve` (also the server of `run`'s wrk control), or a
+/// contender's command.
+pub struct ServerProcess {
+    pub child: Child,
+    pub address: SocketAddr,
+    /// What `ringside serve` prints after its `listening on` line: its stats (`--stats -`),
+    /// sent once it has exited. None for a contender.
+    rest: Option<Receiver<String>>,
+    /// Some for a contender: it leads a process group of its own (stopped as a whole), and
+    /// this holds the last line it wrote to stderr.
+    last_words: Option<Arc<Mutex<String>>>,
+    /// A contender's syscall counter, opened before its command ran (None: opened when the
+    /// window opens, or not counting).
+    syscalls: Option<ProcessSyscallCounter>,
+}
+
+impl ServerProcess {
+    /// Starts `engine` on the server's side of `path`.
+    pub fn start(engine: &EngineDef, args: &Rig, path: &NetPath) -> anyhow::Result<ServerProcess> {
+        let exe = std::env::current_exe().context("cannot find the ringside binary")?;
+        let mut child = path
+            .server_command(&exe)
+            .arg("serve")
+            .args(&args.serve)
+            .args(["--quiet", "--stats", STATS_TO_STDOUT, "--listen"])
+            .arg(path.server_listen().to_string())
+            .arg("--engine")
+            .arg(engine.name)
+            .arg("--cpu")
+            .arg(format_cpus(&args.cpus.server))
+            .arg("--threads")
+            .arg(args.server_threads.to_string())
+            .args(args.shares_sqpoll(engine).then_some("--share-sqpoll"))
+            .arg("--sched")
+            .arg(args.sched.name())
+            .args(args.helpers.serve_args())
+            .args(args.idle_timeout.iter().flat_map(|timeout| {
+                [
+                    "--idle-timeout".to_string(),
+                    format!("{}ms", timeout.as_millis()),
+                ]
+            }))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .spawn()
+            .context("cannot start the server process")?;
+        let stdout = child.stdout.take().expect("piped stdout");
+        // The first line says where the server listens; a server that fails says why on the
+        // inherited stderr and exits, which ends the line with EOF.
+        let (sender, receiver) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut stdout = BufReader::new(stdout);
+            let mut line = String::new();
+            let _ = stdout.read_line(&mut line);
+            if sender.send(line).is_err() {
+                return;
+            }
+            // Then the rest, up to the server's exit: its stats.
+            let mut rest = String::new();
+            let _ = stdout.read_to_string(&mut rest);
+            let _ = sender.send(rest);
+        });
+        let line = receiver
+            .recv_timeout(SERVER_START_TIMEOUT)
+            .unwrap_or_default();
+        let address = line
+            .trim()
+            .strip_prefix("listening on ")
+            .and_then(|text| text.parse().ok());
+        match address {
+            Some(address) => Ok(ServerProcess {
+                child,
+                address,
+                rest: Some(receiver),
+                last_words: None,
+                syscalls: None,
+            }),
+            None => {
+                let _ = child.kill();
+                let status = child.wait()?;
+                anyhow::bail!("the {} server did not start ({status})", engine.name)
+            }
+        }
+    }
+
+    /// A started contender, leading its own process group, whose stderr `last_words` keeps,
+    /// counted by `syscalls` since before it ran.
+    pub fn contender(
+        child: Child,
+        address: SocketAddr,
+        last_words: Arc<Mutex<String>>,
+        syscalls: Option<ProcessSyscallCounter>,
+    ) -> ServerProcess {
+        ServerProcess {
+            child,
+            address,
+            rest: None,
+            last_words: Some(last_words),
+            syscalls,
+        }
+    }
+
+    /// The meter of this server's window (once: it takes a contender's counter).
+    pub fn meter(&mut self) -> ProcessMeter {
+        ProcessMeter::with_counter(self.child.id() as i32, self.syscalls.take())
+    }
+
+    /// "; its last words on stderr: ..." when a contender wrote any, for a failure to quote.
+    pub fn last_words(&self) -> String {
+        let Some(kept) = &self.last_words else {
+            return String::new();
+        };
+        match kept.lock().unwrap_or_else(|e| e.into_inner()).as_str() {
+            "" => String::new(),
+            line => format!("; its last words on stderr: {line}"),
+        }
+    }
+
+    /// SIGTERM (to a contender's whole group), then a bounded wait; a server that does not
+    /// stop is killed (and reported, unless it is a contender), and one that had exited before
+    /// it was asked to is reported. Returns the stats `ringside serve` printed as it stopped.
+    pub fn stop(&mut self) -> anyhow::Result<Option<ServerStats>> {
+        if let Some(status) = self.child.try_wait()? {
+            self.kill();
+            anyhow::bail!(
+                "the server exited during the run with {status}{}",
+                self.last_words()
+            );
+        }
+        self.signal(rustix::process::Signal::TERM);
+        let deadline = Instant::now() + SERVER_STOP_TIMEOUT;
+        while Instant::now() < deadline {
+            if let Some(status) = self.child.try_wait()? {
+                // A contender may die of the signal; ringside's servers exit 0 on it.
+                anyhow::ensure!(
+                    self.last_words.is_some() || status.success(),
+                    "the server exited with {status}"
+                );
+                if !self.group_alive() {
+                    return Ok(self.stats());
+                }
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        self.kill();
+        // A contender that ignores SIGTERM is killed and its measurement stands (the issue's
+        // contract: SIGTERM, then SIGKILL after a bound); ringside's own servers must stop.
+        anyhow::ensure!(
+            self.last_words.is_some(),
+            "the server did not stop within {SERVER_STOP_TIMEOUT:?} of SIGTERM"
+        );
+        Ok(None)
+    }
+
+    /// The stats `ringside serve` printed as it exited (None for a contender).
+    fn stats(&self) -> Option<ServerStats> {
+        let rest = self.rest.as_ref()?.recv_timeout(SERVER_STOP_TIMEOUT).ok()?;
+        let last = rest.lines().rfind(|line| !line.trim().is_empty())?;
+        serde_json::from_str(last).ok()
+    }
+
+    fn pid(&self) -> rustix::process::Pid {
+        rustix::process::Pid::from_raw(self.child.id() as i32).expect("a child pid")
+    }
+
+    /// Sends `signal` to the server, or to a contender's whole process group.
+    fn signal(&self, signal: rustix::process::Signal) {
+        let _ = match self.last_words {
+            Some(_) => rustix::process::kill_process_group(self.pid(), signal),
+            None => rustix::process::kill_process(self.pid(), signal),
+        };
+    }
+
+    /// Whether a contender's process group still has a process (false for ringside's servers,
+    /// which have no group of their own).
+    fn group_alive(&self) -> bool {
+        self.last_words.is_some() && rustix::process::test_kill_process_group(self.pid()).is_ok()
+    }
+
+    /// SIGKILL to the server (and its group), and the child reaped.
+    fn kill(&mut self) {
+        self.signal(rustix::process::Signal::KILL);
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        // An error path left the server (or a contender's group) running: do not leave it
+        // behind.
+        if matches!(self.child.try_wait(), Ok(None)) || self.group_alive() {
+            self.kill();
+        }
+    }
+}
