@@ -97,3 +97,29 @@ fn fio_job(
     );
     parse_fio_json(&String::from_utf8_lossy(&output.stdout))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::summary::is_control;
+
+    #[test]
+    fn fio_read_json_becomes_a_control_row_of_the_read_study() {
+        let json = parse_fio_json(
+            r#"{"jobs": [{"usr_cpu": 1.0, "sys_cpu": 3.0, "ctx": 16400,
+              "read": {"io_bytes": 67108864, "bw_bytes": 490000000, "iops": 119591.2,
+                       "runtime": 137, "total_ios": 16384,
+                       "clat_ns": {"percentile": {"50.000000": 214016, "99.000000": 880000}}},
+              "write": {"io_bytes": 0, "iops": 0.0, "runtime": 0, "total_ios": 0}}]}"#,
+        )
+        .unwrap();
+        let mut params = Map::new();
+        params.insert("depth".into(), Value::from(32));
+        let row = fio_row("fs-read", "fio libaio", &params, 1, &json).unwrap();
+        assert_eq!((row.workload.as_str(), row.ops), ("fs-read", 16384));
+        assert_eq!(row.ops_per_sec, 119591.2);
+        assert_eq!(row.latency_ns_p50, Some(214016));
+        assert_eq!(row.latency_ns_p99, Some(880000));
+        assert!(is_control(&row) && !row.verified);
+    }
+}
