@@ -166,6 +166,7 @@ fn every_read_engine_catches_a_wrong_block() {
                 blocks: &order,
                 block_size: BLOCK,
                 depth: 4,
+                threads: None,
                 stamp,
                 helpers: &helpers,
                 should_stop: &|| false,
@@ -177,4 +178,37 @@ fn every_read_engine_catches_a_wrong_block() {
             assert_eq!(outcome.mismatches, 1, "{} (direct: {direct})", def.name);
         }
     }
+}
+
+/// The pool is one thread per `--depth` unless `--threads` sets it; the rows say which.
+#[test]
+fn the_pool_takes_threads_apart_from_depth() {
+    let dir = tempfile::tempdir().unwrap();
+    let cycle = rows(
+        &[
+            "fs",
+            "cycle",
+            "--size",
+            "1m",
+            "--depth",
+            "16",
+            "--threads",
+            "4",
+            "--runs",
+            "1",
+            "--engine",
+            "threads",
+        ],
+        dir.path(),
+    );
+    assert_eq!(cycle[0]["pool_threads"], 4, "{}", cycle[0]);
+    assert_eq!(cycle[0]["params"]["threads"], 4);
+    assert_eq!(cycle[0]["verified"], true);
+    let read = rows(
+        &[
+            "fs", "read", "--size", "1m", "--depth", "2", "--runs", "1", "--engine", "threads",
+        ],
+        dir.path(),
+    );
+    assert_eq!(read[0]["pool_threads"], 2, "{}", read[0]);
 }

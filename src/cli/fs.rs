@@ -24,6 +24,9 @@ pub struct WriteArgs {
     /// Operations in flight for the batch/ring/fixed/sqpoll engines.
     #[arg(long, short = 'd', default_value_t = 128, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub depth: u32,
+    /// Threads of the `threads` engine's pool (default: one per --depth).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub threads: Option<u32>,
     #[command(flatten)]
     pub scratch: ScratchArgs,
     /// Truncate the file before each run (a fresh file) instead of overwriting it.
@@ -58,6 +61,9 @@ pub struct CycleArgs {
     /// Linked write->fsync->read chains in flight for the io_uring engines.
     #[arg(long, short = 'd', default_value_t = 128, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub depth: u32,
+    /// Threads of the `threads` engine's pool (default: one per --depth).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub threads: Option<u32>,
     #[command(flatten)]
     pub scratch: ScratchArgs,
     /// Truncate the file before each run (pages extend it) instead of overwriting it.
@@ -90,6 +96,7 @@ struct FileShape<'a> {
     block_size: u64,
     block_flag: &'static str,
     depth: u32,
+    threads: Option<u32>,
     direct: bool,
     fresh: bool,
     seed: u64,
@@ -112,6 +119,7 @@ impl FileShape<'_> {
             block_size: self.block_size,
             block_flag: self.block_flag,
             depth: self.depth,
+            threads: self.threads,
             direct: self.direct,
             fresh: self.fresh,
             seed: self.seed,
@@ -129,6 +137,7 @@ impl WriteArgs {
             block_size: self.block_size,
             block_flag: "--block-size",
             depth: self.depth,
+            threads: self.threads,
             direct: self.direct,
             fresh: self.fresh,
             seed: self.seed,
@@ -150,6 +159,7 @@ impl CycleArgs {
             block_size: self.page_size,
             block_flag: "--page-size",
             depth: self.depth,
+            threads: self.threads,
             direct: self.direct,
             fresh: self.fresh,
             seed: self.seed,
@@ -177,6 +187,9 @@ pub struct ReadArgs {
     #[arg(long, short = 'd', value_delimiter = ',', default_value = "1,4,16,64,128",
           value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub depth: Vec<u32>,
+    /// Threads of the `threads` engine's pool (default: one per --depth).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub threads: Option<u32>,
     #[command(flatten)]
     pub scratch: ScratchArgs,
     /// Open the file with O_DIRECT: every read goes to the device (libaio and IOPOLL need it).
@@ -208,6 +221,7 @@ impl ReadArgs {
         ReadStudy {
             engines: select(Workload::FsRead, &common.engine)?,
             depths: self.depth.clone(),
+            threads: self.threads,
             runs: common.runs,
             destination: common.output.destination(None)?,
             cpu: common.cpu,

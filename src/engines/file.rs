@@ -16,6 +16,8 @@ pub struct WriteJob<'a> {
     pub block_size: usize,
     /// In-flight operations for the io_uring engines.
     pub depth: u32,
+    /// Threads of the `threads` engine's pool (None: as many as `depth`).
+    pub threads: Option<u32>,
     /// fsync the file (with the engine's own API) before the clock stops.
     pub fsync_end: bool,
     /// The kernel threads an io_uring engine sets up for its ring.
@@ -32,6 +34,8 @@ pub struct CycleJob<'a> {
     pub page_size: usize,
     /// Chains in flight for the io_uring engines.
     pub depth: u32,
+    /// Threads of the `threads` engine's pool (None: as many as `depth`).
+    pub threads: Option<u32>,
     /// fdatasync instead of fsync.
     pub datasync: bool,
     /// The kernel threads an io_uring engine sets up for its ring.
@@ -48,6 +52,8 @@ pub struct ReadJob<'a> {
     pub block_size: usize,
     /// Reads in flight: the ring's depth, the pool's threads, libaio's queue.
     pub depth: u32,
+    /// Threads of the `threads` engine's pool (None: as many as `depth`).
+    pub threads: Option<u32>,
     pub stamp: Stamp,
     /// The kernel threads an io_uring engine sets up for its ring.
     pub helpers: &'a Helpers,

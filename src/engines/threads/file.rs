@@ -1,4 +1,4 @@
-//! The `threads` file engine: a fixed pool of `--depth` threads, each making blocking
+//! The `threads` file engine: a fixed pool of `--depth` threads (or `--threads`), each making blocking
 //! `pwrite`/`fsync`/`pread` calls on its share of the work, taken one block (or page) at a time
 //! from a shared counter. This is the rival io_uring is weighed against in practice (libuv's
 //! threadpool, tokio's `spawn_blocking`, PostgreSQL's `io_method=worker`), and the user-space
@@ -175,8 +175,9 @@ impl Items {
     }
 }
 
-fn pool_size(depth: u32) -> usize {
-    depth.max(1) as usize
+/// `--threads`, else one thread per operation in flight (`--depth`).
+fn pool_size(depth: u32, threads: Option<u32>) -> usize {
+    threads.unwrap_or(depth).max(1) as usize
 }
 
 impl FileEngine for ThreadPool {
@@ -188,7 +189,7 @@ impl FileEngine for ThreadPool {
         // Blocks are taken in order and each taken block is written whole, so what was
         // written is the file's first `bytes` (what the study reads back).
         run_pool(
-            pool_size(job.depth),
+            pool_size(job.depth, job.threads),
             meter,
             job.should_stop,
             job.fsync_end.then_some(file),
@@ -211,7 +212,7 @@ impl FileEngine for ThreadPool {
         let pages = Items::new(job.data.len().div_ceil(job.page_size));
         let (file, data, page_size, datasync) = (job.file, job.data, job.page_size, job.datasync);
         run_pool(
-            pool_size(job.depth),
+            pool_size(job.depth, job.threads),
             meter,
             job.should_stop,
             None,
@@ -242,7 +243,7 @@ impl FileEngine for ThreadPool {
         let reads = Items::new(job.blocks.len());
         let (file, blocks, block_size, stamp) = (job.file, job.blocks, job.block_size, job.stamp);
         run_pool(
-            pool_size(job.depth),
+            pool_size(job.depth, job.threads),
             meter,
             job.should_stop,
             None,

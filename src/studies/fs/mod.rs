@@ -51,6 +51,8 @@ pub struct FileStudy {
     pub block_flag: &'static str,
     /// Operations in flight (io_uring engines).
     pub depth: u32,
+    /// The `threads` engine's pool size (None: `depth`).
+    pub threads: Option<u32>,
     pub direct: bool,
     pub fresh: bool,
     pub seed: u64,
@@ -126,6 +128,9 @@ impl FileStudy {
         params.insert("size".into(), Value::from(format_size(self.size)));
         params.insert(block_key, Value::from(format_size(self.block_size)));
         params.insert("depth".into(), Value::from(self.depth));
+        if let Some(threads) = self.threads {
+            params.insert("threads".into(), Value::from(threads));
+        }
         params.insert(
             "file".into(),
             Value::from(if self.fresh { "fresh" } else { "overwrite" }),

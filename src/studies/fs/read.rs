@@ -69,6 +69,8 @@ pub struct ReadStudy {
     /// The engines named (or the workload's defaults), before the availability check.
     pub engines: Vec<&'static EngineDef>,
     pub depths: Vec<u32>,
+    /// The `threads` engine's pool size (None: each cell's depth).
+    pub threads: Option<u32>,
     pub runs: u32,
     pub destination: Destination,
     pub cpu: Option<usize>,
@@ -139,6 +141,9 @@ impl ReadStudy {
             Value::from(format_size(self.block_size)),
         );
         params.insert("depth".into(), Value::from(depth));
+        if let Some(threads) = self.threads {
+            params.insert("threads".into(), Value::from(threads));
+        }
         let access = if self.sequential {
             "sequential"
         } else {
@@ -260,6 +265,7 @@ impl ReadStudy {
             blocks: order,
             block_size: self.block_size as usize,
             depth: cell.depth,
+            threads: self.threads,
             stamp,
             helpers: &self.helpers,
             should_stop: &should_stop,

@@ -52,6 +52,7 @@ fn measure_run(
         data: data.as_slice(),
         block_size: study.block_size as usize,
         depth: study.depth,
+        threads: study.threads,
         fsync_end: options.fsync_end,
         helpers: context.helpers,
         should_stop: &should_stop,
