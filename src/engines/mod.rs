@@ -22,10 +22,11 @@ pub mod needs;
 pub mod server;
 pub mod threads;
 pub mod uring;
+mod workload;
 
 use std::sync::OnceLock;
 
-use serde::Serialize;
+pub use workload::Workload;
 
 use file::FileEngine;
 use needs::{Feature, Needs, Opcode, Registration, SetupFlags};
@@ -37,47 +38,6 @@ use uring::file::Submit;
 use uring::server::OwnBufferReceive;
 use uring::server::{BundleReceive, BundleSend, IncrementalReceive, MultishotReceive};
 use uring::server::{PlainSend, ZeroCopySend};
-
-/// What a study measures; each engine serves some of them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub enum Workload {
-    /// `fs write`: a file written sequentially in blocks (seed 003).
-    FsWrite,
-    /// `fs cycle`: per page, write, fsync, read back (seed 000).
-    FsCycle,
-    /// `fs read`: single blocks read at random (or in order) at a queue depth (fio randread).
-    FsRead,
-    /// `echo`: a TCP echo server under ringside's load generator (seeds 000 and 004).
-    Echo,
-    /// `http`: a fixed-response HTTP/1.1 server (seed 001).
-    Http,
-}
-
-impl Workload {
-    pub const ALL: [Workload; 5] = [
-        Workload::FsWrite,
-        Workload::FsCycle,
-        Workload::FsRead,
-        Workload::Echo,
-        Workload::Http,
-    ];
-
-    /// The name rows carry in `workload`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Workload::FsWrite => "fs-write",
-            Workload::FsCycle => "fs-cycle",
-            Workload::FsRead => "fs-read",
-            Workload::Echo => "echo",
-            Workload::Http => "http",
-        }
-    }
-
-    /// Served by a server engine over TCP (else by a file engine).
-    pub fn is_network(self) -> bool {
-        matches!(self, Workload::Echo | Workload::Http)
-    }
-}
 
 /// How a row's engine is made: a file engine, or a server loop run on a listener. Each gets
 /// its own row, so an engine reads its ring flags and registrations from what the row needs.
@@ -205,10 +165,8 @@ pub const ENGINES: &[EngineDef] = &[
         workloads: &[FsRead],
         default_for: &[FsRead],
         needs: Needs {
-            opcodes: &[],
-            setup: SetupFlags::NONE,
-            registrations: &[],
             features: &[Feature::DirectFile],
+            ..Needs::NOTHING
         },
         make: Make::File(|_| Box::new(libaio::Libaio)),
     },
@@ -364,9 +322,7 @@ pub const ENGINES: &[EngineDef] = &[
         default_for: &[FsRead],
         needs: Needs {
             opcodes: &[NOP],
-            setup: SetupFlags::NONE,
-            registrations: &[],
-            features: &[],
+            ..Needs::NOTHING
         },
         make: FILE_RING,
     },
