@@ -190,8 +190,9 @@ pub struct Row {
     /// window's end; a fresh server per run, so the peak is this run's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rss_peak_bytes: Option<u64>,
-    /// Why the run measured nothing: a contender that did not start, never listened, or died
-    /// during the run. Such a row is never `verified`.
+    /// Why the run measured nothing: an engine or contender that did not start, was refused by
+    /// the kernel, ran out of memory, died or erred during the run, or an engine asked for by
+    /// name that cannot run here. Such a row is never `verified`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<String>,
     /// The event API a contender's processes held when its window opened, from their file
@@ -211,6 +212,16 @@ pub struct Row {
 }
 
 impl Row {
+    /// Marks a row that measured nothing as failed, for `reason` (a sentence without the
+    /// engine's name).
+    pub fn fail(&mut self, reason: &str) {
+        // What its empty measurement noted (no connection lasted, ...) says nothing more.
+        self.notes.clear();
+        self.verified = false;
+        self.failure = Some(reason.to_string());
+        self.notes.push(format!("FAILED: {} {reason}", self.engine));
+    }
+
     /// Fills `latency_ns_*` and `latency_ns_histogram` from `latency` (nothing when empty).
     pub fn set_latency(&mut self, latency: &hdrhistogram::Histogram<u64>) {
         if let Some(fields) = LatencyFields::of(latency, &mut self.notes) {

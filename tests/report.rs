@@ -246,7 +246,7 @@ fn run_quick_writes_all_four_files_and_its_report_re_renders_the_same() {
     let document: Value =
         serde_json::from_str(&std::fs::read_to_string(out.path().join("results.json")).unwrap())
             .unwrap();
-    let build_seconds = (document["notes"].as_array().unwrap().iter())
+    let build_seconds = (document["notes"].as_array().into_iter().flatten())
         .filter_map(|note| note.as_str()?.strip_prefix("contenders: built "))
         .filter_map(|rest| rest.rsplit(" in ").next()?.strip_suffix(" s")?.parse().ok())
         .next()

@@ -295,8 +295,14 @@ impl NetStudyArgs {
         let (first_count, sweep) = (server_thread_counts[0], server_thread_counts.len() > 1);
         let cpus = placement.split(first_count);
         let server_cpu = cpus.server[0];
+        // The default list itself, as clap fills it in, names nothing.
+        let engines_named = engines
+            .iter()
+            .map(|engine| engine.name)
+            .ne(default_list(workload).split(','));
         Ok(NetStudy {
             engines,
+            engines_named,
             contenders: (self.contenders.iter())
                 .map(|contender| Contender {
                     start_timeout: self.contender_timeout,

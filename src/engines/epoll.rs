@@ -14,7 +14,7 @@
 
 use std::os::fd::OwnedFd;
 
-use rustix::event::epoll::{self, CreateFlags, Event, EventData, EventFlags};
+use rustix::event::epoll::{self, CreateFlags, EventData, EventFlags};
 use rustix::io::Errno;
 use rustix::net::{RecvFlags, SendFlags, SocketFlags};
 use slab::Slab;
@@ -23,6 +23,7 @@ use super::server::{accept_failure, AcceptFailure, AcceptPause, IdleClock};
 use super::server::{Run, ServerConfig, ServerCounters, STOP_POLL_INTERVAL};
 use crate::protocols::http::ServerSession;
 use crate::protocols::Reply;
+use crate::system::epoll_wait::{empty_event, EpollWait};
 use crate::system::stop::stopped;
 
 /// One receive takes at most this much; it is also the bound on a connection's pending output.
@@ -74,11 +75,8 @@ pub fn serve(run: Run<'_>) -> anyhow::Result<()> {
     let mut scratch = vec![0u8; RECV_BUFFER_BYTES];
     // Replies that are not one slice of the prebuilt responses are assembled here.
     let mut assembled = Vec::new();
-    let empty = Event {
-        flags: EventFlags::empty(),
-        data: EventData::new_u64(0),
-    };
-    let mut events = vec![empty; EVENTS_PER_WAIT];
+    let mut events = vec![empty_event(); EVENTS_PER_WAIT];
+    let waits = EpollWait::new(&epoll_fd)?;
     // Wait with no timeout, woken for Ctrl-C by the stop event; only without one look now and
     // then (a timeout costs every wait a timer).
     let stop = crate::system::stop::stop_event();
@@ -92,7 +90,7 @@ pub fn serve(run: Run<'_>) -> anyhow::Result<()> {
     }
     let timeout = match stop {
         Some(_) => None,
-        None => Some(rustix::event::Timespec::try_from(STOP_POLL_INTERVAL)?),
+        None => Some(STOP_POLL_INTERVAL),
     };
     // `--idle-timeout`: one periodic timer for every connection (a timer structure of one
     // clock), not a timer per connection or per wait.
@@ -113,22 +111,14 @@ pub fn serve(run: Run<'_>) -> anyhow::Result<()> {
     // which then does not block. Swapped with `served`, so neither allocates once grown.
     let mut again: Vec<usize> = Vec::new();
     let mut served: Vec<usize> = Vec::new();
-    let zero = rustix::event::Timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
     let mut pause = AcceptPause::default();
-    let mut pause_left;
     while !stopped() {
         let wait = if !again.is_empty() {
-            Some(&zero)
-        } else if let Some(left) = pause.left() {
-            pause_left = rustix::event::Timespec::try_from(left)?;
-            Some(&pause_left)
+            Some(std::time::Duration::ZERO)
         } else {
-            timeout.as_ref()
+            pause.left().or(timeout)
         };
-        let ready = match epoll::wait(&epoll_fd, &mut events[..], wait) {
+        let ready = match waits.wait(&epoll_fd, &mut events[..], wait) {
             Ok(ready) => ready,
             Err(Errno::INTR) => continue,
             Err(error) => return Err(anyhow::anyhow!("epoll_wait failed: {error}")),

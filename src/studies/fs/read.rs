@@ -29,12 +29,12 @@ use crate::engines::blocking::file::io_error;
 use crate::engines::file::{ReadJob, Stamp};
 use crate::engines::needs::Feature;
 use crate::engines::uring::ring::Helpers;
-use crate::engines::{runnable, EngineDef, Make};
+use crate::engines::{EngineDef, Make};
 use crate::measure::{meter_for_run, BlockDevice};
 use crate::output::progress::Progress;
 use crate::output::render_table;
-use crate::row::Row;
-use crate::studies::{finish, run_alternating, Cell, Destination};
+use crate::row::{Row, Tally};
+use crate::studies::{choose, finish, run_alternating, Cell, Destination};
 use crate::units::format_size;
 
 /// The engines that keep one read in flight whatever `--depth` says: run at depth 1 only.
@@ -158,7 +158,7 @@ impl ReadStudy {
 
     /// The (engine, depth) cells: depth by depth, every engine that runs there.
     fn cells(&self) -> anyhow::Result<Vec<ReadCell>> {
-        let engines = runnable(self.engines_for_the_file(), self.quiet)?;
+        let engines = choose(self.engines_for_the_file(), false, self.quiet)?.runnable;
         let mut cells = Vec::new();
         for &depth in &self.depths {
             for &def in &engines {
@@ -216,7 +216,7 @@ impl ReadStudy {
         advise(&file, self.access_advice())?;
         let mut order: Vec<u32> = (0..self.blocks() as u32).collect();
         let progress = Progress::new(u64::from(self.runs) * cells.len() as u64, self.quiet);
-        let outcome = run_alternating(self.runs, &cells, &progress, |cell, run| {
+        let measure = |cell: &ReadCell, run: u32| -> anyhow::Result<Row> {
             if !self.sequential {
                 fastrand::Rng::with_seed(self.seed ^ u64::from(run)).shuffle(&mut order);
             }
@@ -233,7 +233,22 @@ impl ReadStudy {
             })?;
             progress.line(line(&row));
             Ok(row)
-        });
+        };
+        let failed_row = |cell: &ReadCell, run: u32, reason: &str| {
+            let params = self.params(cell.depth);
+            let measured = Default::default();
+            let mut row = Row::measured(
+                "fs-read",
+                cell.def.name,
+                params,
+                run,
+                &measured,
+                Tally::default(),
+            );
+            row.fail(reason);
+            row
+        };
+        let outcome = run_alternating(self.runs, &cells, &progress, measure, failed_row);
         progress.finish();
         drop(file);
         drop(scratch);

@@ -10,7 +10,7 @@ use anyhow::Context;
 use super::process::ServerProcess;
 use crate::engines::uring::ring::{format_cpus, Helpers};
 use crate::engines::EngineDef;
-use crate::load::{load_row, LoadPlan, WindowEdge};
+use crate::load::{load_row, LoadPlan, LoadReport, WindowEdge};
 use crate::measure::{CoreTimes, Measured};
 use crate::row::Row;
 use crate::studies::serve::ServerStats;
@@ -81,6 +81,28 @@ pub fn run_cell(
         params.insert("sqpoll_shared".into(), Value::Bool(true));
     }
     measure_server(server, engine.name, params, plan, run, args, path)
+}
+
+/// The row of an engine's cell that measured nothing: the cell's parameters, no result, the
+/// reason (a contender's is `contender::failed_row`).
+pub fn engine_failed_row(
+    engine: &EngineDef,
+    plan: &LoadPlan,
+    run: u32,
+    args: &Rig,
+    reason: &str,
+) -> Row {
+    let empty = (LoadReport::empty(), Measured::default());
+    let mut row = load_row(
+        engine.name,
+        rig_params(args),
+        run,
+        plan,
+        &empty.0,
+        Some(&empty.1),
+    );
+    row.fail(reason);
+    row
 }
 
 /// The parameters of the rig every network row carries.

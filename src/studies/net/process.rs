@@ -3,7 +3,7 @@
 
 use std::io::{BufRead, BufReader, Read};
 use std::net::SocketAddr;
-use std::process::{Child, Stdio};
+use std::process::{Child, ChildStderr, Stdio};
 use std::sync::mpsc::Receiver;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -20,6 +20,54 @@ use crate::system::network::NetPath;
 /// How long a server may take to say where it listens, and to exit after SIGTERM.
 const SERVER_START_TIMEOUT: Duration = Duration::from_secs(10);
 const SERVER_STOP_TIMEOUT: Duration = Duration::from_secs(5);
+/// How much of a server's last stderr line a failure quotes.
+const LAST_WORDS_CHARS: usize = 200;
+/// How long a failure waits for an exited server's stderr to end (a contender's other
+/// processes may hold it open).
+const LAST_WORDS_WAIT: Duration = Duration::from_secs(1);
+
+/// The last line a server wrote to stderr, for a failure to quote.
+pub struct LastWords {
+    line: Arc<Mutex<String>>,
+    /// Hangs up when the server's stderr has ended.
+    ended: Receiver<()>,
+}
+
+impl LastWords {
+    /// Reads `stderr` to its end on a thread of its own, keeping its last non-empty line;
+    /// `forward` passes every line on to this process's stderr too.
+    pub fn keep(stderr: ChildStderr, forward: bool) -> LastWords {
+        let line = Arc::new(Mutex::new(String::new()));
+        let kept = Arc::clone(&line);
+        let (sender, ended) = std::sync::mpsc::channel::<()>();
+        std::thread::spawn(move || {
+            let _ended_with_this_thread = sender;
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { return };
+                if forward {
+                    eprintln!("{line}");
+                }
+                if !line.trim().is_empty() {
+                    let text: String = line.trim().chars().take(LAST_WORDS_CHARS).collect();
+                    *kept.lock().unwrap_or_else(|e| e.into_inner()) = text;
+                }
+            }
+        });
+        LastWords { line, ended }
+    }
+
+    /// "; its last words on stderr: ..." when it wrote any; once the server has `exited`, after
+    /// its stderr has ended (bounded), so that its final line is in.
+    fn text(&self, exited: bool) -> String {
+        if exited {
+            let _ = self.ended.recv_timeout(LAST_WORDS_WAIT);
+        }
+        match self.line.lock().unwrap_or_else(|e| e.into_inner()).as_str() {
+            "" => String::new(),
+            line => format!("; its last words on stderr: {line}"),
+        }
+    }
+}
 
 /// A server child process: `ringside serve` (also the server of `run`'s wrk control), or a
 /// contender's command.
@@ -29,9 +77,11 @@ pub struct ServerProcess {
     /// What `ringside serve` prints after its `listening on` line: its stats (`--stats -`),
     /// sent once it has exited. None for a contender.
     rest: Option<Receiver<String>>,
-    /// Some for a contender: it leads a process group of its own (stopped as a whole), and
-    /// this holds the last line it wrote to stderr.
-    last_words: Option<Arc<Mutex<String>>>,
+    /// The last line it wrote to stderr.
+    last_words: LastWords,
+    /// A contender: it leads a process group of its own, stopped as a whole, and may die of
+    /// SIGTERM or ignore it.
+    contender: bool,
     /// A contender's syscall counter, opened before its command ran (None: opened when the
     /// window opens, or not counting).
     syscalls: Option<ProcessSyscallCounter>,
@@ -65,11 +115,14 @@ impl ServerProcess {
             }))
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
             .spawn()
             .context("cannot start the server process")?;
+        // What the server says on stderr is passed on, its last line kept for its row.
+        let last_words = LastWords::keep(child.stderr.take().expect("piped stderr"), true);
         let stdout = child.stdout.take().expect("piped stdout");
-        // The first line says where the server listens; a server that fails says why on the
-        // inherited stderr and exits, which ends the line with EOF.
+        // The first line says where the server listens; a server that fails says why on
+        // stderr and exits, which ends the line with EOF.
         let (sender, receiver) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             let mut stdout = BufReader::new(stdout);
@@ -95,13 +148,18 @@ impl ServerProcess {
                 child,
                 address,
                 rest: Some(receiver),
-                last_words: None,
+                last_words,
+                contender: false,
                 syscalls: None,
             }),
             None => {
                 let _ = child.kill();
                 let status = child.wait()?;
-                anyhow::bail!("the {} server did not start ({status})", engine.name)
+                anyhow::bail!(
+                    "the {} server did not start ({status}){}",
+                    engine.name,
+                    last_words.text(true)
+                )
             }
         }
     }
@@ -111,14 +169,15 @@ impl ServerProcess {
     pub fn contender(
         child: Child,
         address: SocketAddr,
-        last_words: Arc<Mutex<String>>,
+        last_words: LastWords,
         syscalls: Option<ProcessSyscallCounter>,
     ) -> ServerProcess {
         ServerProcess {
             child,
             address,
             rest: None,
-            last_words: Some(last_words),
+            last_words,
+            contender: true,
             syscalls,
         }
     }
@@ -128,15 +187,10 @@ impl ServerProcess {
         ProcessMeter::with_counter(self.child.id() as i32, self.syscalls.take())
     }
 
-    /// "; its last words on stderr: ..." when a contender wrote any, for a failure to quote.
-    pub fn last_words(&self) -> String {
-        let Some(kept) = &self.last_words else {
-            return String::new();
-        };
-        match kept.lock().unwrap_or_else(|e| e.into_inner()).as_str() {
-            "" => String::new(),
-            line => format!("; its last words on stderr: {line}"),
-        }
+    /// "; its last words on stderr: ..." when the server wrote any, for a failure to quote.
+    pub fn last_words(&mut self) -> String {
+        let exited = matches!(self.child.try_wait(), Ok(Some(_)));
+        self.last_words.text(exited)
     }
 
     /// SIGTERM (to a contender's whole group), then a bounded wait; a server that does not
@@ -155,10 +209,9 @@ impl ServerProcess {
         while Instant::now() < deadline {
             if let Some(status) = self.child.try_wait()? {
                 // A contender may die of the signal; ringside's servers exit 0 on it.
-                anyhow::ensure!(
-                    self.last_words.is_some() || status.success(),
-                    "the server exited with {status}"
-                );
+                if !(self.contender || status.success()) {
+                    anyhow::bail!("the server exited with {status}{}", self.last_words());
+                }
                 if !self.group_alive() {
                     return Ok(self.stats());
                 }
@@ -169,7 +222,7 @@ impl ServerProcess {
         // A contender that ignores SIGTERM is killed and its measurement stands (the issue's
         // contract: SIGTERM, then SIGKILL after a bound); ringside's own servers must stop.
         anyhow::ensure!(
-            self.last_words.is_some(),
+            self.contender,
             "the server did not stop within {SERVER_STOP_TIMEOUT:?} of SIGTERM"
         );
         Ok(None)
@@ -188,16 +241,16 @@ impl ServerProcess {
 
     /// Sends `signal` to the server, or to a contender's whole process group.
     fn signal(&self, signal: rustix::process::Signal) {
-        let _ = match self.last_words {
-            Some(_) => rustix::process::kill_process_group(self.pid(), signal),
-            None => rustix::process::kill_process(self.pid(), signal),
+        let _ = match self.contender {
+            true => rustix::process::kill_process_group(self.pid(), signal),
+            false => rustix::process::kill_process(self.pid(), signal),
         };
     }
 
     /// Whether a contender's process group still has a process (false for ringside's servers,
     /// which have no group of their own).
     fn group_alive(&self) -> bool {
-        self.last_words.is_some() && rustix::process::test_kill_process_group(self.pid()).is_ok()
+        self.contender && rustix::process::test_kill_process_group(self.pid()).is_ok()
     }
 
     /// SIGKILL to the server (and its group), and the child reaped.
