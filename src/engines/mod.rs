@@ -6,10 +6,9 @@
 //! read this table, so an engine is one file plus one row here.
 //!
 //! The folders hold the engines by API: `blocking/` (plain syscalls, a file engine and a server),
-//! `threads/` (a pool of threads for files, a thread per connection), `libaio.rs` (Linux AIO
-//! reads), `epoll.rs`, and `uring/` (the ring, its tokens, the
-//! provided-buffer ring, the file engine, and the server loop with its receive and send
-//! strategies). `file.rs` and `server.rs` are the two interfaces an engine implements; `needs.rs`
+//! `threads/` (a file pool, a thread per connection), `libaio.rs`, `epoll.rs`, and `uring/` (the
+//! ring, its tokens, the provided-buffer ring, the file engine, and the server loop with its
+//! receive and send strategies). `file.rs` and `server.rs` are the two interfaces an engine implements; `needs.rs`
 //! turns a row's needs into its availability. Engines take plain values (jobs, a server config,
 //! the io_uring helper settings) and never see the command line or the progress bar.
 
@@ -134,8 +133,7 @@ pub const ENGINES: &[EngineDef] = &[
     EngineDef {
         name: "threads",
         over: &["blocking"],
-        about: "blocking + a pool of --depth threads sharing the blocks (pages, reads): the \
-                thread pool io_uring is weighed against, and io-wq's user-space twin",
+        about: "blocking + a pool of --depth threads sharing the blocks (io-wq's user-space twin)",
         workloads: &[FsWrite, FsCycle, FsRead],
         default_for: &[FsCycle, FsRead],
         needs: Needs::NOTHING,
@@ -144,8 +142,7 @@ pub const ENGINES: &[EngineDef] = &[
     EngineDef {
         name: "libaio",
         over: &["blocking"],
-        about: "blocking + Linux AIO instead: --depth O_DIRECT reads submitted with io_submit, \
-                reaped with io_getevents (the API io_uring replaced; --direct only)",
+        about: "blocking + Linux AIO: --depth O_DIRECT reads via io_submit/io_getevents (--direct)",
         workloads: &[FsRead],
         default_for: &[FsRead],
         needs: Needs {
@@ -287,8 +284,7 @@ pub const ENGINES: &[EngineDef] = &[
     EngineDef {
         name: "uring-nop",
         over: &["uring-ring"],
-        about: "uring-ring with NOPs in place of reads: the floor, io_uring's own cost per \
-                operation at --depth (fio's t/io_uring -N1)",
+        about: "uring-ring with NOPs in place of reads: io_uring's own cost (t/io_uring -N1)",
         workloads: &[FsRead],
         default_for: &[FsRead],
         needs: Needs::io_uring(&[NOP]),
