@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::measure::{Measured, RingEvent, SyscallSource};
+use crate::measure::{Measured, PoolThreads, RingEvent, SyscallSource};
 use crate::stats::per_second;
 
 /// Version of the JSON document layout; bumped when a field changes meaning.
@@ -139,6 +139,14 @@ pub struct Row {
     pub iowq_workers: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub iowq_cpu_s: Option<f64>,
+    /// The `threads` file engine's pool: its threads, their CPU seconds and context switches
+    /// (part of `cpu_*` and `ctx_switches_*`), each thread's own getrusage summed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool_threads: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool_cpu_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool_ctx_switches: Option<u64>,
     /// CPU seconds of the SQPOLL thread (`iou-sqp-*`) over the window (part of `cpu_*`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sqpoll_cpu_s: Option<f64>,
@@ -381,6 +389,13 @@ impl Row {
         }
         self.notes.extend(measured.notes.iter().cloned());
         self
+    }
+
+    /// What a user-space pool of threads did (the `threads` file engine).
+    pub fn set_pool(&mut self, pool: &PoolThreads) {
+        self.pool_threads = Some(pool.threads);
+        self.pool_cpu_s = Some(pool.cpu_s);
+        self.pool_ctx_switches = Some(pool.ctx_switches);
     }
 
     /// The parameters as `key=value` pairs in a stable order, for tables and CSV.

@@ -1,4 +1,4 @@
-//! `fs write` and `fs cycle`: their flags, and the file studies they turn into.
+//! `fs write`, `fs cycle` and `fs read`: their flags, and the file studies they turn into.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -7,6 +7,7 @@ use std::time::Duration;
 use super::common::{duration_arg, size_arg, CommonArgs};
 use crate::engines::{select, Workload};
 use crate::studies::fs::cycle::CycleOptions;
+use crate::studies::fs::read::{Cache, ReadStudy};
 use crate::studies::fs::write::WriteOptions;
 use crate::studies::fs::FileStudy;
 
@@ -23,6 +24,9 @@ pub struct WriteArgs {
     /// Operations in flight for the batch/ring/fixed/sqpoll engines.
     #[arg(long, short = 'd', default_value_t = 128, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub depth: u32,
+    /// Threads of the `threads` engine's pool (default: one per --depth).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub threads: Option<u32>,
     #[command(flatten)]
     pub scratch: ScratchArgs,
     /// Truncate the file before each run (a fresh file) instead of overwriting it.
@@ -57,6 +61,9 @@ pub struct CycleArgs {
     /// Linked write->fsync->read chains in flight for the io_uring engines.
     #[arg(long, short = 'd', default_value_t = 128, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub depth: u32,
+    /// Threads of the `threads` engine's pool (default: one per --depth).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub threads: Option<u32>,
     #[command(flatten)]
     pub scratch: ScratchArgs,
     /// Truncate the file before each run (pages extend it) instead of overwriting it.
@@ -89,6 +96,7 @@ struct FileShape<'a> {
     block_size: u64,
     block_flag: &'static str,
     depth: u32,
+    threads: Option<u32>,
     direct: bool,
     fresh: bool,
     seed: u64,
@@ -112,6 +120,7 @@ impl FileShape<'_> {
             block_size: self.block_size,
             block_flag: self.block_flag,
             depth: self.depth,
+            threads: self.threads,
             direct: self.direct,
             fresh: self.fresh,
             seed: self.seed,
@@ -129,6 +138,7 @@ impl WriteArgs {
             block_size: self.block_size,
             block_flag: "--block-size",
             depth: self.depth,
+            threads: self.threads,
             direct: self.direct,
             fresh: self.fresh,
             seed: self.seed,
@@ -150,6 +160,7 @@ impl CycleArgs {
             block_size: self.page_size,
             block_flag: "--page-size",
             depth: self.depth,
+            threads: self.threads,
             direct: self.direct,
             fresh: self.fresh,
             seed: self.seed,
@@ -159,5 +170,73 @@ impl CycleArgs {
             datasync: self.fdatasync,
         };
         crate::studies::fs::cycle::run(&shape.study(Workload::FsCycle, true)?, options)
+    }
+}
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct ReadArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Size of the file the reads cover (laid out once, before the first run).
+    #[arg(long, short = 's', default_value = "256m", value_parser = size_arg)]
+    pub size: u64,
+    /// Bytes per read.
+    #[arg(long, short = 'b', default_value = "4k", value_parser = size_arg)]
+    pub block_size: u64,
+    /// Queue depths to sweep, comma separated: reads in flight (the pool's threads for
+    /// `threads`, the ring's or AIO context's depth); blocking and uring-single run at 1 only.
+    #[arg(long, short = 'd', value_delimiter = ',', default_value = "1,4,16,64,128",
+          value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub depth: Vec<u32>,
+    /// Threads of the `threads` engine's pool (default: one per --depth).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub threads: Option<u32>,
+    #[command(flatten)]
+    pub scratch: ScratchArgs,
+    /// Open the file with O_DIRECT: every read goes to the device (libaio and IOPOLL need it).
+    #[arg(long, conflicts_with = "cold")]
+    pub direct: bool,
+    /// Drop the file's cached pages before each run (posix_fadvise DONTNEED, no root needed):
+    /// buffered reads that go to the device.
+    #[arg(long)]
+    pub cold: bool,
+    /// Read the blocks in order instead of in a random order.
+    #[arg(long)]
+    pub sequential: bool,
+    /// Stop a run after this long even if not every block was read (0 = no limit).
+    #[arg(long, default_value = "2s", value_parser = duration_arg)]
+    pub runtime: Duration,
+    /// Seed of the file's random data and of the read order (recorded in every row).
+    #[arg(long, default_value_t = 21)]
+    pub seed: u64,
+}
+
+impl ReadArgs {
+    pub fn run(&self) -> anyhow::Result<ExitCode> {
+        let common = &self.common;
+        let cache = match (self.direct, self.cold) {
+            (true, _) => Cache::Direct,
+            (false, true) => Cache::Cold,
+            (false, false) => Cache::Warm,
+        };
+        ReadStudy {
+            engines: select(Workload::FsRead, &common.engine)?,
+            depths: self.depth.clone(),
+            threads: self.threads,
+            runs: common.runs,
+            destination: common.output.destination(None)?,
+            cpu: common.cpu,
+            quiet: common.quiet,
+            helpers: common.helpers.resolve(common.cpu)?,
+            ring_events: common.ring_events,
+            dir: self.scratch.dir.clone(),
+            size: self.size,
+            block_size: self.block_size,
+            cache,
+            sequential: self.sequential,
+            runtime: self.runtime,
+            seed: self.seed,
+        }
+        .run()
     }
 }

@@ -107,6 +107,9 @@ pub enum FsCommand {
     Write(fs::WriteArgs),
     /// For each page: write it, fsync, read it back and check it (seed 000's storage loop).
     Cycle(fs::CycleArgs),
+    /// Read single blocks at random (or in order) at each queue depth, every read checked
+    /// against the stamp its block was laid out with (fio randread): warm, --cold or --direct.
+    Read(fs::ReadArgs),
 }
 
 /// Parses the command line and runs it; the exit code says whether the run succeeded.
@@ -119,6 +122,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Engines(args) => crate::probe::run_engines(args.format),
         Command::Fs(FsCommand::Write(args)) => args.run(),
         Command::Fs(FsCommand::Cycle(args)) => args.run(),
+        Command::Fs(FsCommand::Read(args)) => args.run(),
         Command::Echo(args) => args.run(),
         Command::Http(args) => args.run(),
         Command::Serve(ServeCommand::Echo(args)) => args.run(),

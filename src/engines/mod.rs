@@ -6,9 +6,9 @@
 //! read this table, so an engine is one file plus one row here.
 //!
 //! The folders hold the engines by API: `blocking/` (plain syscalls, a file engine and a server),
-//! `threads.rs` (a thread per connection), `epoll.rs`, and `uring/` (the ring, its tokens, the
-//! provided-buffer ring, the file engine, and the server loop with its receive and send
-//! strategies). `file.rs` and `server.rs` are the two interfaces an engine implements; `needs.rs`
+//! `threads/` (a file pool, a thread per connection), `libaio.rs`, `epoll.rs`, and `uring/` (the
+//! ring, its tokens, the provided-buffer ring, the file engine, and the server loop with its
+//! receive and send strategies). `file.rs` and `server.rs` are the two interfaces an engine implements; `needs.rs`
 //! turns a row's needs into its availability. Engines take plain values (jobs, a server config,
 //! the io_uring helper settings) and never see the command line or the progress bar.
 
@@ -16,6 +16,7 @@ pub mod aligned;
 pub mod blocking;
 pub mod epoll;
 pub mod file;
+pub mod libaio;
 pub mod needs;
 pub mod server;
 pub mod shared_counters;
@@ -31,7 +32,7 @@ use file::FileEngine;
 use needs::SEND_BUFFER_REGISTRATIONS;
 use needs::{Feature, Needs, Opcode, Registration, SetupFlags, ACCEPT, RECV, SEND};
 use needs::{DEFER_REGISTRATIONS, DIRECT, DIRECT_REGISTRATIONS, DIRECT_ZERO_COPY, MULTISHOT};
-use needs::{FILE_CYCLE, FILE_FIXED, FILE_POLLED, FILE_WRITE, FIXED, FIXED_RING_FD};
+use needs::{FILE_CYCLE, FILE_FIXED, FILE_PLAIN, FILE_POLLED, FIXED, FIXED_RING_FD, NOP};
 use uring::file::Submit;
 use uring::server::OwnBufferReceive;
 use uring::server::{BundleReceive, BundleSend, IncrementalReceive, MultishotReceive};
@@ -94,7 +95,7 @@ pub fn parent_name(workload: &str, engine: &str) -> Option<&'static str> {
     def.parent(workload).map(|parent| parent.name)
 }
 
-use Workload::{Echo, FsCycle, FsWrite, Http};
+use Workload::{Echo, FsCycle, FsRead, FsWrite, Http};
 
 /// The file engine keeping --depth operations in flight: the file rungs that differ from it
 /// only in their ring's setup and registrations.
@@ -125,28 +126,49 @@ pub const ENGINES: &[EngineDef] = &[
         name: "blocking",
         over: &[],
         about: "pwrite/fsync/pread, one syscall per operation (the baseline)",
-        workloads: &[FsWrite, FsCycle],
-        default_for: &[FsWrite, FsCycle],
+        workloads: &[FsWrite, FsCycle, FsRead],
+        default_for: &[FsWrite, FsCycle, FsRead],
         needs: Needs::NOTHING,
         make: Make::File(|_| Box::new(blocking::file::Blocking)),
+    },
+    EngineDef {
+        name: "threads",
+        over: &["blocking"],
+        about: "blocking + a pool of --depth threads sharing the blocks (io-wq's user-space twin)",
+        workloads: &[FsWrite, FsCycle, FsRead],
+        default_for: &[FsCycle, FsRead],
+        needs: Needs::NOTHING,
+        make: Make::File(|_| Box::new(threads::file::ThreadPool)),
+    },
+    EngineDef {
+        name: "libaio",
+        over: &["blocking"],
+        about: "blocking + Linux AIO: --depth O_DIRECT reads via io_submit/io_getevents (--direct)",
+        workloads: &[FsRead],
+        default_for: &[FsRead],
+        needs: Needs {
+            features: &[Feature::DirectFile],
+            ..Needs::NOTHING
+        },
+        make: Make::File(|_| Box::new(libaio::Libaio)),
     },
     EngineDef {
         name: "uring-single",
         over: &["blocking"],
         about: "blocking's one operation at a time through io_uring: one SQE submitted and waited \
                 for at a time",
-        workloads: &[FsWrite],
-        default_for: &[FsWrite],
-        needs: Needs::io_uring(FILE_WRITE),
+        workloads: &[FsWrite, FsRead],
+        default_for: &[FsWrite, FsRead],
+        needs: Needs::io_uring(FILE_PLAIN),
         make: Make::File(|def| Box::new(uring::file::Uring::new(Submit::Single, def.needs))),
     },
     EngineDef {
         name: "uring-batch",
         over: &["uring-single"],
         about: "uring-single + batches: fill --depth SQEs, submit, wait for all, repeat",
-        workloads: &[FsWrite],
-        default_for: &[FsWrite],
-        needs: Needs::io_uring(FILE_WRITE),
+        workloads: &[FsWrite, FsRead],
+        default_for: &[FsWrite, FsRead],
+        needs: Needs::io_uring(FILE_PLAIN),
         make: Make::File(|def| Box::new(uring::file::Uring::new(Submit::Batch, def.needs))),
     },
     EngineDef {
@@ -155,9 +177,9 @@ pub const ENGINES: &[EngineDef] = &[
         about:
             "uring-batch + a ring kept full: --depth SQEs in flight, completions reaped as they \
                 come",
-        workloads: &[FsWrite],
-        default_for: &[FsWrite],
-        needs: Needs::io_uring(FILE_WRITE),
+        workloads: &[FsWrite, FsRead],
+        default_for: &[FsWrite, FsRead],
+        needs: Needs::io_uring(FILE_PLAIN),
         make: FILE_RING,
     },
     EngineDef {
@@ -175,8 +197,8 @@ pub const ENGINES: &[EngineDef] = &[
         over: &["uring-ring", "uring-link"],
         about: "uring-ring (in fs cycle uring-link) + registered file and registered buffers \
                 (WriteFixed/ReadFixed)",
-        workloads: &[FsWrite, FsCycle],
-        default_for: &[FsWrite, FsCycle],
+        workloads: &[FsWrite, FsCycle, FsRead],
+        default_for: &[FsWrite, FsCycle, FsRead],
         needs: Needs {
             opcodes: FILE_FIXED,
             setup: SetupFlags::NONE,
@@ -191,8 +213,8 @@ pub const ENGINES: &[EngineDef] = &[
         about:
             "uring-fixed + SINGLE_ISSUER|DEFER_TASKRUN|COOP_TASKRUN: completions run when asked \
                 for",
-        workloads: &[FsWrite, FsCycle],
-        default_for: &[FsWrite, FsCycle],
+        workloads: &[FsWrite, FsCycle, FsRead],
+        default_for: &[FsWrite, FsCycle, FsRead],
         needs: Needs {
             opcodes: FILE_FIXED,
             setup: SetupFlags::DEFER_TASKRUN,
@@ -205,8 +227,8 @@ pub const ENGINES: &[EngineDef] = &[
         name: "uring-sqpoll",
         over: &["uring-fixed"],
         about: "uring-fixed + SQPOLL: a kernel thread submits, syscalls near zero",
-        workloads: &[FsWrite, FsCycle],
-        default_for: &[FsWrite, FsCycle],
+        workloads: &[FsWrite, FsCycle, FsRead],
+        default_for: &[FsWrite, FsCycle, FsRead],
         needs: Needs {
             opcodes: FILE_FIXED,
             setup: SetupFlags::SQPOLL,
@@ -219,8 +241,8 @@ pub const ENGINES: &[EngineDef] = &[
         name: "uring-ring-fd",
         over: &["uring-defer"],
         about: "uring-defer + the ring's fd registered: io_uring_enter skips looking it up",
-        workloads: &[FsWrite, FsCycle],
-        default_for: &[FsWrite, FsCycle],
+        workloads: &[FsWrite, FsCycle, FsRead],
+        default_for: &[FsWrite, FsCycle, FsRead],
         needs: Needs {
             opcodes: FILE_FIXED,
             setup: SetupFlags::DEFER_TASKRUN,
@@ -234,8 +256,8 @@ pub const ENGINES: &[EngineDef] = &[
         over: &["uring-ring-fd"],
         about: "uring-ring-fd + NO_SQARRAY: SQEs taken in order, no index array between tail and \
                 SQE",
-        workloads: &[FsWrite, FsCycle],
-        default_for: &[FsWrite, FsCycle],
+        workloads: &[FsWrite, FsCycle, FsRead],
+        default_for: &[FsWrite, FsCycle, FsRead],
         needs: Needs {
             opcodes: FILE_FIXED,
             setup: SetupFlags::DEFER_NO_SQARRAY,
@@ -247,16 +269,26 @@ pub const ENGINES: &[EngineDef] = &[
     EngineDef {
         name: "uring-iopoll",
         over: &["uring-ring-fd"],
-        about: "uring-ring-fd + IOPOLL: O_DIRECT write completions polled from the device \
+        about:
+            "uring-ring-fd + IOPOLL: O_DIRECT write and read completions polled from the device \
                 (--direct; no fs cycle or --fsync-end: an IOPOLL ring refuses fsync)",
-        workloads: &[FsWrite],
-        default_for: &[FsWrite],
+        workloads: &[FsWrite, FsRead],
+        default_for: &[FsWrite, FsRead],
         needs: Needs {
             opcodes: FILE_POLLED,
             setup: SetupFlags::IOPOLL,
             registrations: FIXED_RING_FD,
             features: &[Feature::PolledBlockDevice],
         },
+        make: FILE_RING,
+    },
+    EngineDef {
+        name: "uring-nop",
+        over: &["uring-ring"],
+        about: "uring-ring with NOPs in place of reads: io_uring's own cost (t/io_uring -N1)",
+        workloads: &[FsRead],
+        default_for: &[FsRead],
+        needs: Needs::io_uring(&[NOP]),
         make: FILE_RING,
     },
     EngineDef {
@@ -275,7 +307,7 @@ pub const ENGINES: &[EngineDef] = &[
         workloads: &[Echo, Http],
         default_for: &[],
         needs: Needs::NOTHING,
-        make: Make::Server(|_, run| threads::serve(run)),
+        make: Make::Server(|_, run| threads::server::serve(run)),
     },
     EngineDef {
         name: "epoll",
@@ -645,7 +677,7 @@ mod tests {
         assert_eq!(default_list(Http), format!("epoll,{ladder}"));
         assert_eq!(
             default_list(FsCycle),
-            "blocking,uring-link,uring-fixed,uring-defer,uring-sqpoll,uring-ring-fd,\
+            "blocking,threads,uring-link,uring-fixed,uring-defer,uring-sqpoll,uring-ring-fd,\
              uring-no-sqarray"
         );
     }

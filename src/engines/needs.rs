@@ -40,6 +40,7 @@ const fn op(name: &'static str, code: u8, since: Kernel) -> Opcode {
     }
 }
 
+pub const NOP: Opcode = op("Nop", opcode::Nop::CODE, (5, 1));
 pub const READ: Opcode = op("Read", opcode::Read::CODE, (5, 6));
 pub const WRITE: Opcode = op("Write", opcode::Write::CODE, (5, 6));
 pub const READ_FIXED: Opcode = op("ReadFixed", opcode::ReadFixed::CODE, (5, 1));
@@ -65,11 +66,12 @@ pub const LINK_TIMEOUT: Opcode = op("LinkTimeout", opcode::LinkTimeout::CODE, (5
 
 // The opcodes and registrations several rows of the engine table share.
 
-pub const FILE_WRITE: &[Opcode] = &[WRITE, FSYNC];
+/// The plain rungs write (fs write) or read (fs read).
+pub const FILE_PLAIN: &[Opcode] = &[WRITE, FSYNC, READ];
 pub const FILE_CYCLE: &[Opcode] = &[WRITE, FSYNC, READ];
 pub const FILE_FIXED: &[Opcode] = &[WRITE_FIXED, FSYNC, READ_FIXED];
-/// What an IOPOLL ring submits: it refuses fsync, so it serves only `fs write`.
-pub const FILE_POLLED: &[Opcode] = &[WRITE_FIXED];
+/// What an IOPOLL ring submits: it refuses fsync, so it serves `fs write` and `fs read`.
+pub const FILE_POLLED: &[Opcode] = &[WRITE_FIXED, READ_FIXED];
 pub const FIXED: &[Registration] = &[Registration::Files, Registration::Buffers];
 pub const FIXED_RING_FD: &[Registration] = &[
     Registration::Files,
@@ -200,6 +202,9 @@ pub enum Feature {
     ZeroCopyReceive,
     /// A block device with poll queues, where IOPOLL completes O_DIRECT I/O.
     PolledBlockDevice,
+    /// A file opened with O_DIRECT (`--direct`): libaio is asynchronous only there (on a
+    /// buffered file io_submit does the read itself before it returns).
+    DirectFile,
 }
 
 impl Feature {
@@ -214,6 +219,7 @@ impl Feature {
             Feature::NapiBusyPoll => "NAPI busy polling of a NIC that carries the traffic",
             Feature::ZeroCopyReceive => "zero-copy receive from a NIC that carries the traffic",
             Feature::PolledBlockDevice => "a block device with poll queues",
+            Feature::DirectFile => "an O_DIRECT file (--direct)",
         }
     }
 
@@ -227,6 +233,7 @@ impl Feature {
             Feature::NapiBusyPoll => Some((6, 9)),
             Feature::ZeroCopyReceive => Some((6, 15)),
             Feature::PolledBlockDevice => Some((5, 1)),
+            Feature::DirectFile => Some((2, 6)),
         }
     }
 
@@ -257,7 +264,10 @@ impl Feature {
                     )
                 })
             }
-            Feature::NapiBusyPoll | Feature::ZeroCopyReceive | Feature::PolledBlockDevice => true,
+            Feature::NapiBusyPoll
+            | Feature::ZeroCopyReceive
+            | Feature::PolledBlockDevice
+            | Feature::DirectFile => true,
         };
         let since = self.since().map_or_else(String::new, |(major, minor)| {
             format!(" (Linux {major}.{minor})")

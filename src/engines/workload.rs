@@ -9,6 +9,8 @@ pub enum Workload {
     FsWrite,
     /// `fs cycle`: per page, write, fsync, read back (seed 000).
     FsCycle,
+    /// `fs read`: single blocks read at random (or in order) at a queue depth (fio randread).
+    FsRead,
     /// `echo`: a TCP echo server under ringside's load generator (seeds 000 and 004).
     Echo,
     /// `http`: a fixed-response HTTP/1.1 server (seed 001).
@@ -16,9 +18,10 @@ pub enum Workload {
 }
 
 impl Workload {
-    pub const ALL: [Workload; 4] = [
+    pub const ALL: [Workload; 5] = [
         Workload::FsWrite,
         Workload::FsCycle,
+        Workload::FsRead,
         Workload::Echo,
         Workload::Http,
     ];
@@ -28,6 +31,7 @@ impl Workload {
         match self {
             Workload::FsWrite => "fs-write",
             Workload::FsCycle => "fs-cycle",
+            Workload::FsRead => "fs-read",
             Workload::Echo => "echo",
             Workload::Http => "http",
         }

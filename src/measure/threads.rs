@@ -24,6 +24,18 @@ pub struct HelperThreads {
     pub sqpoll_ctx_switches: u64,
 }
 
+/// What a user-space pool of threads making blocking calls (the `threads` file engine) did over
+/// a section, summed over its threads from each one's own getrusage: the user-space rival of
+/// io-wq, reported the same way.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PoolThreads {
+    pub threads: u32,
+    pub cpu_s: f64,
+    /// Voluntary and involuntary: a thread blocks in each read that misses the cache, and in
+    /// each fsync.
+    pub ctx_switches: u64,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum ThreadRole {
     Own,

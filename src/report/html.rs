@@ -10,6 +10,7 @@ use crate::report::chart::{
     thread_sweep_charts, throughput_chart,
 };
 use crate::report::contenders::{contender_cells, contender_verdicts};
+use crate::report::depths::{depth_cells, depth_charts, depth_sweeps, depth_verdicts};
 use crate::report::environment::{facts, warnings};
 use crate::report::equal_load::equal_loads;
 use crate::report::summary::Study;
@@ -64,6 +65,23 @@ pub fn render_html(document: &Document, studies: &[Study]) -> anyhow::Result<Str
             table(&sweep_cells(&sweep))
         ));
         for svg in thread_sweep_charts(&sweep)? {
+            page.push_str(&format!("<figure>{svg}</figure>\n"));
+        }
+        page.push_str("</section>\n");
+    }
+    for sweep in depth_sweeps(studies) {
+        page.push_str(&format!(
+            "<section>\n<h2>{}: against queue depth</h2>\n<ul>\n",
+            escape(&sweep.title)
+        ));
+        for sentence in depth_verdicts(&sweep) {
+            page.push_str(&format!(
+                "<li class=\"verdict\">{}</li>\n",
+                escape(&sentence)
+            ));
+        }
+        page.push_str(&format!("</ul>\n{}", table(&depth_cells(&sweep))));
+        for svg in depth_charts(&sweep)? {
             page.push_str(&format!("<figure>{svg}</figure>\n"));
         }
         page.push_str("</section>\n");

@@ -6,6 +6,7 @@ use comfy_table::{presets, Table};
 
 use crate::report::answer::{answer, Answer};
 use crate::report::contenders::{contender_cells, contender_verdicts};
+use crate::report::depths::{depth_cells, depth_sweeps, depth_verdicts};
 use crate::report::equal_load::equal_loads;
 use crate::report::summary::Study;
 use crate::report::table::{cells, equal_load_cells, sweep_cells, Cells};
@@ -43,6 +44,13 @@ pub fn render_markdown(document: &Document, studies: &[Study]) -> String {
             sweep.title,
             markdown_table(sweep_cells(&sweep))
         ));
+    }
+    for sweep in depth_sweeps(studies) {
+        text.push_str(&format!("## {}: against queue depth\n\n", sweep.title));
+        for sentence in depth_verdicts(&sweep) {
+            text.push_str(&format!("- {sentence}\n"));
+        }
+        text.push_str(&format!("\n{}\n\n", markdown_table(depth_cells(&sweep))));
     }
     text
 }

@@ -9,6 +9,7 @@ pub mod causes;
 pub mod chart;
 pub mod compare;
 pub mod contenders;
+pub mod depths;
 pub mod environment;
 pub mod equal_load;
 pub mod html;

@@ -51,6 +51,7 @@ pub fn op_noun(workload: &str) -> &'static str {
     match workload {
         "fs-write" => "write",
         "fs-cycle" => "page",
+        "fs-read" => "read",
         "echo" => "message",
         "http" => "request",
         _ => "op",

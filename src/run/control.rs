@@ -48,7 +48,7 @@ pub fn fio_write(rows: &[Row], dir: &Path) -> anyhow::Result<Vec<Row>> {
     for run in 1..=runs {
         for (engine, engine_args) in FIO_ENGINES {
             let json = fio_job(&first.params, engine_args, &file)?;
-            controls.push(fio_row(engine, &first.params, run, &json)?);
+            controls.push(fio_row("fs-write", engine, &first.params, run, &json)?);
         }
     }
     let _ = std::fs::remove_file(&file);
@@ -98,28 +98,40 @@ pub fn parse_fio_json(stdout: &str) -> anyhow::Result<Value> {
     serde_json::from_str(&stdout[start..]).context("fio's JSON does not parse")
 }
 
-/// A result row from fio's `jobs[0]`: its bandwidth, operations, runtime and CPU.
+/// A result row of `workload` (`fs-write` or `fs-read`) from fio's `jobs[0]`: its bandwidth,
+/// operations, runtime and CPU, on the side of its JSON that the workload does.
 pub fn fio_row(
+    workload: &str,
     engine: &str,
     params: &Map<String, Value>,
     run: u32,
     json: &Value,
 ) -> anyhow::Result<Row> {
     let job = json.pointer("/jobs/0").context("fio's JSON has no job")?;
-    let number = |pointer: &str| job.pointer(pointer).and_then(Value::as_f64).unwrap_or(0.0);
-    let seconds = number("/write/runtime") / 1e3;
+    let side = if workload == "fs-read" {
+        "read"
+    } else {
+        "write"
+    };
+    let number = |pointer: &str| {
+        let pointer = pointer.replace("{side}", side);
+        job.pointer(&pointer).and_then(Value::as_f64).unwrap_or(0.0)
+    };
+    let seconds = number("/{side}/runtime") / 1e3;
     let mut params = params.clone();
     params.insert(CONTROL_PARAM.into(), Value::Bool(true));
     Ok(Row {
-        workload: "fs-write".into(),
+        workload: workload.into(),
         engine: engine.into(),
         params,
         run,
         seconds,
-        ops: number("/write/total_ios") as u64,
-        bytes: number("/write/io_bytes") as u64,
-        ops_per_sec: number("/write/iops"),
-        bytes_per_sec: number("/write/bw_bytes"),
+        ops: number("/{side}/total_ios") as u64,
+        bytes: number("/{side}/io_bytes") as u64,
+        ops_per_sec: number("/{side}/iops"),
+        bytes_per_sec: number("/{side}/bw_bytes"),
+        latency_ns_p50: percentile(job, side, "50.000000"),
+        latency_ns_p99: percentile(job, side, "99.000000"),
         syscalls_source: "none".into(),
         cpu_user_s: number("/usr_cpu") / 100.0 * seconds,
         cpu_sys_s: number("/sys_cpu") / 100.0 * seconds,
@@ -130,6 +142,12 @@ pub fn fio_row(
         ],
         ..Row::default()
     })
+}
+
+/// A completion-latency percentile fio reported (`clat_ns.percentile`), in ns.
+fn percentile(job: &Value, side: &str, key: &str) -> Option<u64> {
+    job.pointer(&format!("/{side}/clat_ns/percentile/{key}"))
+        .and_then(Value::as_u64)
 }
 
 /// True when an executable file named `tool` is on PATH (for tools without a `--version` that
@@ -398,7 +416,7 @@ mod tests {
         let json = parse_fio_json(stdout).unwrap();
         let mut params = Map::new();
         params.insert("size".into(), Value::from("64M"));
-        let row = fio_row("fio psync", &params, 2, &json).unwrap();
+        let row = fio_row("fs-write", "fio psync", &params, 2, &json).unwrap();
         assert_eq!(row.bytes_per_sec, 1073741824.0);
         assert_eq!((row.ops, row.bytes, row.run), (16384, 67108864, 2));
         assert!((row.cpu_sys_s - 0.031).abs() < 1e-9);

@@ -8,6 +8,7 @@
 
 pub mod contenders;
 pub mod control;
+pub mod fio_read;
 pub mod steps;
 pub mod timestamp;
 
@@ -437,6 +438,22 @@ fn run_control(
             );
             control::fio_write(rows, context.scratch).unwrap_or_else(|error| {
                 collected.note(format!("the fio control failed: {error:#}"));
+                Vec::new()
+            })
+        }
+        Control::FioRead if !control::installed("fio") => {
+            collected.note("fio is not installed: the file-read controls did not run".into());
+            Vec::new()
+        }
+        Control::FioRead => {
+            let runtime = step.flag(context.mode, "--runtime").unwrap_or("1s");
+            context.progress.line(
+                "ringside run: control: fio psync (jobs = depth), libaio and io_uring reading \
+                 at the same depths"
+                    .into(),
+            );
+            fio_read::fio_read(rows, runtime, context.scratch).unwrap_or_else(|error| {
+                collected.note(format!("the fio read control failed: {error:#}"));
                 Vec::new()
             })
         }

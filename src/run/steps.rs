@@ -28,6 +28,8 @@ impl Mode {
 pub enum Control {
     /// fio's psync and io_uring engines writing the same file size in the same block size.
     FioWrite,
+    /// fio's psync (jobs = depth), libaio and io_uring reading at each depth the step read at.
+    FioRead,
     /// wrk against ringside's epoll HTTP server with the same connections and duration.
     WrkHttp,
 }
@@ -141,6 +143,43 @@ pub const STEPS: &[Step] = &[
         takes_network: false,
         seconds: [0, 20, 120],
         control: None,
+        contenders: [None, None, None],
+        contender_seconds: [0, 0, 0],
+    },
+    Step {
+        // Random 4 KiB O_DIRECT reads at depths 1 and 32 (issue 21): every read engine, the
+        // NOP floor, and fio's psync, libaio and io_uring beside them.
+        name: "fs read 4k direct",
+        command: &["fs", "read"],
+        args: [
+            None,
+            Some(&[
+                "--size",
+                "64m",
+                "--direct",
+                "--depth",
+                "1,32",
+                "--runtime",
+                "300ms",
+                "--runs",
+                "2",
+            ]),
+            Some(&[
+                "--size",
+                "1g",
+                "--direct",
+                "--depth",
+                "1,4,16,64,128",
+                "--runtime",
+                "1s",
+                "--runs",
+                "3",
+            ]),
+        ],
+        takes_dir: true,
+        takes_network: false,
+        seconds: [0, 25, 220],
+        control: Some(Control::FioRead),
         contenders: [None, None, None],
         contender_seconds: [0, 0, 0],
     },
@@ -329,9 +368,9 @@ mod tests {
             "a cell per loop count"
         );
         assert!(
-            seconds <= 580,
-            "the default study should take about eight minutes: every rung of the ladder and \
-             the reference contenders ({seconds} s estimated)"
+            seconds <= 610,
+            "the default study should take about eight minutes: every rung of the ladder, the \
+             reference contenders and the read step ({seconds} s estimated)"
         );
     }
 }

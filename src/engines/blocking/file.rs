@@ -7,7 +7,7 @@ use std::os::fd::BorrowedFd;
 use rustix::io::Errno;
 
 use crate::engines::aligned::AlignedBuffer;
-use crate::engines::file::{CycleJob, FileEngine, FileOutcome, WriteJob};
+use crate::engines::file::{CycleJob, FileEngine, FileOutcome, ReadJob, WriteJob};
 use crate::measure::Meter;
 use crate::row::Tally;
 
@@ -69,10 +69,38 @@ impl FileEngine for Blocking {
             ..FileOutcome::new(measured, tally)
         })
     }
+
+    fn read(&mut self, job: &ReadJob, meter: &mut Meter) -> anyhow::Result<FileOutcome> {
+        let mut tally = Tally::default();
+        let mut mismatches = 0;
+        let mut buffer = AlignedBuffer::zeroed(job.block_size);
+        let mut latency = crate::stats::histogram::new_latency();
+        meter.start();
+        for &block in job.blocks {
+            if (job.should_stop)() {
+                break;
+            }
+            let started = std::time::Instant::now();
+            let offset = u64::from(block) * job.block_size as u64;
+            pread_exact(job.file, buffer.as_mut_slice(), offset, &mut tally)?;
+            latency.saturating_record(started.elapsed().as_nanos() as u64);
+            if !job.stamp.matches(buffer.as_slice(), block) {
+                mismatches += 1;
+            }
+            tally.ops += 1;
+            tally.bytes += job.block_size as u64;
+        }
+        let measured = meter.stop();
+        Ok(FileOutcome {
+            mismatches,
+            latency_ns: Some(latency),
+            ..FileOutcome::new(measured, tally)
+        })
+    }
 }
 
 /// Writes all of `block` at `offset`, resubmitting the rest after a short write.
-fn pwrite_all(
+pub(crate) fn pwrite_all(
     file: BorrowedFd,
     block: &[u8],
     offset: u64,
@@ -92,7 +120,7 @@ fn pwrite_all(
     Ok(done)
 }
 
-fn pread_exact(
+pub(crate) fn pread_exact(
     file: BorrowedFd,
     page: &mut [u8],
     offset: u64,

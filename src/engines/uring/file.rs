@@ -19,8 +19,8 @@ use super::registered::{Regions, PIN_RELEASE_WAIT};
 use super::ring::{Helpers, RingSetup, SQPOLL_IDLE_MS};
 use crate::engines::aligned::AlignedBuffer;
 use crate::engines::blocking::file::io_error;
-use crate::engines::file::{CycleJob, FileEngine, FileOutcome, WriteJob};
-use crate::engines::needs::{Needs, Registration, SetupFlags};
+use crate::engines::file::{CycleJob, FileEngine, FileOutcome, ReadJob, WriteJob};
+use crate::engines::needs::{Needs, Registration, SetupFlags, NOP};
 use crate::engines::Workload;
 use crate::measure::Meter;
 use crate::row::Tally;
@@ -42,12 +42,14 @@ pub enum Submit {
 }
 
 pub struct Uring {
-    submit: Submit,
+    pub(super) submit: Submit,
     /// Registered file (`types::Fixed`) and registered buffers (`WriteFixed`/`ReadFixed`).
-    fixed: bool,
+    pub(super) fixed: bool,
     /// The ring's own fd registered, so io_uring_enter skips the fd lookup.
-    ring_fd: bool,
-    flags: SetupFlags,
+    pub(super) ring_fd: bool,
+    pub(super) flags: SetupFlags,
+    /// NOPs in place of reads: io_uring's own cost per operation (the `uring-nop` floor).
+    pub(super) nops: bool,
 }
 
 impl Uring {
@@ -58,12 +60,13 @@ impl Uring {
             fixed: needs.registrations.contains(&Registration::Files),
             ring_fd: needs.registrations.contains(&Registration::RingFd),
             flags: needs.setup,
+            nops: needs.opcodes.contains(&NOP),
         }
     }
 
     /// Builds the measured ring for `file` (whose loop submits fsyncs when `fsyncs`) with its
     /// kernel helpers set, and what the row records of them.
-    fn build_ring(
+    pub(super) fn build_ring(
         &self,
         entries: u32,
         helpers: &Helpers,
@@ -147,7 +150,7 @@ pub fn pinned_bytes(workload: Workload, depth: u32, block_size: usize, file_byte
 /// `slot_bytes` per operation in flight, each block copied into its slot as it is queued
 /// (pinning the whole file would need as much locked memory as the file is large), and
 /// whatever `extra` buffers its loop reads into.
-struct Target {
+pub(super) struct Target {
     fd: i32,
     fixed: bool,
     slots: AlignedBuffer,
@@ -158,7 +161,7 @@ struct Target {
 impl Target {
     /// Registers the file, `slots` slots of `slot_bytes` and the `extra` buffers when the engine
     /// uses fixed resources.
-    fn new(
+    pub(super) fn new(
         ring: &IoUring,
         file: BorrowedFd,
         fixed: bool,
@@ -221,7 +224,7 @@ impl Target {
         }
     }
 
-    fn read(&self, buf: &mut [u8], offset: u64) -> squeue::Entry {
+    pub(super) fn read(&self, buf: &mut [u8], offset: u64) -> squeue::Entry {
         let (ptr, len) = (buf.as_mut_ptr(), buf.len() as u32);
         if self.fixed {
             let index = self.regions.index_of(&*buf);
@@ -252,14 +255,18 @@ impl Target {
 /// The measured ring as its loop drives it: the submitter it enters the kernel with (the ring
 /// fd registered when the row asks, so each io_uring_enter skips the fd lookup), and whether a
 /// kernel thread polls the submission queue.
-struct Driver<'r> {
+pub(super) struct Driver<'r> {
     ring: &'r IoUring,
     submitter: Submitter<'r>,
     sqpoll: bool,
 }
 
 impl<'r> Driver<'r> {
-    fn new(ring: &'r IoUring, register_ring_fd: bool, sqpoll: bool) -> anyhow::Result<Self> {
+    pub(super) fn new(
+        ring: &'r IoUring,
+        register_ring_fd: bool,
+        sqpoll: bool,
+    ) -> anyhow::Result<Self> {
         let mut submitter = ring.submitter();
         if register_ring_fd {
             submitter
@@ -279,7 +286,7 @@ impl<'r> Driver<'r> {
     }
 
     /// Takes one completion off the queue.
-    fn next_completion(&self) -> Option<cqueue::Entry> {
+    pub(super) fn next_completion(&self) -> Option<cqueue::Entry> {
         // SAFETY: as in `completions_ready`.
         unsafe { self.ring.completion_shared() }.next()
     }
@@ -287,7 +294,7 @@ impl<'r> Driver<'r> {
     /// Submits what is queued and waits until `want` completions are ready. An SQPOLL engine
     /// first polls the completion queue for up to `SQPOLL_SPIN`: submitting costs it no
     /// syscall, so it sleeps in io_uring_enter only when the completions take longer.
-    fn wait(&self, want: usize, tally: &mut Tally) -> anyhow::Result<()> {
+    pub(super) fn wait(&self, want: usize, tally: &mut Tally) -> anyhow::Result<()> {
         if self.sqpoll {
             // With SQPOLL, submit() enters the kernel only to wake a sleeping poller thread.
             // SAFETY: as in `completions_ready`.
@@ -313,7 +320,7 @@ impl<'r> Driver<'r> {
     /// only after it submitted a batch, and inline completions of that batch can be seen
     /// earlier: then the queue is briefly full, and the engine waits for the poller to take
     /// entries.
-    fn push(&self, entries: &[squeue::Entry], tally: &mut Tally) -> anyhow::Result<()> {
+    pub(super) fn push(&self, entries: &[squeue::Entry], tally: &mut Tally) -> anyhow::Result<()> {
         loop {
             // SAFETY: every buffer an entry points to outlives the ring's in-flight operations
             // (the engine drains all completions before it returns); one thread drives the ring.
@@ -522,6 +529,10 @@ impl FileEngine for Uring {
             ..FileOutcome::new(measured, tally)
         })
     }
+
+    fn read(&mut self, job: &ReadJob, meter: &mut Meter) -> anyhow::Result<FileOutcome> {
+        self.read_blocks(job, meter)
+    }
 }
 
 /// Write, fsync, read: three linked SQEs per page.
@@ -616,7 +627,7 @@ fn chain_completion(
 }
 
 /// The byte count of a completion, or its error named like the syscall it stands for.
-fn completion_result(cqe: &cqueue::Entry, operation: &str) -> anyhow::Result<usize> {
+pub(super) fn completion_result(cqe: &cqueue::Entry, operation: &str) -> anyhow::Result<usize> {
     let result = cqe.result();
     if result < 0 {
         return Err(io_error(

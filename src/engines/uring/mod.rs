@@ -2,12 +2,14 @@
 //! why the kernel refused one, in operator terms; `refusal.rs` finds the one setup flag a kernel
 //! lacks); `token.rs` is what a server's `user_data`
 //! carries; `buf_ring.rs` is the provided-buffer ring multishot receives take buffers from;
-//! `file.rs` is the file engine, whose submission styles are the rungs of the file ladder; and
+//! `file.rs` is the file engine, whose submission styles are the rungs of the file ladder
+//! (`read.rs`: its reads of single blocks at a queue depth, and the NOP floor); and
 //! `server/` is the server loop with one file per receive and send strategy, so a new rung of
 //! the network ladder (bundles, zero-copy send, registered files, SQPOLL) is one file there.
 
 pub mod buf_ring;
 pub mod file;
+mod read;
 pub mod refusal;
 pub mod registered;
 pub mod ring;

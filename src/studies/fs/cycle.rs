@@ -59,6 +59,7 @@ fn measure_run(
         data: data.as_slice(),
         page_size: study.block_size as usize,
         depth: study.depth,
+        threads: study.threads,
         datasync: options.datasync,
         helpers: context.helpers,
         should_stop: &stopped,

@@ -1,10 +1,12 @@
-//! The file studies, `fs write` and `fs cycle`. This file is what they share: checking the
+//! The file studies, `fs write`, `fs cycle` and `fs read` (`read.rs`, its own cells: engines
+//! at depths, over a file laid out once). This file is what they share: checking the
 //! sizes, the scratch file and its random data, laying the file out, and the run loop on the
 //! studies' runner (engines alternating, the file truncated first when `--fresh`, every run's
 //! blocks stamped with the run number, each run on a thread of its own, results written at the
 //! end). `write.rs` and `cycle.rs` keep only their own options and their own measurement.
 
 pub mod cycle;
+pub mod read;
 pub mod scratch;
 pub mod write;
 
@@ -53,6 +55,8 @@ pub struct FileStudy {
     pub block_flag: &'static str,
     /// Operations in flight (io_uring engines).
     pub depth: u32,
+    /// The `threads` engine's pool size (None: `depth`).
+    pub threads: Option<u32>,
     pub direct: bool,
     pub fresh: bool,
     pub seed: u64,
@@ -103,6 +107,9 @@ impl RunContext<'_> {
         );
         row.params.extend(outcome.params.clone());
         row.notes.extend(outcome.notes.iter().cloned());
+        if let Some(pool) = &outcome.pool {
+            row.set_pool(pool);
+        }
         row
     }
 }
@@ -125,6 +132,9 @@ impl FileStudy {
         params.insert("size".into(), Value::from(format_size(self.size)));
         params.insert(block_key, Value::from(format_size(self.block_size)));
         params.insert("depth".into(), Value::from(self.depth));
+        if let Some(threads) = self.threads {
+            params.insert("threads".into(), Value::from(threads));
+        }
         params.insert(
             "file".into(),
             Value::from(if self.fresh { "fresh" } else { "overwrite" }),
@@ -279,6 +289,23 @@ impl FileStudy {
             rustix::fs::fsync(file).map_err(|error| io_error("fsync", error))?;
         }
         Ok(())
+    }
+}
+
+/// A run's stop check: Ctrl-C, or `runtime` passed (zero: no limit).
+pub fn stop_check(runtime: std::time::Duration) -> impl Fn() -> bool {
+    use std::time::Instant;
+    let limit = Some(runtime).filter(|limit| !limit.is_zero());
+    let deadline = limit.map(|limit| (Instant::now() + limit, std::cell::Cell::new(0u32)));
+    move || {
+        if crate::system::stop::stopped() {
+            return true;
+        }
+        // Reading the clock every operation would cost more than a small one; look every 64.
+        deadline.as_ref().is_some_and(|(until, calls)| {
+            calls.set(calls.get().wrapping_add(1));
+            calls.get() % 64 == 0 && Instant::now() >= *until
+        })
     }
 }
 

@@ -5,9 +5,8 @@
 //! cache stays warm and no deletes send discards into the next run (FINDINGS). `--fresh`
 //! truncates before each run instead, which is what seed 003's O_TRUNC measured.
 
-use std::cell::Cell;
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -16,7 +15,6 @@ use super::{FileStudy, RunContext};
 use crate::engines::file::WriteJob;
 use crate::engines::Workload;
 use crate::row::Row;
-use crate::system::stop::stopped;
 
 /// What `fs write` adds to a file study.
 #[derive(Clone, Copy, Debug)]
@@ -48,23 +46,13 @@ fn measure_run(
         scratch,
         ..
     } = *context;
-    let limit = Some(options.runtime).filter(|limit| !limit.is_zero());
-    let deadline = limit.map(|limit| (Instant::now() + limit, Cell::new(0u32)));
-    let should_stop = || {
-        if stopped() {
-            return true;
-        }
-        // Reading the clock every block would cost more than a small write; look every 64.
-        deadline.as_ref().is_some_and(|(until, calls)| {
-            calls.set(calls.get().wrapping_add(1));
-            calls.get() % 64 == 0 && Instant::now() >= *until
-        })
-    };
+    let should_stop = super::stop_check(options.runtime);
     let job = WriteJob {
         file: file.as_fd(),
         data: data.as_slice(),
         block_size: study.block_size as usize,
         depth: study.depth,
+        threads: study.threads,
         fsync_end: options.fsync_end,
         helpers: context.helpers,
         should_stop: &should_stop,

@@ -7,8 +7,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rustix::net::SocketFlags;
 
-use super::blocking::server::{serve_connection, set_timeouts, RECV_BUFFER_BYTES};
-use super::server::{accept_failure, AcceptFailure, AcceptPause, Run, ServerCounters};
+use crate::engines::blocking::server::{serve_connection, set_timeouts, RECV_BUFFER_BYTES};
+use crate::engines::server::{accept_failure, AcceptFailure, AcceptPause, Run, ServerCounters};
 use crate::system::stop::stopped;
 
 /// Stack per connection thread: the loop needs little, and 256 threads at the default 2 MiB

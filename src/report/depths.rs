@@ -1,0 +1,321 @@
+//! Queue-depth sweeps (`fs read --depth 1,4,16,64,128`): the read studies that differ only in
+//! depth, joined so the report shows each engine's reads per second and CPU per read against
+//! the depth (a table and two charts), and says which engine wins at each depth and why: the
+//! context switches and syscalls each read cost, the reads io_uring punted to io-wq, and how
+//! far its CPU per read sat above the NOP floor (`uring-nop`, io_uring's own cost).
+
+use plotters::prelude::*;
+use serde_json::Value;
+
+use crate::report::summary::{EngineSummary, Study, StudyKey};
+use crate::report::table::Cells;
+use crate::stats::{params_text, Spread};
+
+/// The engine whose rows are the floor, not a contestant.
+const FLOOR: &str = "uring-nop";
+
+/// The read studies of one sweep, one per depth, ascending.
+pub struct DepthSweep<'a> {
+    pub title: String,
+    pub points: Vec<(u64, &'a Study)>,
+}
+
+impl DepthSweep<'_> {
+    /// Every engine of the sweep (controls included), in the order its studies first name them.
+    pub fn engines(&self) -> Vec<&str> {
+        let mut engines: Vec<&str> = Vec::new();
+        for (_, study) in &self.points {
+            for engine in &study.engines {
+                if !engines.contains(&engine.engine.as_str()) {
+                    engines.push(&engine.engine);
+                }
+            }
+        }
+        engines
+    }
+
+    /// `engine` at each depth it ran at.
+    pub fn runs_of<'s>(
+        &'s self,
+        engine: &'s str,
+    ) -> impl Iterator<Item = (u64, &'s EngineSummary)> {
+        self.points.iter().filter_map(move |(depth, study)| {
+            let summary = study.engines.iter().find(|e| e.engine == engine)?;
+            Some((*depth, summary))
+        })
+    }
+}
+
+/// The sweeps among `studies`: `fs-read` studies whose parameters differ only in `depth`,
+/// with more than one depth.
+pub fn depth_sweeps(studies: &[Study]) -> Vec<DepthSweep<'_>> {
+    let mut groups: Vec<(StudyKey, Vec<(u64, &Study)>)> = Vec::new();
+    for study in studies.iter().filter(|study| study.workload == "fs-read") {
+        let mut shared = study.params.clone();
+        shared.remove("depth");
+        let depth = study.params.get("depth").and_then(Value::as_u64);
+        let point = (depth.unwrap_or(1), study);
+        let key = (study.workload.clone(), shared);
+        match groups.iter_mut().find(|(known, _)| *known == key) {
+            Some((_, points)) => points.push(point),
+            None => groups.push((key, vec![point])),
+        }
+    }
+    groups
+        .into_iter()
+        .filter_map(|((workload, shared), mut points)| {
+            points.sort_by_key(|(depth, _)| *depth);
+            points.dedup_by_key(|(depth, _)| *depth);
+            (points.len() > 1).then(|| DepthSweep {
+                title: format!("{workload} ({})", params_text(&shared)),
+                points,
+            })
+        })
+        .collect()
+}
+
+fn per_read(amount: Option<f64>, summary: &EngineSummary) -> Option<f64> {
+    let ops = summary.figures.ops;
+    amount.filter(|_| ops > 0.0).map(|amount| amount / ops)
+}
+
+/// Per engine and depth: reads/s (median, min–max), CPU µs per read, context switches and
+/// syscalls per read, p99 latency.
+pub fn depth_cells(sweep: &DepthSweep) -> Cells {
+    let header = [
+        "engine",
+        "depth",
+        "reads/s median",
+        "reads/s min–max",
+        "CPU µs/read",
+        "ctx switches/read",
+        "syscalls/read",
+        "p99 µs",
+    ];
+    let mut lines = Vec::new();
+    for engine in sweep.engines() {
+        for (depth, summary) in sweep.runs_of(engine) {
+            let optional =
+                |value: Option<f64>| value.map_or("—".to_string(), |v| format!("{v:.2}"));
+            lines.push(vec![
+                engine.to_string(),
+                depth.to_string(),
+                format!("{:.0}", summary.throughput.median),
+                format!(
+                    "{:.0}–{:.0}",
+                    summary.throughput.min, summary.throughput.max
+                ),
+                format!("{:.2}", summary.cpu_us_per_op.median),
+                optional(per_read(Some(summary.figures.ctx_switches), summary)),
+                optional(summary.syscalls_per_op.map(|spread| spread.median)),
+                optional(summary.p99_us.map(|spread| spread.median)),
+            ]);
+        }
+    }
+    Cells {
+        header: header.iter().map(|h| h.to_string()).collect(),
+        lines,
+    }
+}
+
+/// Per depth, the engine that read fastest (controls and the floor aside), by how much it beat
+/// the runner-up, and why: what each read cost them in context switches, syscalls and io-wq
+/// punts, and the winner's CPU per read beside the NOP floor's CPU per operation.
+pub fn depth_verdicts(sweep: &DepthSweep) -> Vec<String> {
+    let mut verdicts = Vec::new();
+    for (depth, study) in &sweep.points {
+        let mut ranked: Vec<&EngineSummary> = (study.measured().into_iter())
+            .filter(|engine| engine.engine != FLOOR && engine.verified)
+            .collect();
+        ranked.sort_by(|a, b| b.throughput.median.total_cmp(&a.throughput.median));
+        let Some(winner) = ranked.first() else {
+            continue;
+        };
+        let mut sentence = format!(
+            "depth {depth}: {} reads fastest, {:.0} reads/s",
+            winner.engine, winner.throughput.median
+        );
+        if let Some(second) = ranked.get(1) {
+            sentence += &format!(
+                ", {:.2}× {} ({:.0})",
+                winner.throughput.median / second.throughput.median.max(1e-9),
+                second.engine,
+                second.throughput.median
+            );
+            if winner.throughput.overlaps(&second.throughput) {
+                sentence += " (their runs overlap: within this machine's noise)";
+            }
+            sentence += &format!("; per read {}", costs(winner));
+            sentence += &format!(" against {}", costs(second));
+        }
+        let floor = study.engines.iter().find(|engine| engine.engine == FLOOR);
+        if let Some(floor) = floor {
+            sentence += &format!(
+                "; CPU {:.2} µs a read against io_uring's floor of {:.2} µs a NOP",
+                winner.cpu_us_per_op.median, floor.cpu_us_per_op.median
+            );
+        }
+        verdicts.push(sentence);
+    }
+    verdicts
+}
+
+/// "0.02 context switches, 0.06 syscalls, 0.90 io-wq punts (uring-ring)".
+fn costs(summary: &EngineSummary) -> String {
+    let mut parts = vec![format!(
+        "{:.2} context switches",
+        per_read(Some(summary.figures.ctx_switches), summary).unwrap_or(0.0)
+    )];
+    if let Some(syscalls) = summary.syscalls_per_op {
+        parts.push(format!("{:.2} syscalls", syscalls.median));
+    }
+    if let Some(punts) = per_read(summary.figures.iowq_punts, summary) {
+        parts.push(format!("{punts:.2} io-wq punts"));
+    }
+    format!("{} ({})", parts.join(", "), summary.engine)
+}
+
+/// One figure of an engine's runs a depth chart draws, and what it is called.
+type Figure = (&'static str, fn(&EngineSummary) -> Spread);
+
+/// What the depth charts draw: reads per second, then CPU per read.
+const FIGURES: [Figure; 2] = [
+    ("reads/s", |engine| engine.throughput),
+    ("CPU µs per read", |engine| engine.cpu_us_per_op),
+];
+
+/// Reads per second and CPU per read against the depth (log scale), one line per engine,
+/// whiskers from the slowest to the fastest run; controls dashed.
+pub fn depth_charts(sweep: &DepthSweep) -> anyhow::Result<Vec<String>> {
+    FIGURES
+        .iter()
+        .map(|&(what, value)| depth_chart(sweep, what, value))
+        .collect()
+}
+
+fn depth_chart(
+    sweep: &DepthSweep,
+    what: &str,
+    value: fn(&EngineSummary) -> Spread,
+) -> anyhow::Result<String> {
+    let engines = sweep.engines();
+    let deepest = sweep
+        .points
+        .iter()
+        .map(|(depth, _)| *depth)
+        .max()
+        .unwrap_or(1);
+    let high = (engines.iter())
+        .filter(|engine| what == "reads/s" || **engine != FLOOR)
+        .flat_map(|engine| sweep.runs_of(engine).map(|(_, runs)| value(runs).max))
+        .fold(0.0, f64::max);
+    let x = |depth: u64| (depth as f64).log2();
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (760, 400)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(format!("{what} against queue depth"), ("sans-serif", 16))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(70)
+            .build_cartesian_2d(-0.3..x(deepest) + 0.3, 0.0..(high * 1.15).max(1.0))?;
+        chart
+            .configure_mesh()
+            .x_labels(x(deepest) as usize + 1)
+            .x_label_formatter(
+                &|position| match position.fract() == 0.0 && *position >= 0.0 {
+                    true => format!("{}", 1u64 << (*position as u32)),
+                    false => String::new(),
+                },
+            )
+            .x_desc(
+                "queue depth (reads in flight; median of the runs, whiskers: slowest to fastest)",
+            )
+            .label_style(("sans-serif", 12))
+            .draw()?;
+        for (index, engine) in engines.iter().enumerate() {
+            // The floor's CPU per NOP would flatten the CPU chart; its reads/s line stays.
+            if what != "reads/s" && *engine == FLOOR {
+                continue;
+            }
+            let color = Palette99::pick(index).to_rgba();
+            let points: Vec<(f64, Spread)> = (sweep.runs_of(engine))
+                .map(|(depth, summary)| (x(depth), value(summary)))
+                .collect();
+            let line = points.iter().map(|(x, spread)| (*x, spread.median));
+            chart
+                .draw_series(LineSeries::new(line, color.stroke_width(2)))?
+                .label(*engine)
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color));
+            let whiskers = (points.iter()).map(|(x, spread)| {
+                PathElement::new(vec![(*x, spread.min), (*x, spread.max)], color)
+            });
+            chart.draw_series(whiskers)?;
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .label_font(("sans-serif", 11))
+            .draw()?;
+        root.present()?;
+    }
+    Ok(svg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::summary::studies;
+    use crate::report::summary::tests::row as summary_row;
+    use crate::row::Row;
+    use serde_json::Map;
+
+    fn row(engine: &str, depth: u64, ops_per_sec: f64, ctx_switches: u64) -> Row {
+        let mut params = Map::new();
+        params.insert("depth".into(), Value::from(depth));
+        params.insert("cache".into(), Value::from("direct"));
+        Row {
+            workload: "fs-read".into(),
+            params,
+            ops: 1000,
+            ops_per_sec,
+            ctx_switches_voluntary: ctx_switches,
+            verified: true,
+            ..summary_row(engine, 1, 0.0, 0)
+        }
+    }
+
+    #[test]
+    fn read_studies_that_differ_only_in_depth_make_a_sweep_with_verdicts_and_charts() {
+        let rows = vec![
+            row("threads", 1, 10_000.0, 1000),
+            row("uring-ring", 1, 11_000.0, 1000),
+            row("uring-nop", 1, 1e6, 0),
+            row("threads", 16, 50_000.0, 1100),
+            row("uring-ring", 16, 60_000.0, 70),
+            row("uring-nop", 16, 9e6, 0),
+        ];
+        let studies = studies(&rows);
+        let sweeps = depth_sweeps(&studies);
+        assert_eq!(sweeps.len(), 1);
+        let sweep = &sweeps[0];
+        assert!(sweep.title.contains("cache=direct"), "{}", sweep.title);
+        assert_eq!(sweep.points.len(), 2);
+        assert_eq!(depth_cells(sweep).lines.len(), 6);
+        let verdicts = depth_verdicts(sweep);
+        assert_eq!(verdicts.len(), 2);
+        assert!(
+            verdicts[1].starts_with("depth 16: uring-ring reads fastest"),
+            "{verdicts:?}"
+        );
+        assert!(
+            verdicts[1].contains("0.07 context switches"),
+            "{verdicts:?}"
+        );
+        assert!(verdicts[1].contains("floor"), "{verdicts:?}");
+        assert_eq!(depth_charts(sweep).unwrap().len(), 2);
+    }
+}

@@ -1,0 +1,364 @@
+//! `ringside fs read`: reads of single blocks (`--block-size`, 4 KiB by default) at random, or in
+//! order with `--sequential`, from a file laid out once, at every queue depth of `--depth`
+//! (fio's `randread`, the storage community's first benchmark). Every block of the file carries
+//! its stamp (its index, keyed by the seed, in its first and last 8 bytes), and every read is
+//! checked against it as it completes, so a read of the wrong block, a short read or a torn
+//! block fails the run.
+//!
+//! The file is read in one of three states, recorded in each row's `cache`: `warm` (buffered,
+//! every block in the page cache from the layout), `cold` (buffered, the file's cached pages
+//! dropped before each run with `posix_fadvise(POSIX_FADV_DONTNEED)`, which needs no root; the
+//! file was synced, so its pages are clean and go), and `direct` (O_DIRECT, the device for every
+//! read). As fio does by default, the file is advised `POSIX_FADV_RANDOM` for random reads
+//! (no readahead) and `POSIX_FADV_SEQUENTIAL` for sequential ones.
+//!
+//! Cells are (engine, depth), alternating run by run. The engines that keep one read in flight
+//! (`blocking`, `uring-single`) run at depth 1 only.
+
+use std::fs::File;
+use std::os::fd::AsFd;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use super::scratch::Scratch;
+use super::stop_check;
+use crate::engines::blocking::file::io_error;
+use crate::engines::file::{ReadJob, Stamp};
+use crate::engines::needs::Feature;
+use crate::engines::uring::ring::Helpers;
+use crate::engines::{EngineDef, Make};
+use crate::measure::{meter_for_run, BlockDevice};
+use crate::output::progress::Progress;
+use crate::output::render_table;
+use crate::row::{Row, Tally};
+use crate::studies::{choose, finish, run_alternating, Cell, Destination};
+use crate::units::format_size;
+
+/// The engines that keep one read in flight whatever `--depth` says: run at depth 1 only.
+const ONE_AT_A_TIME: &[&str] = &["blocking", "uring-single"];
+
+/// Bytes laid out per write when the file is made.
+const LAYOUT_CHUNK: usize = 1 << 20;
+
+/// The page cache state a read study measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cache {
+    /// Buffered, every block cached.
+    Warm,
+    /// Buffered, the file's pages dropped before each run.
+    Cold,
+    /// O_DIRECT: no page cache.
+    Direct,
+}
+
+impl Cache {
+    pub fn name(self) -> &'static str {
+        match self {
+            Cache::Warm => "warm",
+            Cache::Cold => "cold",
+            Cache::Direct => "direct",
+        }
+    }
+}
+
+/// One read study, as its flags asked for it.
+pub struct ReadStudy {
+    /// The engines named (or the workload's defaults), before the availability check.
+    pub engines: Vec<&'static EngineDef>,
+    pub depths: Vec<u32>,
+    /// The `threads` engine's pool size (None: each cell's depth).
+    pub threads: Option<u32>,
+    pub runs: u32,
+    pub destination: Destination,
+    pub cpu: Option<usize>,
+    pub quiet: bool,
+    pub helpers: Helpers,
+    pub ring_events: bool,
+    pub dir: PathBuf,
+    pub size: u64,
+    pub block_size: u64,
+    pub cache: Cache,
+    pub sequential: bool,
+    /// Stop a run after this long (zero: no limit).
+    pub runtime: Duration,
+    pub seed: u64,
+}
+
+/// One measurement: an engine at a depth.
+struct ReadCell {
+    def: &'static EngineDef,
+    depth: u32,
+}
+
+impl Cell for ReadCell {
+    fn step(&self, run: u32, runs: u32) -> String {
+        format!("{} depth {} run {run}/{runs}", self.def.name, self.depth)
+    }
+
+    fn failed(&self, run: u32) -> String {
+        format!("{} at depth {} run {run} failed", self.def.name, self.depth)
+    }
+}
+
+impl ReadStudy {
+    fn blocks(&self) -> u64 {
+        self.size / self.block_size
+    }
+
+    pub fn check(&self) -> anyhow::Result<()> {
+        let min = Stamp::MIN_BLOCK as u64;
+        anyhow::ensure!(
+            self.block_size >= min && self.block_size <= 1 << 26,
+            "--block-size must be from {min} bytes to 64M (got {})",
+            self.block_size
+        );
+        anyhow::ensure!(
+            self.blocks() >= 1 && self.blocks() <= u64::from(u32::MAX),
+            "--size must hold from 1 to 2^32 blocks of --block-size ({} holds {})",
+            format_size(self.size),
+            self.blocks()
+        );
+        if self.cache == Cache::Direct {
+            anyhow::ensure!(
+                self.block_size.is_multiple_of(512),
+                "--direct needs --block-size to be a multiple of 512 bytes (got {})",
+                self.block_size
+            );
+        }
+        anyhow::ensure!(!self.depths.is_empty(), "--depth needs at least one depth");
+        Ok(())
+    }
+
+    /// The parameters every row carries; the depth is the cell's.
+    fn params(&self, depth: u32) -> Map<String, Value> {
+        let mut params = Map::new();
+        params.insert("size".into(), Value::from(format_size(self.size)));
+        params.insert(
+            "block_size".into(),
+            Value::from(format_size(self.block_size)),
+        );
+        params.insert("depth".into(), Value::from(depth));
+        if let Some(threads) = self.threads {
+            params.insert("threads".into(), Value::from(threads));
+        }
+        let access = if self.sequential {
+            "sequential"
+        } else {
+            "random"
+        };
+        params.insert("access".into(), Value::from(access));
+        params.insert("cache".into(), Value::from(self.cache.name()));
+        params.insert("direct".into(), Value::from(self.cache == Cache::Direct));
+        params.insert("seed".into(), Value::from(self.seed));
+        params
+    }
+
+    /// The (engine, depth) cells: depth by depth, every engine that runs there.
+    fn cells(&self) -> anyhow::Result<Vec<ReadCell>> {
+        let engines = choose(self.engines_for_the_file(), false, self.quiet)?.runnable;
+        let mut cells = Vec::new();
+        for &depth in &self.depths {
+            for &def in &engines {
+                if depth == 1 || !ONE_AT_A_TIME.contains(&def.name) {
+                    cells.push(ReadCell { def, depth });
+                }
+            }
+        }
+        if !self.depths.contains(&1) && !self.quiet {
+            for name in engines.iter().map(|def| def.name) {
+                if ONE_AT_A_TIME.contains(&name) {
+                    eprintln!("ringside: skipping {name}: it reads at depth 1, not in --depth");
+                }
+            }
+        }
+        anyhow::ensure!(!cells.is_empty(), "no engine reads at the depths asked for");
+        Ok(cells)
+    }
+
+    /// The chosen engines that can read this study's file: libaio and IOPOLL only O_DIRECT.
+    fn engines_for_the_file(&self) -> Vec<&'static EngineDef> {
+        let direct = self.cache == Cache::Direct;
+        let (kept, refused): (Vec<&'static EngineDef>, Vec<&'static EngineDef>) =
+            self.engines.iter().partition(|engine| {
+                direct
+                    || !(engine.needs.setup.iopoll
+                        || engine.needs.features.contains(&Feature::DirectFile))
+            });
+        for engine in refused.iter().filter(|_| !self.quiet) {
+            eprintln!(
+                "ringside: skipping {}: it reads asynchronously only from an O_DIRECT file; \
+                 add --direct",
+                engine.name
+            );
+        }
+        kept
+    }
+
+    pub fn run(&self) -> anyhow::Result<ExitCode> {
+        self.check()?;
+        let cells = self.cells()?;
+        if let Some(cpu) = self.cpu {
+            crate::system::pin::pin_current_thread(cpu)?;
+        }
+        let scratch = Scratch::create(&self.dir)?;
+        let stamp = Stamp::new(self.seed);
+        lay_out(
+            &scratch.open(false)?,
+            self.size,
+            self.block_size as usize,
+            stamp,
+            self.seed,
+        )?;
+        let file = scratch.open(self.cache == Cache::Direct)?;
+        advise(&file, self.access_advice())?;
+        let mut order: Vec<u32> = (0..self.blocks() as u32).collect();
+        let progress = Progress::new(u64::from(self.runs) * cells.len() as u64, self.quiet);
+        let measure = |cell: &ReadCell, run: u32| -> anyhow::Result<Row> {
+            if !self.sequential {
+                fastrand::Rng::with_seed(self.seed ^ u64::from(run)).shuffle(&mut order);
+            }
+            if self.cache == Cache::Cold {
+                advise(&file, rustix::fs::Advice::DontNeed)?;
+            }
+            // On a thread of its own, as the other file studies: its rings are the only ones
+            // that thread makes (the kernel sizes io-wq from a thread's first ring).
+            let row = std::thread::scope(|scope| {
+                scope
+                    .spawn(|| self.measure(cell, run, &file, &order, stamp))
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })?;
+            progress.line(line(&row));
+            Ok(row)
+        };
+        let failed_row = |cell: &ReadCell, run: u32, reason: &str| {
+            let params = self.params(cell.depth);
+            let measured = Default::default();
+            let mut row = Row::measured(
+                "fs-read",
+                cell.def.name,
+                params,
+                run,
+                &measured,
+                Tally::default(),
+            );
+            row.fail(reason);
+            row
+        };
+        let outcome = run_alternating(self.runs, &cells, &progress, measure, failed_row);
+        progress.finish();
+        drop(file);
+        drop(scratch);
+        finish(outcome, &self.dir, &self.destination, render_table)
+    }
+
+    fn access_advice(&self) -> rustix::fs::Advice {
+        if self.sequential {
+            rustix::fs::Advice::Sequential
+        } else {
+            rustix::fs::Advice::Random
+        }
+    }
+
+    fn measure(
+        &self,
+        cell: &ReadCell,
+        run: u32,
+        file: &File,
+        order: &[u32],
+        stamp: Stamp,
+    ) -> anyhow::Result<Row> {
+        let Make::File(make) = cell.def.make else {
+            unreachable!("the read study runs file engines");
+        };
+        let should_stop = stop_check(self.runtime);
+        let job = ReadJob {
+            file: file.as_fd(),
+            blocks: order,
+            block_size: self.block_size as usize,
+            depth: cell.depth,
+            threads: self.threads,
+            stamp,
+            helpers: &self.helpers,
+            should_stop: &should_stop,
+        };
+        let mut meter = meter_for_run()
+            .with_ring_events(self.ring_events)
+            .with_device(BlockDevice::of_file(file));
+        let outcome = make(cell.def).read(&job, &mut meter)?;
+        let mut row = Row::measured(
+            "fs-read",
+            cell.def.name,
+            self.params(cell.depth),
+            run,
+            &outcome.measured,
+            outcome.tally,
+        );
+        row.params.extend(outcome.params.clone());
+        row.notes.extend(outcome.notes.iter().cloned());
+        if let Some(pool) = &outcome.pool {
+            row.set_pool(pool);
+        }
+        if let Some(latency) = &outcome.latency_ns {
+            row.set_latency(latency);
+        }
+        row.errors = outcome.mismatches;
+        row.verified = outcome.mismatches == 0 && outcome.tally.ops > 0;
+        Ok(row)
+    }
+}
+
+/// Writes the file once, untimed: random bytes from `seed`, each block stamped, then synced so
+/// O_DIRECT reads see it and the cold state's dropped pages are clean.
+fn lay_out(
+    file: &File,
+    size: u64,
+    block_size: usize,
+    stamp: Stamp,
+    seed: u64,
+) -> anyhow::Result<()> {
+    use std::os::unix::fs::FileExt;
+    let blocks = (size / block_size as u64) as usize;
+    let blocks_per_chunk = (LAYOUT_CHUNK / block_size).max(1);
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let mut chunk = vec![0u8; blocks_per_chunk * block_size];
+    for first in (0..blocks).step_by(blocks_per_chunk) {
+        let count = blocks_per_chunk.min(blocks - first);
+        let chunk = &mut chunk[..count * block_size];
+        rng.fill(chunk);
+        for (index, block) in chunk.chunks_mut(block_size).enumerate() {
+            stamp.write(block, (first + index) as u32);
+        }
+        file.write_all_at(chunk, (first * block_size) as u64)
+            .map_err(|error| io_error("laying out the file", error))?;
+    }
+    file.sync_all()
+        .map_err(|error| io_error("syncing the laid-out file", error))
+}
+
+fn advise(file: &File, advice: rustix::fs::Advice) -> anyhow::Result<()> {
+    rustix::fs::fadvise(file, 0, None, advice).map_err(|error| io_error("posix_fadvise", error))
+}
+
+/// `fs read threads depth 16: 65536 reads of 4096 in 812 ms (80.7k IOPS, 9.1 µs CPU a read)`.
+fn line(row: &Row) -> String {
+    let cpu_per_read = if row.ops > 0 {
+        (row.cpu_user_s + row.cpu_sys_s) / row.ops as f64 * 1e6
+    } else {
+        0.0
+    };
+    format!(
+        "fs read {} depth {}: {} reads in {:.0} ms ({:.1}k IOPS, {:.1} µs CPU a read, {} syscalls){}",
+        row.engine,
+        row.params.get("depth").unwrap_or(&Value::Null),
+        row.ops,
+        row.seconds * 1e3,
+        row.ops_per_sec / 1e3,
+        cpu_per_read,
+        row.syscalls,
+        if row.verified { "" } else { " NOT VERIFIED" }
+    )
+}

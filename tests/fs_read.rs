@@ -1,0 +1,214 @@
+//! `fs read` end to end: the real binary reads a real file at several depths with every engine
+//! of the table that serves it, and every engine, driven through the library on a real file
+//! whose block was corrupted after layout, reports exactly that block.
+
+use std::os::fd::AsFd;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+use std::process::Command;
+
+use assert_cmd::cargo::CommandCargoExt;
+use ringside::engines::file::{ReadJob, Stamp};
+use ringside::engines::needs::{Feature, NOP};
+use ringside::engines::uring::ring::Helpers;
+use ringside::engines::{engines_of, EngineDef, Make, Workload};
+use ringside::measure::Meter;
+use serde_json::Value;
+
+fn ringside() -> Command {
+    let mut command = Command::cargo_bin("ringside").unwrap();
+    command
+        .env_remove("RINGSIDE_FORCE_NO_URING")
+        .env_remove("RINGSIDE_NO_PERF");
+    command
+}
+
+/// The engines of the table that read here: available, not IOPOLL (no poll queues on most
+/// test machines), split by whether they need `--direct`.
+fn readers(direct: bool) -> Vec<&'static EngineDef> {
+    engines_of(Workload::FsRead)
+        .filter(|engine| engine.availability().is_ok() && !engine.needs.setup.iopoll)
+        .filter(|engine| direct || !engine.needs.features.contains(&Feature::DirectFile))
+        .collect()
+}
+
+fn rows(args: &[&str], dir: &Path) -> Vec<Value> {
+    let output = ringside()
+        .args(args)
+        .args(["--format", "json", "--quiet", "--dir"])
+        .arg(dir)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "ringside {args:?} failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let document: Value = serde_json::from_slice(&output.stdout).unwrap();
+    document["results"].as_array().unwrap().clone()
+}
+
+#[test]
+fn every_read_engine_verifies_every_block_at_every_depth() {
+    let dir = tempfile::tempdir().unwrap();
+    for (cache, flag) in [
+        ("warm", None),
+        ("cold", Some("--cold")),
+        ("direct", Some("--direct")),
+    ] {
+        let engines: Vec<&str> = readers(flag == Some("--direct"))
+            .iter()
+            .map(|e| e.name)
+            .collect();
+        let all = engines.join(",");
+        let mut args = vec![
+            "fs",
+            "read",
+            "--size",
+            "4m",
+            "--depth",
+            "1,8",
+            "--runs",
+            "1",
+            "--runtime",
+            "0",
+            "--engine",
+            &all,
+        ];
+        args.extend(flag);
+        let rows = rows(&args, dir.path());
+        let blocks = (4 << 20) / 4096;
+        for row in &rows {
+            assert_eq!(row["verified"], true, "{row}");
+            assert_eq!(row["errors"], 0, "{row}");
+            assert_eq!(row["ops"], blocks, "{row}");
+            assert_eq!(row["params"]["cache"], cache, "{row}");
+            let reads = row["engine"] != "uring-nop";
+            assert_eq!(row["bytes"], if reads { 4 << 20 } else { 0 }, "{row}");
+            let histogram = row["latency_ns_histogram"].as_str().expect("a histogram");
+            let histogram = ringside::stats::histogram::decode(histogram).unwrap();
+            assert_eq!(histogram.len(), blocks, "{row}");
+            assert!(row["latency_ns_p50"].as_u64().unwrap() > 0, "{row}");
+        }
+        // Every engine at depth 1, and every engine but the one-at-a-time ones at depth 8.
+        let at = |depth: u64| {
+            rows.iter()
+                .filter(|r| r["params"]["depth"] == depth)
+                .count()
+        };
+        assert_eq!(at(1), engines.len());
+        let single = ["blocking", "uring-single"];
+        let deep = engines.iter().filter(|name| !single.contains(name)).count();
+        assert_eq!(at(8), deep);
+        let threads = rows
+            .iter()
+            .find(|r| r["engine"] == "threads" && r["params"]["depth"] == 8)
+            .expect("a threads row at depth 8");
+        assert_eq!(threads["pool_threads"], 8, "{threads}");
+        assert!(threads["pool_cpu_s"].as_f64().is_some(), "{threads}");
+    }
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn libaio_without_direct_is_refused_with_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = ringside()
+        .args(["fs", "read", "--size", "1m", "--engine", "libaio", "--dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("skipping libaio: it reads asynchronously only from an O_DIRECT file"),
+        "{stderr}"
+    );
+}
+
+/// A block whose content is not what the layout stamped (here: block 5 holds block 6's data)
+/// must be caught by every engine that reads, once per read of it.
+#[test]
+fn every_read_engine_catches_a_wrong_block() {
+    const BLOCK: usize = 4096;
+    const BLOCKS: u32 = 64;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("stamped");
+    let stamp = Stamp::new(3);
+    let mut data = vec![7u8; BLOCK * BLOCKS as usize];
+    for (index, block) in data.chunks_mut(BLOCK).enumerate() {
+        stamp.write(block, index as u32);
+    }
+    let wrong = data[6 * BLOCK..7 * BLOCK].to_vec();
+    data[5 * BLOCK..6 * BLOCK].copy_from_slice(&wrong);
+    std::fs::write(&path, &data).unwrap();
+    let helpers = Helpers::defaults(None);
+    let order: Vec<u32> = (0..BLOCKS).rev().collect();
+    for direct in [false, true] {
+        let mut options = std::fs::OpenOptions::new();
+        options.read(true);
+        if direct {
+            options.custom_flags(libc::O_DIRECT);
+        }
+        let Ok(file) = options.open(&path) else {
+            assert!(direct, "the buffered file opens");
+            continue;
+        };
+        for def in readers(direct) {
+            if def.needs.opcodes.contains(&NOP) {
+                continue;
+            }
+            let Make::File(make) = def.make else {
+                unreachable!()
+            };
+            let job = ReadJob {
+                file: file.as_fd(),
+                blocks: &order,
+                block_size: BLOCK,
+                depth: 4,
+                threads: None,
+                stamp,
+                helpers: &helpers,
+                should_stop: &|| false,
+            };
+            let outcome = make(def)
+                .read(&job, &mut Meter::without_syscall_counter())
+                .unwrap_or_else(|error| panic!("{} failed: {error}", def.name));
+            assert_eq!(outcome.tally.ops, u64::from(BLOCKS), "{}", def.name);
+            assert_eq!(outcome.mismatches, 1, "{} (direct: {direct})", def.name);
+        }
+    }
+}
+
+/// The pool is one thread per `--depth` unless `--threads` sets it; the rows say which.
+#[test]
+fn the_pool_takes_threads_apart_from_depth() {
+    let dir = tempfile::tempdir().unwrap();
+    let cycle = rows(
+        &[
+            "fs",
+            "cycle",
+            "--size",
+            "1m",
+            "--depth",
+            "16",
+            "--threads",
+            "4",
+            "--runs",
+            "1",
+            "--engine",
+            "threads",
+        ],
+        dir.path(),
+    );
+    assert_eq!(cycle[0]["pool_threads"], 4, "{}", cycle[0]);
+    assert_eq!(cycle[0]["params"]["threads"], 4);
+    assert_eq!(cycle[0]["verified"], true);
+    let read = rows(
+        &[
+            "fs", "read", "--size", "1m", "--depth", "2", "--runs", "1", "--engine", "threads",
+        ],
+        dir.path(),
+    );
+    assert_eq!(read[0]["pool_threads"], 2, "{}", read[0]);
+}
