@@ -8,7 +8,7 @@ use crate::report::answer::{answer, Answer};
 use crate::report::contenders::{contender_cells, contender_verdicts};
 use crate::report::summary::Study;
 use crate::report::table::{cells, sweep_cells, Cells};
-use crate::report::threads::thread_sweeps;
+use crate::report::threads::{size_sweeps, size_verdicts, thread_sweeps};
 use crate::report::verdict::verdict;
 use crate::row::Document;
 
@@ -28,12 +28,15 @@ pub fn render_markdown(document: &Document, studies: &[Study]) -> String {
     for study in studies {
         text.push_str(&study_section(study));
     }
-    for sweep in thread_sweeps(studies) {
-        text.push_str(&format!(
-            "## {}: against server threads\n\n{}\n\n",
-            sweep.title,
-            markdown_table(sweep_cells(&sweep))
-        ));
+    for sweep in thread_sweeps(studies)
+        .into_iter()
+        .chain(size_sweeps(studies))
+    {
+        text.push_str(&format!("## {}: against {}\n\n", sweep.title, sweep.noun()));
+        for verdict in size_verdicts(&sweep) {
+            text.push_str(&format!("- {verdict}\n"));
+        }
+        text.push_str(&format!("\n{}\n\n", markdown_table(sweep_cells(&sweep))));
     }
     text
 }

@@ -58,6 +58,9 @@ pub struct NetStudy {
     /// A message or response not answered within this time is a timeout.
     pub timeout: Duration,
     pub rig: Rig,
+    /// The `serve` flag a cell's payload goes to (HTTP: `--body-size`, a fresh server per
+    /// size); None: the payload is the load's alone (echo).
+    pub payload_flag: Option<&'static str>,
     pub destination: Destination,
     pub quiet: bool,
 }
@@ -165,11 +168,17 @@ impl Placement {
 }
 
 impl NetStudy {
-    /// The rig of a server with `server_threads` loops: the CPUs split for that count.
-    fn rig(&self, server_threads: usize) -> Rig {
+    /// The rig of `cell`'s server: the CPUs split for its loops, and its payload when the
+    /// server takes it (`payload_flag`).
+    fn rig(&self, cell: &NetCell) -> Rig {
+        let mut serve = self.rig.serve.clone();
+        if let (Some(flag), Some(bytes)) = (self.payload_flag, cell.payload_bytes) {
+            serve.extend([flag.to_string(), bytes.to_string()]);
+        }
         Rig {
-            server_threads,
-            cpus: self.placement.split(server_threads),
+            server_threads: cell.server_threads,
+            cpus: self.placement.split(cell.server_threads),
+            serve,
             ..self.rig.clone()
         }
     }
@@ -274,7 +283,7 @@ impl NetStudy {
         let progress = Progress::new(steps, self.quiet);
         let failures = ContenderFailures::default();
         let measure = |cell: &NetCell, run: u32, plan: LoadPlan| -> anyhow::Result<Row> {
-            let rig = self.rig(cell.server_threads);
+            let rig = self.rig(cell);
             let mut row = match &cell.server {
                 Server::Engine(engine) => run_cell(engine, plan, run, &rig, &path)?,
                 Server::Contender(contender) => {
