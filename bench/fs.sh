@@ -53,5 +53,5 @@ for round in $(seq 1 "$rounds"); do
   fio_job "cycle-sync" --size=256m --bs=4k --ioengine=sync --fsync=1
   fio_job "cycle-uring-d128" --size=256m --bs=4k --ioengine=io_uring --iodepth=128 --fsync=1
 done
-python3 bench/summarize_fs.py "$out" > "$out/summary.md"
+python3 bench/fs-summary.py "$out" > "$out/summary.md"
 cat "$out/summary.md"

@@ -16,7 +16,7 @@ for round in 1 2; do
     "$bin" load http --target "http://127.0.0.1:$port/" --cpu 1 -c 50 -d 10s --warmup $warmup \
       --server-pid "$server" --format json > "$out/load-warmup-$warmup-$round.json"
   done
-  taskset -c 1 wrk -t1 -c50 -d10s -s "$here/wrk-percentiles.lua" "http://127.0.0.1:$port/" \
+  taskset -c 1 wrk -t1 -c50 -d10s -s "$here/http-wrk-percentiles.lua" "http://127.0.0.1:$port/" \
     > "$out/wrk-$round.txt"
 done
 kill -TERM "$server"

@@ -17,7 +17,7 @@ for engine in epoll uring-defer; do
   sleep 0.5
   for round in 1 2 3; do
     for connections in 50 256; do
-      taskset -c 1 wrk -t1 -c"$connections" -d10s -s "$here/wrk-percentiles.lua" \
+      taskset -c 1 wrk -t1 -c"$connections" -d10s -s "$here/http-wrk-percentiles.lua" \
         "http://127.0.0.1:$port/" > "$out/wrk-$engine-$connections-$round.txt"
       "$bin" load http --target "http://127.0.0.1:$port/" --cpu 1 -c "$connections" -d 10s \
         --server-pid "$server" --format json > "$out/load-$engine-$connections-$round.json"

@@ -129,7 +129,7 @@ for set in $sets; do
        wait "$server"
        perf report -i "$out/profile-$engine.data" --no-children --sort sym --stdio -g none \
          2>/dev/null > "$out/profile-$engine.txt"
-       "$here/perf-categories.py" "$out/profile-$engine.txt" | tee -a "$out/profile-categories.txt"
+       "$here/ladder-perf-categories.py" "$out/profile-$engine.txt" | tee -a "$out/profile-categories.txt"
      done
      "$bin" echo --engine "$profiled" --connections 256 --payload 64 --sched fifo --runs 7 \
        "${timing[@]}" --json "$out/echo-256-repeat.json" | tee "$out/echo-256-repeat.txt" ;;

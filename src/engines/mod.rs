@@ -2,7 +2,7 @@
 //! `fs cycle`) and server engines (`echo`, `http`), each row naming what it adds over the row
 //! before it, the workloads it serves, whether a study runs it by default, what it needs from
 //! the kernel, and how it is made. The studies, `run`, `serve`, `ringside engines`, the probe's
-//! opcode list, the README's engine table and the behaviour tests all read this table, so an
+//! opcode list, docs/engines.md's engine table and the behaviour tests all read this table, so an
 //! engine is one file plus one row here.
 //!
 //! The folders hold the engines by API: `blocking/` (plain syscalls, a file engine and a server),

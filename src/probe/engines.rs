@@ -98,8 +98,8 @@ fn render_table(listings: &[EngineListing]) -> String {
 mod tests {
     use super::*;
 
-    /// The engine table as the README shows it, one line per row; a test keeps the README's copy
-    /// equal to this, so the README lists exactly the table's engines, defaults and needs.
+    /// The engine table as docs/engines.md shows it, one line per row; a test keeps that copy
+    /// equal to this, so the page lists exactly the table's engines, defaults and needs.
     pub fn markdown_table() -> String {
         let names = |workloads: &[Workload]| {
             let names: Vec<&str> = workloads.iter().map(|w| w.name()).collect();
@@ -144,12 +144,12 @@ mod tests {
     }
 
     #[test]
-    fn the_readme_shows_the_engine_table() {
-        let readme = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"));
+    fn docs_engines_shows_the_engine_table() {
+        let page = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/engines.md"));
         let table = markdown_table();
         assert!(
-            readme.contains(&table),
-            "README.md's engine table differs from the table; paste this:\n{table}"
+            page.contains(&table),
+            "docs/engines.md's engine table differs from the table; paste this:\n{table}"
         );
     }
 }

@@ -16,10 +16,10 @@ use crate::units::format_size;
 
 const WIDTH_PX: u32 = 780;
 const ROW_PX: u32 = 30;
-const FONT: &str = "sans-serif";
+pub const FONT: &str = "sans-serif";
 
 /// Engine colours in table order; controls are grey so they read as a reference, not a rival.
-const PALETTE: [RGBColor; 8] = [
+pub const PALETTE: [RGBColor; 8] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),

@@ -4,6 +4,7 @@
 //! an issue as is.
 
 use crate::report::answer::{answer, Answer};
+use crate::report::answer_chart::answer_chart;
 use crate::report::chart::{
     contenders_chart, ladder_chart, latency_chart, syscalls_chart, thread_sweep_charts,
     throughput_chart,
@@ -22,14 +23,15 @@ padding:.25rem .6rem;text-align:right}td:first-child,th:first-child{text-align:l
 th{background:#f3f3f3}.verdict{font-weight:bold}.warn{color:#8a4b00}figure{margin:1rem 0}\
 code{background:#f3f3f3;padding:0 .2rem}pre{background:#f7f7f7;padding:.5rem;overflow:auto}\
 .answer{border:2px solid #2a6;border-radius:.4rem;padding:.2rem 1.2rem 1rem;background:#f6fbf7}\
-.answer li{margin:.3rem 0}.answer h3{margin:1rem 0 .3rem;font-size:1rem}";
+.answer li{margin:.3rem 0}.answer h3{margin:1rem 0 .3rem;font-size:1rem}\
+.charts{display:flex;flex-wrap:wrap;gap:0 .6rem}.charts figure{margin:.3rem 0}";
 
 pub fn render_html(document: &Document, studies: &[Study]) -> anyhow::Result<String> {
     let mut page = format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <title>ringside report</title><style>{STYLE}</style></head><body>\n\
          <h1>ringside report</h1>\n{}<p>Produced by ringside {} with <code>{}</code>.</p>\n",
-        answer_section(&answer(document, studies)),
+        answer_section(&answer(document, studies), studies)?,
         escape(&document.ringside_version),
         escape(&document.command)
     );
@@ -65,11 +67,19 @@ pub fn render_html(document: &Document, studies: &[Study]) -> anyhow::Result<Str
     Ok(page)
 }
 
-fn answer_section(answer: &Answer) -> String {
+/// The first screen: the machine, one chart per study, then the sentences.
+fn answer_section(answer: &Answer, studies: &[Study]) -> anyhow::Result<String> {
     let mut text = format!(
-        "<section class=\"answer\">\n<h2>The answer on this machine</h2>\n<p>{}.</p>\n<ul>\n",
+        "<section class=\"answer\">\n<h2>The answer on this machine</h2>\n<p>{}.</p>\n\
+         <div class=\"charts\">\n",
         escape(&answer.machine)
     );
+    for study in studies {
+        if let Some(svg) = answer_chart(study)? {
+            text.push_str(&format!("<figure>{svg}</figure>\n"));
+        }
+    }
+    text.push_str("</div>\n<ul>\n");
     for (title, finding) in &answer.studies {
         text.push_str(&format!(
             "<li><b>{}</b>: {}</li>\n",
@@ -89,7 +99,7 @@ fn answer_section(answer: &Answer) -> String {
         text.push_str("</ul>\n");
     }
     text.push_str("</section>\n");
-    text
+    Ok(text)
 }
 
 fn study_section(study: &Study) -> anyhow::Result<String> {

@@ -4,6 +4,7 @@
 //! today can be re-rendered by a later ringside that reads its schema.
 
 pub mod answer;
+pub mod answer_chart;
 pub mod causes;
 pub mod chart;
 pub mod compare;

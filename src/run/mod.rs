@@ -73,8 +73,21 @@ pub fn run(args: &RunPlan) -> anyhow::Result<ExitCode> {
     let scratch = args.dir.clone().unwrap_or_else(|| out.clone());
     let exe = std::env::current_exe().context("cannot find this ringside binary to run steps")?;
     let contenders_dir = contenders::directory(&exe);
+    // Ctrl-C during the contenders' build ends the run like one during a step.
+    stop_flag();
+    let quiet = args.quiet;
+    let say = |line: String| {
+        if !quiet {
+            eprintln!("ringside run: {line}");
+        }
+    };
+    let built = match args.path.network {
+        Network::Loopback => contenders::build(&args.contenders, &contenders_dir, say)?,
+        _ => None,
+    };
     let (mut references, mut contender_notes) =
         contenders::choose(&args.contenders, &contenders_dir)?;
+    contender_notes.splice(0..0, built);
     if args.path.network != Network::Loopback && !references.is_empty() {
         // Contenders listen on 127.0.0.1 only; the steps refuse them beside --network veth.
         references.clear();
@@ -82,7 +95,6 @@ pub fn run(args: &RunPlan) -> anyhow::Result<ExitCode> {
     }
     let with_contenders = !references.is_empty();
     let loops = args.server_threads.len() as u64;
-    stop_flag();
     let steps = plan(mode);
     let total_seconds: u64 = (steps.iter())
         .map(|step| step.seconds(mode, with_contenders, loops))

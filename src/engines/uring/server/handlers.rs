@@ -13,15 +13,14 @@ use slab::Slab;
 use super::connection::{Chunk, Connection, Source};
 use super::receive::ReceiveStrategy;
 use super::send::SendStrategy;
-use super::send_zero_copy::NOTIF_USAGE_ZC_COPIED;
 use super::socket::Socket;
-use super::CHUNKS_PER_CONNECTION_MAX;
 use crate::engines::server::{accept_failure, AcceptFailure, AcceptPause, IdleClock};
 use crate::engines::server::{ServerConfig, ServerCounters};
 use crate::engines::uring::registered::Regions;
 use crate::engines::uring::token::{Op, Token, GENERATION_MASK};
 use crate::protocols::http::Responses;
-use crate::protocols::Reply;
+
+mod sending;
 
 pub struct Server<'a, R, S> {
     config: ServerConfig,
@@ -458,97 +457,6 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
         self.limit_backlog(sq, slot);
     }
 
-    fn sent(&mut self, sq: &mut SubmissionQueue<'_>, slot: usize, result: i32, flags: u32) {
-        let connection = &mut self.connections[slot];
-        debug_assert!(connection.send_in_flight);
-        // A bundle that goes on sending what its ring holds stays in flight.
-        let continues = S::BUNDLES && cqueue::more(flags);
-        connection.send_in_flight = continues;
-        // A zero-copy send's notification is still to come: the kernel holds it until then.
-        if S::NOTIFIES && cqueue::more(flags) {
-            connection.notifications_due += 1;
-        } else if !continues {
-            connection.in_flight -= 1;
-        }
-        if result <= 0 {
-            // A send of at least one byte that moved none means the peer is gone.
-            if !connection.closing {
-                ServerCounters::add(&self.counters.connections_failed, 1);
-            }
-            self.start_closing(sq, slot);
-            // Closing may have begun while this send was in flight; its chunk is free now.
-            self.release_pending(slot);
-            return;
-        }
-        ServerCounters::add(&self.counters.bytes_sent, result as u64);
-        if let Some((clock, _)) = &self.idle {
-            connection.active_tick = clock.now();
-        }
-        // The bytes went out in chunk order: a plain send's within the head, a bundle's across
-        // the chunks handed to it.
-        let mut rest = result as u32;
-        while rest > 0 {
-            let connection = &mut self.connections[slot];
-            let head = connection.pending.front_mut().expect("a send has a chunk");
-            let now = rest.min(head.len - head.sent);
-            head.sent += now;
-            rest -= now;
-            if head.sent < head.len {
-                break;
-            }
-            let done = connection.pending.pop_front().expect("the head");
-            if S::BUNDLES {
-                debug_assert!(connection.handed > 0, "a bundle sends only chunks handed");
-                connection.handed -= 1;
-            }
-            if let Source::Received(buffer) = done.source {
-                if connection.notifications_due > 0 {
-                    connection.held.push(buffer);
-                } else {
-                    self.release(sq, buffer);
-                }
-            }
-        }
-        debug_assert_eq!(rest, 0, "sent more than was queued");
-        let connection = &self.connections[slot];
-        if continues {
-            return; // Its next completion says what else went out.
-        }
-        if connection.closing {
-            self.release_pending(slot);
-        } else if !connection.pending.is_empty() {
-            // A short send: the rest of the head, or the next chunk, goes out next.
-            self.send_head(sq, slot);
-        } else if connection.close_after_send {
-            // The last response is out: FIN behind it, then close once the kernel lets go.
-            if let Some(shutdown) = connection.socket.shutdown_write() {
-                let user_data = self.token(Op::Shutdown, slot);
-                self.connections[slot].in_flight += 1;
-                self.push(sq, shutdown.user_data(user_data));
-            }
-            self.start_closing(sq, slot);
-        }
-    }
-
-    /// A zero-copy send's notification: the kernel no longer reads the bytes of one send. When
-    /// none is due any more, the buffers those sends read go back.
-    fn notified(&mut self, sq: &mut SubmissionQueue<'_>, slot: usize, result: i32) {
-        if result as u32 & NOTIF_USAGE_ZC_COPIED != 0 {
-            ServerCounters::add(&self.counters.zero_copy_copied, 1);
-        }
-        ServerCounters::add(&self.counters.zero_copy_notifications, 1);
-        let connection = &mut self.connections[slot];
-        debug_assert!(connection.notifications_due > 0);
-        connection.notifications_due -= 1;
-        connection.in_flight -= 1;
-        if connection.notifications_due > 0 {
-            return;
-        }
-        while let Some(buffer) = self.connections[slot].held.pop() {
-            self.release(sq, buffer);
-        }
-    }
-
     /// Frees a direct descriptor's slot (a plain fd closes when its `OwnedFd` drops).
     fn close(&mut self, sq: &mut SubmissionQueue<'_>, socket: &Socket) {
         if let Some(close) = socket.close() {
@@ -558,86 +466,6 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
                 slot: 0,
             };
             self.push(sq, close.user_data(token.encode()));
-        }
-    }
-
-    /// Queues what the protocol answers to `len` bytes just received into `buffer`.
-    fn reply(&mut self, sq: &mut SubmissionQueue<'_>, slot: usize, buffer: u16, len: u32) {
-        let connection = &mut self.connections[slot];
-        let input = self
-            .receive
-            .bytes(&connection.own_buffer, buffer, len as usize);
-        let http = match self.config.proto.reply(&mut connection.session, input) {
-            Reply::Input => {
-                let chunk = Chunk::new(Source::Received(buffer), len);
-                connection.pending.push_back(chunk);
-                return;
-            }
-            Reply::Http(http) => http,
-        };
-        let responses = self.responses.expect("HTTP has responses");
-        connection.close_after_send |= http.closing.is_some();
-        responses.for_each_slice(http, |of| {
-            let len = responses.slice(of).len() as u32;
-            connection
-                .pending
-                .push_back(Chunk::new(Source::Response(of), len));
-        });
-        // The request bytes are parsed (the session copied any unfinished head): the buffer
-        // goes back at once.
-        self.release(sq, buffer);
-    }
-
-    /// Sends the unsent rest of the connection's first chunk, or, with bundles, every chunk
-    /// queued that fits the connection's send ring.
-    fn send_head(&mut self, sq: &mut SubmissionQueue<'_>, slot: usize) {
-        let user_data = self.token(Op::Send, slot);
-        let connection = &mut self.connections[slot];
-        debug_assert!(!connection.send_in_flight);
-        if S::BUNDLES {
-            while connection.handed < connection.pending.len() {
-                let chunk = connection.pending[connection.handed];
-                let rest = unsent(
-                    &*self.receive,
-                    self.responses,
-                    &connection.own_buffer,
-                    chunk,
-                );
-                if !self.send.hand(slot, connection.handed, rest) {
-                    break;
-                }
-                connection.handed += 1;
-            }
-            debug_assert!(connection.handed > 0);
-        }
-        let chunk = connection.pending[0];
-        let rest = unsent(
-            &*self.receive,
-            self.responses,
-            &connection.own_buffer,
-            chunk,
-        );
-        let registered = self
-            .registered
-            .as_ref()
-            .map(|regions| regions.index_of(rest));
-        let send = self
-            .send
-            .prepare(slot, connection.socket.target(), rest, registered);
-        let entry = connection.socket.aim(send).user_data(user_data);
-        let connection = &mut self.connections[slot];
-        connection.send_in_flight = true;
-        connection.in_flight += 1;
-        self.push(sq, entry);
-    }
-
-    /// Cancels the multishot recv of a connection whose client does not read its echoes fast
-    /// enough; `rearm_or_close` re-arms it once the queue has drained.
-    fn limit_backlog(&mut self, sq: &mut SubmissionQueue<'_>, slot: usize) {
-        let connection = &self.connections[slot];
-        let backed_up = connection.pending.len() >= CHUNKS_PER_CONNECTION_MAX;
-        if backed_up && connection.recv_armed && !connection.cancel_sent {
-            self.cancel(sq, slot, Op::Recv);
         }
     }
 
@@ -748,21 +576,4 @@ impl Linked {
             }
         }
     }
-}
-
-/// The bytes of `chunk` not sent yet: in a receive buffer (or the connection's `own` buffer), or
-/// in the prebuilt HTTP responses.
-fn unsent<'b, R: ReceiveStrategy>(
-    receive: &'b R,
-    responses: Option<&'static Responses>,
-    own: &'b [u8],
-    chunk: Chunk,
-) -> &'b [u8] {
-    let bytes = match chunk.source {
-        Source::Received(buffer) => receive.bytes(own, buffer, chunk.len as usize),
-        Source::Response(of) => responses.expect("HTTP has responses").slice(of),
-    };
-    let rest = &bytes[chunk.sent as usize..];
-    debug_assert!(!rest.is_empty());
-    rest
 }

@@ -3,7 +3,7 @@
 # and the binary with it, alternated run by run (A B A B A B), each run one `ringside echo` of
 # three engines at 50 connections, under the exclusive benchmark lock:
 #
-#   flock -x /tmp/ringside-bench.lock bench/nodelay-64.sh OUTDIR BEFORE_BIN AFTER_BIN
+#   flock -x /tmp/ringside-bench.lock bench/ladder-nodelay-64.sh OUTDIR BEFORE_BIN AFTER_BIN
 #
 # Then per binary and engine the median and min-max of msg/s and server CPU µs per message.
 set -euo pipefail

@@ -3,7 +3,7 @@
 # server threads (event loops), epoll and uring-defer, 3 runs alternating engines and thread
 # counts; then uring-sqpoll with 2 loops, one SQPOLL thread each against one shared
 # (--share-sqpoll). Run it under the exclusive benchmark lock:
-#   flock -x /tmp/ringside-bench.lock bench/cores.sh BINARY OUTDIR
+#   flock -x /tmp/ringside-bench.lock bench/network-cores.sh BINARY OUTDIR
 # Traffic stays on 127.0.0.1. CPUs split by default: 1 loop on CPU 0 and the load on CPU 1;
 # 2 loops on CPUs 0-1 and the load on CPU 1 beside loop 1. About 2 minutes.
 set -euo pipefail

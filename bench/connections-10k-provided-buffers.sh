@@ -4,10 +4,10 @@
 # generator, empty-pool receives and peak RSS from the server's own stats.
 #
 # Usage (exclusive lock: it loads both cores):
-#   flock -x /tmp/ringside-bench.lock bench/provided-buffers-10k.sh [RINGSIDE] [OUT_DIR]
+#   flock -x /tmp/ringside-bench.lock bench/connections-10k-provided-buffers.sh [RINGSIDE] [OUT_DIR]
 set -eu
 bin=${1:-target/release/ringside}
-out=${2:-bench/provided-buffers-10k}
+out=${2:-bench/connections-10k/provided-buffers}
 mkdir -p "$out"
 uptime > "$out/uptime.txt"
 for pool in 1024 4096 16384; do

@@ -1,0 +1,161 @@
+#!/bin/sh
+# /init of a kernel-lab guest (busybox sh, PID 1). Loads the modules lab/kernels.sh packed, mounts
+# the scratch disk, runs ringside's behaviour checks and writes every step's stdout (JSON), stderr
+# and exit code to /lab on that disk, where the host reads them after the guest powers off.
+# A step's line on the serial console ("lab: step NAME rc=N Ns") is the host's live progress.
+
+/bin/busybox --install -s
+export PATH=/usr/local/bin:/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/root
+mkdir -p /proc /sys /dev /run /tmp /root /mnt
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mount -t tmpfs tmpfs /run
+mount -t tmpfs tmpfs /tmp
+mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+mount -t configfs configfs /sys/kernel/config 2>/dev/null
+ip link set lo up
+
+# shellcheck source=/dev/null
+. /lab.conf # LAB_POLL_DEVICE (nullb or nvme), written by the host
+
+say() { echo "lab: $*" >/dev/console; }
+halt_guest() {
+  sync
+  umount /poll 2>/dev/null
+  umount /mnt 2>/dev/null
+  poweroff -f
+}
+
+# Loads a module the host packed (and its dependencies, listed before it in /modules/order),
+# with the given parameters; a module built into this kernel has no file and needs nothing.
+load() {
+  name=$1
+  shift
+  if [ -f "/modules/$name.ko" ]; then
+    insmod "/modules/$name.ko" "$@" || say "insmod $name $* failed"
+  fi
+}
+# The dependencies first, in the order the host resolved them (each loaded once).
+load_with_deps() {
+  target=$1
+  shift
+  while read -r module deps; do
+    [ "$module" = "$target" ] || continue
+    for dep in $deps; do
+      grep -qw "^$dep" /proc/modules || load "$dep"
+    done
+  done </modules/order
+  grep -qw "^$target" /proc/modules || load "$target" "$@"
+}
+
+for module in virtio_pci virtio_blk crc32c_generic ext4 sch_netem veth; do
+  load_with_deps "$module"
+done
+
+if ! mount -t ext4 /dev/vda /mnt; then
+  say "FATAL: cannot mount the scratch disk /dev/vda"
+  halt_guest
+fi
+R=/mnt/lab
+mkdir -p "$R"
+uname -r >"$R/kernel"
+# kvm-clock is offered only when the guest runs under KVM.
+if grep -q kvm-clock /sys/devices/system/clocksource/clocksource0/available_clocksource; then
+  echo kvm >"$R/accel"
+else
+  echo tcg >"$R/accel"
+fi
+say "kernel $(uname -r) up after $(cut -d' ' -f1 /proc/uptime) s, disk mounted"
+
+# step NAME SECONDS COMMAND...: stdout to NAME.json, stderr to NAME.err, exit code to NAME.rc.
+step() {
+  name=$1
+  limit=$2
+  shift 2
+  start=$(cut -d. -f1 /proc/uptime)
+  (cd /mnt && timeout -s TERM "$limit" "$@" >"$R/$name.json" 2>"$R/$name.err")
+  rc=$?
+  echo "$rc" >"$R/$name.rc"
+  echo "$*" >"$R/$name.cmd"
+  say "step $name rc=$rc $(($(cut -d. -f1 /proc/uptime) - start))s"
+  sync
+}
+
+# The engines `ringside engines` (its JSON in $1) calls available for workload $2, comma separated.
+available() {
+  awk -F'"' -v workload="$2" '
+    /"workload":/ { w = $4 }
+    /"engine":/ { e = $4 }
+    /"available":/ { a = ($0 ~ /true/) }
+    /^  }/ { if (a && w == workload) { list = list sep e; sep = "," } a = 0 }
+    END { print list }' "$1"
+}
+# The engines available in listing $2 but not in listing $1, for workload $3.
+newly_available() {
+  before=",$(available "$1" "$3"),"
+  for engine in $(available "$2" "$3" | tr ',' ' '); do
+    case "$before" in *",$engine,"*) ;; *) printf '%s\n' "$engine" ;; esac
+  done | paste -sd, -
+}
+
+ringside=/usr/local/bin/ringside
+step probe 60 $ringside probe --dir /mnt --format json
+step engines 60 $ringside engines --dir /mnt --format json
+
+files="--size 16M --runs 1 --runtime 2s --dir /mnt --format json --quiet"
+fs_write=$(available "$R/engines.json" fs-write)
+fs_cycle=$(available "$R/engines.json" fs-cycle)
+step fs-write 300 $ringside fs write --engine "$fs_write" $files
+step fs-write-direct 300 $ringside fs write --engine "$fs_write" --direct $files
+cycle="--size 1M --runs 1 --dir /mnt --format json --quiet"
+step fs-cycle 300 $ringside fs cycle --engine "$fs_cycle" $cycle
+step fs-cycle-direct 300 $ringside fs cycle --engine "$fs_cycle" --direct $cycle
+
+network="--connections 1,8 --duration 1s --warmup 0.5s --runs 1 --format json --quiet"
+step echo 300 $ringside echo --engine "$(available "$R/engines.json" echo)" $network
+step http 300 $ringside http --engine "$(available "$R/engines.json" http)" $network
+
+step run-quick 600 $ringside run --quick --out /mnt/run-quick --dir /mnt --quiet
+cp /mnt/run-quick/results.json "$R/run-quick-results.json" 2>/dev/null
+
+# netem on the veth pair (root only, which PID 1 is): delay and loss, for function only.
+step netem 300 $ringside echo --engine "$(available "$R/engines.json" echo)" \
+  --network veth --rtt 200us --loss 0.1% --connections 8 --duration 1s --warmup 0.5s --runs 1 \
+  --format json --quiet
+
+# IOPOLL needs a block device with poll queues: a memory-backed null_blk where the module has
+# poll_queues (5.13+), else the NVMe disk the host attached (nvme's poll_queues is older).
+case "$LAB_POLL_DEVICE" in
+  nullb)
+    load_with_deps null_blk nr_devices=1 queue_mode=2 memory_backed=1 gb=1 bs=4096 \
+      poll_queues=2 submit_queues=2
+    poll_disk=/dev/nullb0
+    ;;
+  nvme)
+    load_with_deps nvme poll_queues=2
+    # The nvme driver probes the controller asynchronously.
+    for _ in 1 2 3 4 5 6 7 8 9 10; do [ -b /dev/nvme0n1 ] && break; sleep 1; done
+    poll_disk=/dev/nvme0n1
+    ;;
+esac
+name=$(basename "$poll_disk")
+echo "$poll_disk io_poll=$(cat "/sys/block/$name/queue/io_poll" 2>/dev/null)" >"$R/poll-device"
+mkdir -p /poll
+if mkfs.ext4 -q -F "$poll_disk" >"$R/poll-mkfs.err" 2>&1 && mount -t ext4 "$poll_disk" /poll; then
+  step engines-poll 60 $ringside engines --dir /poll --format json
+  iopoll=$(newly_available "$R/engines.json" "$R/engines-poll.json" fs-write)
+  echo "$iopoll" >"$R/iopoll-engines"
+  if [ -n "$iopoll" ]; then
+    step iopoll 300 $ringside fs write --engine "$iopoll" --direct --size 16M --runs 1 \
+      --runtime 2s --dir /poll --format json --quiet
+  fi
+else
+  say "cannot make or mount ext4 on $poll_disk"
+fi
+
+cut -d' ' -f1 /proc/uptime >"$R/seconds"
+say "done after $(cat "$R/seconds") s"
+halt_guest
