@@ -5,18 +5,19 @@ set -eu
 BIN=${BIN:-target/release/ringside}
 OUT=${OUT:-bench/shapes}
 LOCK="flock -x /tmp/ringside-bench.lock"
+SETS=${SETS:-"ladder work"}
 mkdir -p "$OUT"
 $BIN probe > "$OUT/probe.txt" 2>&1 || true
 # 1. The echo ladder at three sizes, 50 connections (a report with the size sweep's charts).
+case " $SETS " in *" ladder "*)
 $LOCK $BIN echo --payload 64,16k,64k --connections 50 --runs 3 --duration 2s --warmup 500ms \
     --quiet --format json --output "$OUT/ladder.json"
 $BIN report "$OUT/ladder.json" --out "$OUT/ladder-report" > /dev/null
-# 2. The server's work, closed loop at 50 connections, and open loop at 2000 msg/s.
+;; esac
+case " $SETS " in *" work "*)
+# 2. The server's work, closed loop at 50 connections.
 for work in 0us 2us 10us; do
     $LOCK $BIN echo --engine epoll,uring-defer,uring-bundle --connections 50 --work $work \
         --runs 3 --duration 2s --warmup 500ms --quiet --format json --output "$OUT/work-$work.json"
 done
-for work in 0us 20us; do
-    $LOCK $BIN echo --engine epoll,uring-defer --connections 1 --rate 2000 --work $work \
-        --runs 3 --duration 1s --warmup 300ms --quiet --format json --output "$OUT/work-low-$work.json"
-done
+;; esac
