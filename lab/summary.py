@@ -73,6 +73,12 @@ def kernel_report(out, kernel):
                  f"guest {read(results / 'seconds', '?')} s from boot to power-off (host "
                  f"{read(folder / 'seconds')} s with the wait for the lock), qemu exit "
                  f"{read(folder / 'qemu.rc')}.")
+    try:
+        probe = json.loads((results / "probe.json").read_text())
+        lines += ["", f"`ringside probe`: {probe.get('machine')}; warnings: "
+                  + ("; ".join(probe.get("warnings") or []) or "none")]
+    except (OSError, ValueError, AttributeError):
+        lines += ["", "`ringside probe` gave no JSON."]
     lines.append("")
 
     steps, failed = [], []

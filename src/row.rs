@@ -199,8 +199,9 @@ pub struct Row {
     /// window's end; a fresh server per run, so the peak is this run's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rss_peak_bytes: Option<u64>,
-    /// Why the run measured nothing: a contender that did not start, never listened, or died
-    /// during the run. Such a row is never `verified`.
+    /// Why the run measured nothing: an engine or contender that did not start, was refused by
+    /// the kernel, ran out of memory, died or erred during the run, or an engine asked for by
+    /// name that cannot run here. Such a row is never `verified`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<String>,
     /// The event API a contender's processes held when its window opened, from their file
@@ -248,6 +249,16 @@ impl Row {
                 && self.client_late_share.unwrap_or(1.0) <= LATE_SHARE_LIMIT
                 && within,
         )
+    }
+
+    /// Marks a row that measured nothing as failed, for `reason` (a sentence without the
+    /// engine's name).
+    pub fn fail(&mut self, reason: &str) {
+        // What its empty measurement noted (no connection lasted, ...) says nothing more.
+        self.notes.clear();
+        self.verified = false;
+        self.failure = Some(reason.to_string());
+        self.notes.push(format!("FAILED: {} {reason}", self.engine));
     }
 
     /// Fills `latency_ns_*` and `latency_ns_histogram` from `latency` (nothing when empty).
@@ -331,6 +342,16 @@ impl Row {
         self.server_cpu_utilisation = (self.seconds > 0.0).then(|| cpu_s / self.seconds);
         self.server_cpu_us_per_op = (self.ops > 0).then(|| cpu_s * 1e6 / self.ops as f64);
         *self = std::mem::take(self).with_kernel_threads(measured);
+    }
+
+    /// The syscalls of a server measured from outside when the kernel would not count them:
+    /// the server's own count over the window, when it keeps one (ringside's servers do,
+    /// contenders do not), marked `self`.
+    pub fn set_server_own_syscalls(&mut self, own: Option<u64>) {
+        if let (Some(count), "none") = (own, self.syscalls_source.as_str()) {
+            self.syscalls = count;
+            self.syscalls_source = SyscallSource::SelfCounted.as_str().into();
+        }
     }
 
     /// Where the work went besides the measured thread: io-wq workers, the SQPOLL thread,

@@ -458,3 +458,73 @@ fn a_target_that_dies_mid_run_leaves_a_marked_row() {
         "{row}"
     );
 }
+
+/// Goal: an engine whose server dies mid-run is a row, not the end of the study. Method: an
+/// HTTP study of epoll and blocking, two runs each of 2 s; the first server (epoll's, run 1) is
+/// found by the case's mark and killed with SIGKILL inside its window. Exit 4, epoll's run 1 a
+/// failure row that names the kill, every other run measured and verified, the JSON written,
+/// nothing left running.
+#[test]
+fn a_server_killed_mid_run_is_a_failure_row_and_the_others_are_measured() {
+    let mark = "killed-server";
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("rows.json");
+    let study = ringside(mark, dir.path(), &["http", "--engine", "epoll,blocking"])
+        .args(["--connections", "2", "--runs", "2", "--duration", "2s"])
+        .args(["--warmup", "0s", "--quiet", "--json"])
+        .arg(&json)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    let server = loop {
+        assert!(started.elapsed() < IO_TIMEOUT, "no server started");
+        let servers: Vec<u32> = (processes_marked(mark).into_iter())
+            .filter(|&pid| pid != study.id())
+            .collect();
+        if let [server] = servers[..] {
+            break server;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let cmdline = std::fs::read(format!("/proc/{server}/cmdline")).unwrap();
+    assert!(
+        String::from_utf8_lossy(&cmdline).contains("serve\0http"),
+        "the first child is the epoll server: {cmdline:?}"
+    );
+    std::thread::sleep(Duration::from_millis(700));
+    // SAFETY: kill(2) on a process of this test's case, the study's server child.
+    assert_eq!(unsafe { libc::kill(server as i32, libc::SIGKILL) }, 0);
+    let output = wait_bounded(study);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(4), "{stderr}");
+    assert!(
+        stderr.contains("epoll run 1 with 2 connections failed"),
+        "{stderr}"
+    );
+    let document: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let rows = document["results"].as_array().unwrap();
+    let runs: Vec<(&str, u64)> = (rows.iter())
+        .map(|row| {
+            (
+                row["engine"].as_str().unwrap(),
+                row["run"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        runs,
+        [("epoll", 1), ("blocking", 1), ("epoll", 2), ("blocking", 2)]
+    );
+    let failure = rows[0]["failure"].as_str().unwrap();
+    assert!(failure.contains("SIGKILL"), "{failure}");
+    assert_eq!(rows[0]["verified"], false);
+    for row in &rows[1..] {
+        assert_eq!(row["verified"], true, "{row}");
+        assert!(row.get("failure").is_none(), "{row}");
+        assert!(row["ops"].as_u64().unwrap() > 0, "{row}");
+    }
+    assert!(processes_left(mark).is_empty(), "a process was left");
+}

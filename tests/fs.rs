@@ -314,6 +314,49 @@ fn forcing_io_uring_off_leaves_blocking_running() {
     assert_eq!(only_uring.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&only_uring.stderr)
         .contains("none of the chosen engines can run here"));
+    // Named beside one that runs: blocking is measured, uring-ring gets a row that says why,
+    // and the exit code says something failed.
+    let named = ringside()
+        .env("RINGSIDE_FORCE_NO_URING", "1")
+        .args([
+            "fs",
+            "write",
+            "--size",
+            "1m",
+            "--runs",
+            "1",
+            "-e",
+            "blocking,uring-ring",
+        ])
+        .args(["--format", "json", "--dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(named.status.code(), Some(4), "{named:?}");
+    let document: Value = serde_json::from_slice(&named.stdout).unwrap();
+    let rows = document["results"].as_array().unwrap();
+    assert_eq!(rows[0]["engine"], "blocking");
+    assert_eq!(rows[0]["verified"], true);
+    assert_eq!(rows[1]["engine"], "uring-ring");
+    let failure = rows[1]["failure"].as_str().unwrap();
+    assert!(
+        failure.contains("unavailable here: io_uring is switched off"),
+        "{failure}"
+    );
+}
+
+/// Runs a study expecting its engine to fail (exit 4, a FAILED line in the table); returns its
+/// stderr.
+fn failed_run(args: &[&str]) -> String {
+    let output = ringside().args(args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr).to_string();
+    assert_eq!(output.status.code(), Some(4), "ringside {args:?}: {stderr}");
+    assert!(
+        String::from_utf8_lossy(&output.stdout).contains("FAILED"),
+        "{args:?}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    stderr
 }
 
 /// Runs ringside expecting failure; returns its stderr.
@@ -371,7 +414,8 @@ fn a_full_disk_is_reported_and_leaves_no_file() {
     let laid_out = failure(&[
         "fs", "write", "--size", "8m", "--runs", "1", "--dir", &dir_arg,
     ]);
-    let engine = failure(&[
+    // An engine that hits the full disk during its run is a failure row; the study exits 4.
+    let engine = failed_run(&[
         "fs",
         "write",
         "--size",
@@ -382,10 +426,10 @@ fn a_full_disk_is_reported_and_leaves_no_file() {
         "--dir",
         &dir_arg,
     ]);
-    let cycle = failure(&[
+    let cycle = failed_run(&[
         "fs", "cycle", "--size", "8m", "--fresh", "-e", "blocking", "--dir", &dir_arg,
     ]);
-    let linked_cycle = failure(&[
+    let linked_cycle = failed_run(&[
         "fs",
         "cycle",
         "--size",

@@ -813,7 +813,7 @@ fn zero_connections_or_payload_is_a_clear_error() {
 }
 
 #[test]
-fn without_io_uring_the_uring_engines_say_why_and_the_study_skips_them() {
+fn without_io_uring_a_named_uring_engine_is_a_failure_row_and_defaults_skip_it() {
     let assert = assert_cmd::Command::new(BIN)
         .env("RINGSIDE_FORCE_NO_URING", "1")
         .args([
@@ -843,9 +843,37 @@ fn without_io_uring_the_uring_engines_say_why_and_the_study_skips_them() {
         .args(["--duration", "200ms", "--warmup", "0s", "--format", "json"])
         .output()
         .unwrap();
+    // Asked for by name, uring cannot run: the study measures epoll, gives uring a row that
+    // says why, and exits 4.
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(4), "{stderr}");
+    assert!(stderr.contains("uring cannot run here"), "{stderr}");
+    assert_eq!(common::row_engines(&output.stdout), ["epoll", "uring"]);
+    let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let (epoll, uring) = (&document["results"][0], &document["results"][1]);
+    assert_eq!(epoll["verified"], true, "{epoll}");
+    let failure = uring["failure"].as_str().unwrap();
+    assert!(failure.contains("unavailable here") && failure.contains("RINGSIDE_FORCE_NO_URING"));
+    // The defaults skip what cannot run, and the study succeeds.
+    let output = Command::new(BIN)
+        .env("RINGSIDE_FORCE_NO_URING", "1")
+        .args([
+            "echo",
+            "--connections",
+            "1",
+            "--runs",
+            "1",
+            "--duration",
+            "200ms",
+        ])
+        .args(["--warmup", "0s", "--format", "json"])
+        .output()
+        .unwrap();
     assert!(output.status.success(), "{output:?}");
     assert!(String::from_utf8_lossy(&output.stderr).contains("skipping uring"));
-    assert_eq!(common::row_engines(&output.stdout), ["epoll"]);
+    assert!(common::row_engines(&output.stdout)
+        .iter()
+        .all(|e| !e.starts_with("uring")));
 }
 
 /// `--idle-timeout 300ms` (seed 002's linked timeouts): a connection that sends nothing is
@@ -900,4 +928,30 @@ fn ping_pong_one(stream: &mut TcpStream, connection: u64, sequence: u64) {
     let mut echo = [0u8; 100];
     stream.read_exact(&mut echo).unwrap();
     assert!(echo == message, "message {sequence}: echo differs");
+}
+
+/// Goal: on a kernel without `epoll_pwait2` (before 5.11) every network engine still serves
+/// and verifies, the load generator included. Method: `RINGSIDE_NO_EPOLL_PWAIT2=1` takes the
+/// fallback (`epoll_wait` and a timerfd) on this kernel in the study, its servers and its
+/// load; an echo study of the four basic engines; every row verified, and the document's
+/// probe names the wait it used.
+#[test]
+fn every_basic_engine_verifies_with_the_epoll_wait_fallback() {
+    let output = Command::new(BIN)
+        .env("RINGSIDE_NO_EPOLL_PWAIT2", "1")
+        .args(["echo", "--engine", "blocking,threads,epoll,uring"])
+        .args(["--connections", "2", "--runs", "1", "--duration", "300ms"])
+        .args(["--warmup", "100ms", "--format", "json", "--quiet"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let wait = document["env"]["host"]["epoll_wait"].as_str().unwrap();
+    assert!(wait.starts_with("epoll_wait, a timerfd"), "{wait}");
+    let rows = document["results"].as_array().unwrap();
+    assert!(rows.len() >= 3, "{rows:?}");
+    for row in rows {
+        assert_eq!(row["verified"], true, "{row}");
+        assert!(row["ops"].as_u64().unwrap() > 0, "{row}");
+    }
 }

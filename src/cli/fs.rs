@@ -100,6 +100,7 @@ impl FileShape<'_> {
         Ok(FileStudy {
             workload,
             engines: select(workload, &common.engine)?,
+            engines_named: !common.engine.is_empty(),
             runs: common.runs,
             destination: common.output.destination(None)?,
             cpu: common.cpu,

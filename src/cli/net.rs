@@ -359,8 +359,14 @@ impl NetStudyArgs {
         let (first_count, sweep) = (server_thread_counts[0], server_thread_counts.len() > 1);
         let cpus = placement.split(first_count);
         let server_cpu = cpus.server[0];
+        // The default list itself, as clap fills it in, names nothing.
+        let engines_named = engines
+            .iter()
+            .map(|engine| engine.name)
+            .ne(default_list(workload).split(','));
         Ok(NetStudy {
             engines,
+            engines_named,
             contenders: (self.contenders.iter())
                 .map(|contender| Contender {
                     start_timeout: self.contender_timeout,
@@ -510,6 +516,10 @@ pub struct ServeArgs {
     /// as a request.
     #[arg(long, value_name = "TIME", value_parser = work_arg)]
     pub work: Option<Duration>,
+    /// Keep the loops' counters in this file, exactly their size (a study's memfd, named
+    /// `/proc/PID/fd/N`), so the study reads the server's own syscall counts over its window.
+    #[arg(long, hide = true)]
+    pub counters: Option<PathBuf>,
     /// No summary on stderr when the server stops.
     #[arg(long, short = 'q')]
     pub quiet: bool,
@@ -625,6 +635,7 @@ impl ServeArgs {
             helpers,
             stats: self.stats.clone(),
             count_syscalls: self.count_syscalls,
+            counters: self.counters.clone(),
             quiet: self.quiet,
         })
     }

@@ -14,7 +14,7 @@
 
 use std::os::fd::OwnedFd;
 
-use rustix::event::epoll::{self, CreateFlags, Event, EventData, EventFlags};
+use rustix::event::epoll::{self, CreateFlags, EventData, EventFlags};
 use rustix::io::Errno;
 use rustix::net::{RecvFlags, SendFlags, SocketFlags};
 use slab::Slab;
@@ -23,6 +23,7 @@ use super::server::{accept_failure, AcceptFailure, AcceptPause, IdleClock};
 use super::server::{Run, ServerConfig, ServerCounters, STOP_POLL_INTERVAL};
 use crate::protocols::http::ServerSession;
 use crate::protocols::Reply;
+use crate::system::epoll_wait::{empty_event, EpollWait};
 use crate::system::stop::stopped;
 
 /// One receive takes at most this much; it is also the bound on a connection's pending output.
@@ -74,11 +75,8 @@ pub fn serve(run: Run<'_>) -> anyhow::Result<()> {
     let mut scratch = vec![0u8; RECV_BUFFER_BYTES];
     // Replies that are not one slice of the prebuilt responses are assembled here.
     let mut assembled = Vec::new();
-    let empty = Event {
-        flags: EventFlags::empty(),
-        data: EventData::new_u64(0),
-    };
-    let mut events = vec![empty; EVENTS_PER_WAIT];
+    let mut events = vec![empty_event(); EVENTS_PER_WAIT];
+    let waits = EpollWait::new(&epoll_fd)?;
     // Wait with no timeout, woken for Ctrl-C by the stop event; only without one look now and
     // then (a timeout costs every wait a timer).
     let stop = crate::system::stop::stop_event();
@@ -92,7 +90,7 @@ pub fn serve(run: Run<'_>) -> anyhow::Result<()> {
     }
     let timeout = match stop {
         Some(_) => None,
-        None => Some(rustix::event::Timespec::try_from(STOP_POLL_INTERVAL)?),
+        None => Some(STOP_POLL_INTERVAL),
     };
     // `--idle-timeout`: one periodic timer for every connection (a timer structure of one
     // clock), not a timer per connection or per wait.
@@ -113,22 +111,14 @@ pub fn serve(run: Run<'_>) -> anyhow::Result<()> {
     // which then does not block. Swapped with `served`, so neither allocates once grown.
     let mut again: Vec<usize> = Vec::new();
     let mut served: Vec<usize> = Vec::new();
-    let zero = rustix::event::Timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
     let mut pause = AcceptPause::default();
-    let mut pause_left;
     while !stopped() {
         let wait = if !again.is_empty() {
-            Some(&zero)
-        } else if let Some(left) = pause.left() {
-            pause_left = rustix::event::Timespec::try_from(left)?;
-            Some(&pause_left)
+            Some(std::time::Duration::ZERO)
         } else {
-            timeout.as_ref()
+            pause.left().or(timeout)
         };
-        let ready = match epoll::wait(&epoll_fd, &mut events[..], wait) {
+        let ready = match counters.call(waits.wait(&epoll_fd, &mut events[..], wait)) {
             Ok(ready) => ready,
             Err(Errno::INTR) => continue,
             Err(error) => return Err(anyhow::anyhow!("epoll_wait failed: {error}")),
@@ -173,7 +163,12 @@ pub fn serve(run: Run<'_>) -> anyhow::Result<()> {
                 if failure == Some(AcceptFailure::Pause) {
                     // Level-triggered, the waiting connection would wake every wait at once.
                     let data = EventData::new_u64(LISTENER_TOKEN);
-                    epoll::modify(&epoll_fd, &listener, data, EventFlags::empty())?;
+                    counters.call(epoll::modify(
+                        &epoll_fd,
+                        &listener,
+                        data,
+                        EventFlags::empty(),
+                    ))?;
                     pause.start(connections.len());
                 }
                 continue;
@@ -183,7 +178,7 @@ pub fn serve(run: Run<'_>) -> anyhow::Result<()> {
         }
         if pause.is_paused() && pause.end_if_due(connections.len()) {
             let data = EventData::new_u64(LISTENER_TOKEN);
-            epoll::modify(&epoll_fd, &listener, data, EventFlags::IN)?;
+            counters.call(epoll::modify(&epoll_fd, &listener, data, EventFlags::IN))?;
         }
     }
     Ok(())
@@ -230,6 +225,7 @@ impl Loop<'_> {
             }
             // Closing the fd also removes it from the epoll set.
             drop(connection);
+            self.counters.syscalls(1);
         }
     }
 }
@@ -257,7 +253,7 @@ fn close_idle(
     counters: &ServerCounters,
 ) {
     let mut expirations = [0u8; 8];
-    if rustix::io::read(timer, &mut expirations) != Ok(8) {
+    if counters.call(rustix::io::read(timer, &mut expirations)) != Ok(8) {
         return; // Read already, for this tick.
     }
     clock.tick(u64::from_ne_bytes(expirations).min(u64::from(u32::MAX)) as u32);
@@ -267,6 +263,7 @@ fn close_idle(
         let idle = clock.expired(connection.active_tick);
         if idle {
             ServerCounters::add(&counters.connections_idle_closed, 1);
+            counters.syscalls(1); // Its close, as it drops.
         }
         !idle
     });
@@ -283,7 +280,7 @@ fn accept_ready(
 ) -> Option<AcceptFailure> {
     for _ in 0..ACCEPTS_PER_EVENT {
         let flags = SocketFlags::NONBLOCK | SocketFlags::CLOEXEC;
-        let fd = match rustix::net::accept_with(listener, flags) {
+        let fd = match counters.call(rustix::net::accept_with(listener, flags)) {
             Ok(fd) => fd,
             Err(Errno::AGAIN) => return None,
             Err(error) => match accept_failure(error, counters) {
@@ -293,12 +290,17 @@ fn accept_ready(
         };
         if connections.len() >= config.max_connections {
             ServerCounters::add(&counters.connections_refused, 1);
+            counters.syscalls(1); // Its close, as it drops.
             continue;
         }
         let entry = connections.vacant_entry();
         let data = EventData::new_u64(entry.key() as u64);
-        if epoll::add(epoll_fd, &fd, data, EDGE | EventFlags::IN).is_err() {
+        if counters
+            .call(epoll::add(epoll_fd, &fd, data, EDGE | EventFlags::IN))
+            .is_err()
+        {
             ServerCounters::add(&counters.connections_failed, 1);
+            counters.syscalls(1); // Its close, as it drops.
             continue;
         }
         ServerCounters::add(&counters.connections_accepted, 1);
@@ -335,7 +337,12 @@ fn receive(
 ) -> Result<bool, bool> {
     for _ in 0..READS_PER_TURN {
         debug_assert!(connection.pending.is_empty());
-        let received = match rustix::net::recv(&connection.fd, &mut *scratch, RecvFlags::empty()) {
+        let received = counters.call(rustix::net::recv(
+            &connection.fd,
+            &mut *scratch,
+            RecvFlags::empty(),
+        ));
+        let received = match received {
             Ok((0, _)) => return Err(false),
             Ok((received, _)) => received,
             Err(Errno::AGAIN) => return Ok(false),
@@ -362,7 +369,11 @@ fn receive(
             }
         };
         if !output.is_empty() {
-            let sent = match rustix::net::send(&connection.fd, output, SendFlags::NOSIGNAL) {
+            let sent = match counters.call(rustix::net::send(
+                &connection.fd,
+                output,
+                SendFlags::NOSIGNAL,
+            )) {
                 Ok(sent) => sent,
                 Err(Errno::AGAIN | Errno::INTR) => 0,
                 Err(_) => return Err(true),
@@ -374,11 +385,17 @@ fn receive(
                 connection.pending.extend_from_slice(&output[sent..]);
                 connection.pending_sent = 0;
                 let data = EventData::new_u64(slot as u64);
-                epoll::modify(epoll_fd, &connection.fd, data, EDGE | EventFlags::OUT)
+                counters
+                    .call(epoll::modify(
+                        epoll_fd,
+                        &connection.fd,
+                        data,
+                        EDGE | EventFlags::OUT,
+                    ))
                     .map_err(|_| true)?;
                 return Ok(false);
             }
-            close_if_done(connection)?;
+            close_if_done(connection, counters)?;
         }
         if received < scratch.len() && !hung_up {
             return Ok(false);
@@ -389,11 +406,14 @@ fn receive(
 
 /// Ends a connection whose protocol said so once its output is all sent: the FIN goes out
 /// behind the last response, and the caller drops the fd.
-fn close_if_done(connection: &Connection) -> Result<(), bool> {
+fn close_if_done(connection: &Connection, counters: &ServerCounters) -> Result<(), bool> {
     if !connection.close_after_drain {
         return Ok(());
     }
-    let _ = rustix::net::shutdown(&connection.fd, rustix::net::Shutdown::Write);
+    let _ = counters.call(rustix::net::shutdown(
+        &connection.fd,
+        rustix::net::Shutdown::Write,
+    ));
     Err(false)
 }
 
@@ -409,7 +429,7 @@ fn drain(
     // event comes for the rest.
     while connection.pending_sent < connection.pending.len() {
         let rest = &connection.pending[connection.pending_sent..];
-        match rustix::net::send(&connection.fd, rest, SendFlags::NOSIGNAL) {
+        match counters.call(rustix::net::send(&connection.fd, rest, SendFlags::NOSIGNAL)) {
             Ok(sent) => {
                 connection.pending_sent += sent;
                 ServerCounters::add(&counters.bytes_sent, sent as u64);
@@ -422,9 +442,16 @@ fn drain(
     {
         connection.pending.clear();
         connection.pending_sent = 0;
-        close_if_done(connection)?;
+        close_if_done(connection, counters)?;
         let data = EventData::new_u64(slot as u64);
-        epoll::modify(epoll_fd, &connection.fd, data, EDGE | EventFlags::IN).map_err(|_| true)?;
+        counters
+            .call(epoll::modify(
+                epoll_fd,
+                &connection.fd,
+                data,
+                EDGE | EventFlags::IN,
+            ))
+            .map_err(|_| true)?;
     }
     Ok(())
 }

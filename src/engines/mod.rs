@@ -1,9 +1,9 @@
 //! Every engine ringside measures, in one table (`ENGINES`): file engines (`fs write`,
-//! `fs cycle`) and server engines (`echo`, `http`), each row naming what it adds over the row
-//! before it, the workloads it serves, whether a study runs it by default, what it needs from
-//! the kernel, and how it is made. The studies, `run`, `serve`, `ringside engines`, the probe's
-//! opcode list, docs/engines.md's engine table and the behaviour tests all read this table, so an
-//! engine is one file plus one row here.
+//! `fs cycle`) and server engines (`echo`, `http`), each row naming the engine it extends
+//! (`over`) and what it adds to it, the workloads it serves, whether a study runs it by default,
+//! what it needs from the kernel, and how it is made. The studies, `run`, `serve`, `ringside
+//! engines`, the probe's opcode list, docs/engines.md's engine table and the behaviour tests all
+//! read this table, so an engine is one file plus one row here.
 //!
 //! The folders hold the engines by API: `blocking/` (plain syscalls, a file engine and a server),
 //! `threads.rs` (a thread per connection), `epoll.rs`, and `uring/` (the ring, its tokens, the
@@ -18,58 +18,24 @@ pub mod epoll;
 pub mod file;
 pub mod needs;
 pub mod server;
+pub mod shared_counters;
 pub mod threads;
 pub mod uring;
+mod workload;
 
 use std::sync::OnceLock;
 
-use serde::Serialize;
+pub use workload::Workload;
 
 use file::FileEngine;
-use needs::{Feature, Needs, Opcode, Registration, SetupFlags};
-use needs::{ACCEPT, ACCEPT_MULTI, ASYNC_CANCEL, CLOSE, FSYNC, POLL_ADD, READ, READ_FIXED, RECV};
-use needs::{RECV_MULTI, SEND, SEND_ZC, SHUTDOWN, WRITE, WRITE_FIXED};
+use needs::SEND_BUFFER_REGISTRATIONS;
+use needs::{Feature, Needs, Opcode, Registration, SetupFlags, ACCEPT, RECV, SEND};
+use needs::{DEFER_REGISTRATIONS, DIRECT, DIRECT_REGISTRATIONS, DIRECT_ZERO_COPY, MULTISHOT};
+use needs::{FILE_CYCLE, FILE_FIXED, FILE_POLLED, FILE_WRITE, FIXED, FIXED_RING_FD};
 use uring::file::Submit;
 use uring::server::OwnBufferReceive;
 use uring::server::{BundleReceive, BundleSend, IncrementalReceive, MultishotReceive};
 use uring::server::{PlainSend, ZeroCopySend};
-
-/// What a study measures; each engine serves some of them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub enum Workload {
-    /// `fs write`: a file written sequentially in blocks (seed 003).
-    FsWrite,
-    /// `fs cycle`: per page, write, fsync, read back (seed 000).
-    FsCycle,
-    /// `echo`: a TCP echo server under ringside's load generator (seeds 000 and 004).
-    Echo,
-    /// `http`: a fixed-response HTTP/1.1 server (seed 001).
-    Http,
-}
-
-impl Workload {
-    pub const ALL: [Workload; 4] = [
-        Workload::FsWrite,
-        Workload::FsCycle,
-        Workload::Echo,
-        Workload::Http,
-    ];
-
-    /// The name rows carry in `workload`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Workload::FsWrite => "fs-write",
-            Workload::FsCycle => "fs-cycle",
-            Workload::Echo => "echo",
-            Workload::Http => "http",
-        }
-    }
-
-    /// Served by a server engine over TCP (else by a file engine).
-    pub fn is_network(self) -> bool {
-        matches!(self, Workload::Echo | Workload::Http)
-    }
-}
 
 /// How a row's engine is made: a file engine, or a server loop run on a listener. Each gets
 /// its own row, so an engine reads its ring flags and registrations from what the row needs.
@@ -82,7 +48,13 @@ pub enum Make {
 /// One row of the engine table.
 pub struct EngineDef {
     pub name: &'static str,
-    /// What the engine adds over the row before it that serves the same workloads.
+    /// The engine this one extends, by name (empty for a baseline): the report divides this
+    /// engine's results by that engine's, so a ratio is what `about`'s addition bought. One
+    /// name serves all of this row's workloads; where the engine it extends goes by another
+    /// name in another workload, the names are listed and each workload takes the first that
+    /// serves it. Every name is an earlier row (a test checks).
+    pub over: &'static [&'static str],
+    /// What the engine adds to the one it extends (`over`).
     pub about: &'static str,
     pub workloads: &'static [Workload],
     /// The workloads whose studies run this engine when `--engine` names none.
@@ -101,53 +73,28 @@ impl EngineDef {
     pub fn serves(&self, workload: Workload) -> bool {
         self.workloads.contains(&workload)
     }
+
+    /// The engine this one extends in `workload` (None for a baseline, or a workload it does
+    /// not serve).
+    pub fn parent(&self, workload: Workload) -> Option<&'static EngineDef> {
+        if !self.serves(workload) {
+            return None;
+        }
+        self.over
+            .iter()
+            .find_map(|name| engines_of(workload).find(|engine| engine.name == *name))
+    }
+}
+
+/// The name of the engine `engine` extends in the workload called `workload`, from the table:
+/// what the report divides a rung by. None for a baseline, a contender or an unknown name.
+pub fn parent_name(workload: &str, engine: &str) -> Option<&'static str> {
+    let workload = Workload::ALL.into_iter().find(|w| w.name() == workload)?;
+    let def = engines_of(workload).find(|def| def.name == engine)?;
+    def.parent(workload).map(|parent| parent.name)
 }
 
 use Workload::{Echo, FsCycle, FsWrite, Http};
-
-const FILE_WRITE: &[Opcode] = &[WRITE, FSYNC];
-const FILE_CYCLE: &[Opcode] = &[WRITE, FSYNC, READ];
-const FILE_FIXED: &[Opcode] = &[WRITE_FIXED, FSYNC, READ_FIXED];
-/// What an IOPOLL ring submits: it refuses fsync, so it serves only `fs write`.
-const FILE_POLLED: &[Opcode] = &[WRITE_FIXED];
-const FIXED: &[Registration] = &[Registration::Files, Registration::Buffers];
-const FIXED_RING_FD: &[Registration] = &[
-    Registration::Files,
-    Registration::Buffers,
-    Registration::RingFd,
-];
-const MULTISHOT: &[Opcode] = &[ACCEPT_MULTI, RECV_MULTI, SEND, ASYNC_CANCEL, POLL_ADD];
-/// Multishot on direct descriptors: shut down and closed with SQEs.
-const DIRECT: &[Opcode] = &[
-    ACCEPT_MULTI,
-    RECV_MULTI,
-    SEND,
-    ASYNC_CANCEL,
-    POLL_ADD,
-    SHUTDOWN,
-    CLOSE,
-];
-const DIRECT_ZERO_COPY: &[Opcode] = &[
-    ACCEPT_MULTI,
-    RECV_MULTI,
-    SEND_ZC,
-    ASYNC_CANCEL,
-    POLL_ADD,
-    SHUTDOWN,
-    CLOSE,
-];
-const DEFER_REGISTRATIONS: &[Registration] = &[Registration::BufRing, Registration::RingFd];
-const DIRECT_REGISTRATIONS: &[Registration] = &[
-    Registration::BufRing,
-    Registration::RingFd,
-    Registration::Files,
-];
-const SEND_BUFFER_REGISTRATIONS: &[Registration] = &[
-    Registration::BufRing,
-    Registration::RingFd,
-    Registration::Files,
-    Registration::Buffers,
-];
 
 /// The file engine keeping --depth operations in flight: the file rungs that differ from it
 /// only in their ring's setup and registrations.
@@ -166,14 +113,17 @@ fn unavailable(def: &EngineDef) -> anyhow::Result<()> {
 }
 
 /// Every engine, file engines then servers, each family from the oldest API to the newest
-/// io_uring feature: each io_uring row adds one feature to the one above it, and says so where
-/// it builds on another (SQPOLL adds to `uring-fixed` and to `uring-multishot`: the kernel
-/// refuses DEFER_TASKRUN with SQPOLL; `uring-send-zc` adds to `uring-fixed-bufs`). The NIC rungs
+/// io_uring feature. The table is a tree: each row names the engine it extends (`over`, always
+/// an earlier row serving all its workloads) and `about` says what it adds to it, so rungs that
+/// sit side by side (SQPOLL and DEFER_TASKRUN, which the kernel refuses together; the rungs on
+/// `uring-fixed-files`) are each measured against their own parent. The NIC rungs
 /// (`uring-napi`, `uring-zcrx`) and IOPOLL on a device without poll queues are listed with the
-/// reason they cannot run.
+/// reason they cannot run; `uring-fixed-bufs` is no default: no released kernel takes a
+/// registered buffer on a plain send (only SEND_ZC does), and its trial says so.
 pub const ENGINES: &[EngineDef] = &[
     EngineDef {
         name: "blocking",
+        over: &[],
         about: "pwrite/fsync/pread, one syscall per operation (the baseline)",
         workloads: &[FsWrite, FsCycle],
         default_for: &[FsWrite, FsCycle],
@@ -182,59 +132,49 @@ pub const ENGINES: &[EngineDef] = &[
     },
     EngineDef {
         name: "uring-single",
-        about: "io_uring, one SQE submitted and waited for at a time",
+        over: &["blocking"],
+        about: "blocking's one operation at a time through io_uring: one SQE submitted and waited \
+                for at a time",
         workloads: &[FsWrite],
         default_for: &[FsWrite],
-        needs: Needs {
-            opcodes: FILE_WRITE,
-            setup: SetupFlags::NONE,
-            registrations: &[],
-            features: &[],
-        },
+        needs: Needs::io_uring(FILE_WRITE),
         make: Make::File(|def| Box::new(uring::file::Uring::new(Submit::Single, def.needs))),
     },
     EngineDef {
         name: "uring-batch",
-        about: "io_uring, fill --depth SQEs, submit, wait for all, repeat",
+        over: &["uring-single"],
+        about: "uring-single + batches: fill --depth SQEs, submit, wait for all, repeat",
         workloads: &[FsWrite],
         default_for: &[FsWrite],
-        needs: Needs {
-            opcodes: FILE_WRITE,
-            setup: SetupFlags::NONE,
-            registrations: &[],
-            features: &[],
-        },
+        needs: Needs::io_uring(FILE_WRITE),
         make: Make::File(|def| Box::new(uring::file::Uring::new(Submit::Batch, def.needs))),
     },
     EngineDef {
         name: "uring-ring",
-        about: "io_uring, --depth SQEs kept in flight, completions reaped as they come",
+        over: &["uring-batch"],
+        about:
+            "uring-batch + a ring kept full: --depth SQEs in flight, completions reaped as they \
+                come",
         workloads: &[FsWrite],
         default_for: &[FsWrite],
-        needs: Needs {
-            opcodes: FILE_WRITE,
-            setup: SetupFlags::NONE,
-            registrations: &[],
-            features: &[],
-        },
+        needs: Needs::io_uring(FILE_WRITE),
         make: FILE_RING,
     },
     EngineDef {
         name: "uring-link",
-        about: "io_uring, write->fsync->read linked chains, --depth chains in flight",
+        over: &["blocking"],
+        about: "blocking's page cycle through io_uring: write->fsync->read linked chains, --depth \
+                chains in flight",
         workloads: &[FsCycle],
         default_for: &[FsCycle],
-        needs: Needs {
-            opcodes: FILE_CYCLE,
-            setup: SetupFlags::NONE,
-            registrations: &[],
-            features: &[],
-        },
+        needs: Needs::io_uring(FILE_CYCLE),
         make: FILE_RING,
     },
     EngineDef {
         name: "uring-fixed",
-        about: "ring + registered file and registered buffers (WriteFixed/ReadFixed)",
+        over: &["uring-ring", "uring-link"],
+        about: "uring-ring (in fs cycle uring-link) + registered file and registered buffers \
+                (WriteFixed/ReadFixed)",
         workloads: &[FsWrite, FsCycle],
         default_for: &[FsWrite, FsCycle],
         needs: Needs {
@@ -247,7 +187,10 @@ pub const ENGINES: &[EngineDef] = &[
     },
     EngineDef {
         name: "uring-defer",
-        about: "fixed + SINGLE_ISSUER|DEFER_TASKRUN|COOP_TASKRUN: completions run when asked for",
+        over: &["uring-fixed"],
+        about:
+            "uring-fixed + SINGLE_ISSUER|DEFER_TASKRUN|COOP_TASKRUN: completions run when asked \
+                for",
         workloads: &[FsWrite, FsCycle],
         default_for: &[FsWrite, FsCycle],
         needs: Needs {
@@ -260,7 +203,8 @@ pub const ENGINES: &[EngineDef] = &[
     },
     EngineDef {
         name: "uring-sqpoll",
-        about: "fixed + SQPOLL: a kernel thread submits, syscalls near zero",
+        over: &["uring-fixed"],
+        about: "uring-fixed + SQPOLL: a kernel thread submits, syscalls near zero",
         workloads: &[FsWrite, FsCycle],
         default_for: &[FsWrite, FsCycle],
         needs: Needs {
@@ -273,7 +217,8 @@ pub const ENGINES: &[EngineDef] = &[
     },
     EngineDef {
         name: "uring-ring-fd",
-        about: "defer + the ring's fd registered: io_uring_enter skips looking it up",
+        over: &["uring-defer"],
+        about: "uring-defer + the ring's fd registered: io_uring_enter skips looking it up",
         workloads: &[FsWrite, FsCycle],
         default_for: &[FsWrite, FsCycle],
         needs: Needs {
@@ -286,7 +231,9 @@ pub const ENGINES: &[EngineDef] = &[
     },
     EngineDef {
         name: "uring-no-sqarray",
-        about: "ring-fd + NO_SQARRAY: SQEs taken in order, no index array between tail and SQE",
+        over: &["uring-ring-fd"],
+        about: "uring-ring-fd + NO_SQARRAY: SQEs taken in order, no index array between tail and \
+                SQE",
         workloads: &[FsWrite, FsCycle],
         default_for: &[FsWrite, FsCycle],
         needs: Needs {
@@ -299,8 +246,9 @@ pub const ENGINES: &[EngineDef] = &[
     },
     EngineDef {
         name: "uring-iopoll",
-        about: "ring-fd + IOPOLL: O_DIRECT write completions polled from the device (--direct; \
-                no fs cycle or --fsync-end: an IOPOLL ring refuses fsync)",
+        over: &["uring-ring-fd"],
+        about: "uring-ring-fd + IOPOLL: O_DIRECT write completions polled from the device \
+                (--direct; no fs cycle or --fsync-end: an IOPOLL ring refuses fsync)",
         workloads: &[FsWrite],
         default_for: &[FsWrite],
         needs: Needs {
@@ -312,20 +260,8 @@ pub const ENGINES: &[EngineDef] = &[
         make: FILE_RING,
     },
     EngineDef {
-        name: "uring-hybrid-iopoll",
-        about: "iopoll + HYBRID_IOPOLL: sleeps about half a completion's time before polling",
-        workloads: &[FsWrite],
-        default_for: &[FsWrite],
-        needs: Needs {
-            opcodes: FILE_POLLED,
-            setup: SetupFlags::HYBRID_IOPOLL,
-            registrations: FIXED_RING_FD,
-            features: &[Feature::PolledBlockDevice],
-        },
-        make: FILE_RING,
-    },
-    EngineDef {
         name: "blocking",
+        over: &[],
         about: "one connection at a time, blocking recv/send (seed 000's net_blocking)",
         workloads: &[Echo, Http],
         default_for: &[Echo],
@@ -334,7 +270,8 @@ pub const ENGINES: &[EngineDef] = &[
     },
     EngineDef {
         name: "threads",
-        about: "a thread per connection, blocking recv/send (the pre-epoll answer)",
+        over: &["blocking"],
+        about: "blocking + a thread per connection (the pre-epoll answer)",
         workloads: &[Echo, Http],
         default_for: &[],
         needs: Needs::NOTHING,
@@ -342,6 +279,7 @@ pub const ENGINES: &[EngineDef] = &[
     },
     EngineDef {
         name: "epoll",
+        over: &[],
         about: "non-blocking sockets, edge-triggered epoll, per-connection pending output",
         workloads: &[Echo, Http],
         default_for: &[Echo, Http],
@@ -350,22 +288,20 @@ pub const ENGINES: &[EngineDef] = &[
     },
     EngineDef {
         name: "uring",
-        about: "io_uring accept/recv/send SQEs relying on IORING_FEAT_FAST_POLL (seed 000)",
+        over: &["epoll"],
+        about: "epoll's server on io_uring: accept/recv/send SQEs, the kernel polling the sockets \
+                itself (IORING_FEAT_FAST_POLL; seed 000)",
         workloads: &[Echo, Http],
         default_for: &[Echo, Http],
-        needs: Needs {
-            opcodes: &[ACCEPT, RECV, SEND],
-            setup: SetupFlags::NONE,
-            registrations: &[],
-            features: &[],
-        },
+        needs: Needs::io_uring(&[ACCEPT, RECV, SEND]),
         make: Make::Server(|def, run| {
             uring::server::serve::<OwnBufferReceive, PlainSend>(run, def.needs)
         }),
     },
     EngineDef {
         name: "uring-multishot",
-        about: "io_uring multishot accept and recv from a provided buffer ring (seed 004)",
+        over: &["uring"],
+        about: "uring + multishot accept and recv from a provided buffer ring (seed 004)",
         workloads: &[Echo, Http],
         default_for: &[Echo, Http],
         needs: Needs {
@@ -378,6 +314,7 @@ pub const ENGINES: &[EngineDef] = &[
     },
     EngineDef {
         name: "uring-sqpoll",
+        over: &["uring-multishot"],
         about: "uring-multishot + SQPOLL: a kernel thread takes the SQEs, polling on the \
                 server's CPU unless the server is real-time (the kernel refuses SQPOLL with \
                 DEFER_TASKRUN, so this rung sits beside uring-defer)",
@@ -393,8 +330,9 @@ pub const ENGINES: &[EngineDef] = &[
     },
     EngineDef {
         name: "uring-defer",
-        about:
-            "uring-multishot on a SINGLE_ISSUER|DEFER_TASKRUN|COOP_TASKRUN ring, ring fd registered",
+        over: &["uring-multishot"],
+        about: "uring-multishot + a SINGLE_ISSUER|DEFER_TASKRUN|COOP_TASKRUN ring, ring fd \
+                registered",
         workloads: &[Echo, Http],
         default_for: &[Echo, Http],
         needs: Needs {
@@ -407,7 +345,8 @@ pub const ENGINES: &[EngineDef] = &[
     },
     EngineDef {
         name: "uring-fixed-files",
-        about: "defer + direct descriptors: multishot accept into the ring's file table, \
+        over: &["uring-defer"],
+        about: "uring-defer + direct descriptors: multishot accept into the ring's file table, \
                 recv/send/close by index, no file lookup or reference per operation",
         workloads: &[Echo, Http],
         default_for: &[Echo, Http],
@@ -421,8 +360,9 @@ pub const ENGINES: &[EngineDef] = &[
     },
     EngineDef {
         name: "uring-bundle",
-        about: "fixed-files + multishot recv bundles (6.10): one completion for every buffer \
-                a receive filled, when more bytes wait than one 8 KiB buffer holds",
+        over: &["uring-fixed-files"],
+        about: "uring-fixed-files + multishot recv bundles (6.10): one completion for every \
+                buffer a receive filled, when more bytes wait than one 8 KiB buffer holds",
         workloads: &[Echo, Http],
         default_for: &[Echo, Http],
         needs: Needs {
@@ -437,8 +377,9 @@ pub const ENGINES: &[EngineDef] = &[
     },
     EngineDef {
         name: "uring-send-bundle",
-        about: "bundle + send bundles (6.10): a connection's queued chunks go to its own send \
-                ring (incrementally consumed, 6.12) and one send carries them all, where a \
+        over: &["uring-bundle"],
+        about: "uring-bundle + send bundles (6.10): a connection's queued chunks go to its own \
+                send ring (incrementally consumed, 6.12) and one send carries them all, where a \
                 plain send carries one 8 KiB chunk",
         workloads: &[Echo, Http],
         default_for: &[Echo, Http],
@@ -454,9 +395,10 @@ pub const ENGINES: &[EngineDef] = &[
     },
     EngineDef {
         name: "uring-recv-inc",
-        about: "fixed-files + a receive pool of 64 KiB buffers consumed incrementally (6.12): \
-                each completion takes only the bytes it received, the rest of the buffer stays \
-                the kernel's for the next",
+        over: &["uring-fixed-files"],
+        about: "uring-fixed-files + a receive pool of 64 KiB buffers consumed incrementally \
+                (6.12): each completion takes only the bytes it received, the rest of the buffer \
+                stays the kernel's for the next",
         workloads: &[Echo, Http],
         default_for: &[Echo, Http],
         needs: Needs {
@@ -471,10 +413,11 @@ pub const ENGINES: &[EngineDef] = &[
     },
     EngineDef {
         name: "uring-fixed-bufs",
-        about: "fixed-files + sends from registered buffers (the receive pool and the HTTP \
+        over: &["uring-fixed-files"],
+        about: "uring-fixed-files + sends from registered buffers (the receive pool and the HTTP \
                 responses): no page pinning per send",
         workloads: &[Echo, Http],
-        default_for: &[Echo, Http],
+        default_for: &[],
         needs: Needs {
             opcodes: DIRECT,
             setup: SetupFlags::DEFER_TASKRUN,
@@ -485,8 +428,9 @@ pub const ENGINES: &[EngineDef] = &[
     },
     EngineDef {
         name: "uring-min-wait",
-        about: "fixed-files + batched waiting: wait for half the connections' completions, but \
-                at most 50 µs for more than one (min_wait_usec)",
+        over: &["uring-fixed-files"],
+        about: "uring-fixed-files + batched waiting: wait for half the connections' completions, \
+                but at most 50 µs for more than one (min_wait_usec)",
         workloads: &[Echo, Http],
         default_for: &[Echo, Http],
         needs: Needs {
@@ -499,8 +443,9 @@ pub const ENGINES: &[EngineDef] = &[
     },
     EngineDef {
         name: "uring-send-zc",
-        about: "fixed-files + SEND_ZC from registered buffers: no copy into socket buffers, a \
-                notification per send before its buffer is reused",
+        over: &["uring-fixed-files"],
+        about: "uring-fixed-files + SEND_ZC from registered buffers: no copy into socket buffers, \
+                a notification per send before its buffer is reused",
         workloads: &[Echo, Http],
         default_for: &[Echo, Http],
         needs: Needs {
@@ -515,7 +460,8 @@ pub const ENGINES: &[EngineDef] = &[
     },
     EngineDef {
         name: "uring-napi",
-        about: "defer + NAPI busy polling (IORING_REGISTER_NAPI): the wait polls the NIC's \
+        over: &["uring-defer"],
+        about: "uring-defer + NAPI busy polling (IORING_REGISTER_NAPI): the wait polls the NIC's \
                 receive queue instead of sleeping for its interrupt",
         workloads: &[Echo, Http],
         default_for: &[Echo, Http],
@@ -523,21 +469,22 @@ pub const ENGINES: &[EngineDef] = &[
             opcodes: MULTISHOT,
             setup: SetupFlags::DEFER_TASKRUN,
             registrations: DEFER_REGISTRATIONS,
-            features: &[Feature::NicTraffic],
+            features: &[Feature::NapiBusyPoll],
         },
         make: Make::Server(|def, _| unavailable(def)),
     },
     EngineDef {
         name: "uring-zcrx",
-        about: "defer + zero-copy receive (IORING_REGISTER_ZCRX_IFQ): the NIC writes payloads \
-                into memory the ring shares with the server",
+        over: &["uring-defer"],
+        about: "uring-defer + zero-copy receive (IORING_REGISTER_ZCRX_IFQ): the NIC writes \
+                payloads into memory the ring shares with the server",
         workloads: &[Echo, Http],
         default_for: &[Echo, Http],
         needs: Needs {
             opcodes: MULTISHOT,
             setup: SetupFlags::DEFER_TASKRUN,
             registrations: DEFER_REGISTRATIONS,
-            features: &[Feature::NicTraffic],
+            features: &[Feature::ZeroCopyReceive],
         },
         make: Make::Server(|def, _| unavailable(def)),
     },
@@ -571,27 +518,6 @@ pub fn select(workload: Workload, names: &[String]) -> anyhow::Result<Vec<&'stat
             .collect());
     }
     names.iter().map(|name| find(workload, name)).collect()
-}
-
-/// Keeps the engines that can run here; says on stderr why each other one is skipped (unless
-/// `quiet`). Fails only when none is left.
-pub fn runnable(
-    engines: Vec<&'static EngineDef>,
-    quiet: bool,
-) -> anyhow::Result<Vec<&'static EngineDef>> {
-    let mut kept = Vec::new();
-    for engine in engines {
-        match engine.availability() {
-            Ok(()) => kept.push(engine),
-            Err(reason) if !quiet => eprintln!("ringside: skipping {}: {reason}", engine.name),
-            Err(_) => {}
-        }
-    }
-    anyhow::ensure!(
-        !kept.is_empty(),
-        "none of the chosen engines can run here (see above)"
-    );
-    Ok(kept)
 }
 
 /// The default engines of `workload` as one comma-separated list (a flag's default).
@@ -628,6 +554,61 @@ pub fn opcodes_used() -> Vec<Opcode> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use needs::{RECV_MULTI, WRITE_FIXED};
+
+    #[test]
+    fn every_parent_is_an_earlier_row_serving_the_childs_workloads() {
+        for (index, engine) in ENGINES.iter().enumerate() {
+            for name in engine.over {
+                let known = ENGINES[..index].iter().any(|earlier| earlier.name == *name);
+                assert!(known, "{} is over {name}, no earlier row", engine.name);
+            }
+            for &workload in engine.workloads {
+                let Some(parent) = engine.parent(workload) else {
+                    assert!(
+                        engine.over.is_empty(),
+                        "{}: no parent in {workload:?}",
+                        engine.name
+                    );
+                    continue;
+                };
+                let position = |def: &EngineDef| ENGINES.iter().position(|e| std::ptr::eq(e, def));
+                assert!(position(parent) < position(engine), "{}", engine.name);
+                assert!(parent.serves(workload), "{} in {workload:?}", engine.name);
+                assert!(
+                    engine.about.starts_with(parent.name)
+                        || engine.about.contains(&format!(
+                            "(in {} {})",
+                            workload.name().replace('-', " "),
+                            parent.name
+                        )),
+                    "{}'s about does not start from its parent {}",
+                    engine.name,
+                    parent.name
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_rungs_the_issue_named_have_their_own_parents() {
+        let parent = |workload, name| parent_name(Workload::name(workload), name);
+        assert_eq!(parent(FsWrite, "uring-ring-fd"), Some("uring-defer"));
+        assert_eq!(parent(FsCycle, "uring-fixed"), Some("uring-link"));
+        assert_eq!(parent(FsWrite, "uring-fixed"), Some("uring-ring"));
+        assert_eq!(parent(Echo, "uring-defer"), Some("uring-multishot"));
+        for rung in [
+            "uring-recv-inc",
+            "uring-fixed-bufs",
+            "uring-min-wait",
+            "uring-send-zc",
+        ] {
+            assert_eq!(parent(Http, rung), Some("uring-fixed-files"));
+        }
+        assert_eq!(parent(Echo, "uring-napi"), Some("uring-defer"));
+        assert_eq!(parent(Echo, "epoll"), None);
+        assert_eq!(parent(Echo, "contender:nginx"), None);
+    }
 
     #[test]
     fn every_row_is_consistent() {
@@ -658,8 +639,8 @@ mod tests {
     #[test]
     fn defaults_are_the_studies_lists() {
         let ladder = "uring,uring-multishot,uring-sqpoll,uring-defer,uring-fixed-files,\
-                      uring-bundle,uring-send-bundle,uring-recv-inc,uring-fixed-bufs,uring-min-wait,\
-                      uring-send-zc,uring-napi,uring-zcrx";
+                      uring-bundle,uring-send-bundle,uring-recv-inc,uring-min-wait,uring-send-zc,\
+                      uring-napi,uring-zcrx";
         assert_eq!(default_list(Echo), format!("blocking,epoll,{ladder}"));
         assert_eq!(default_list(Http), format!("epoll,{ladder}"));
         assert_eq!(

@@ -63,6 +63,52 @@ pub const SHUTDOWN: Opcode = op("Shutdown", opcode::Shutdown::CODE, (5, 11));
 pub const SEND_ZC: Opcode = op("SendZc", opcode::SendZc::CODE, (6, 0));
 pub const LINK_TIMEOUT: Opcode = op("LinkTimeout", opcode::LinkTimeout::CODE, (5, 5));
 
+// The opcodes and registrations several rows of the engine table share.
+
+pub const FILE_WRITE: &[Opcode] = &[WRITE, FSYNC];
+pub const FILE_CYCLE: &[Opcode] = &[WRITE, FSYNC, READ];
+pub const FILE_FIXED: &[Opcode] = &[WRITE_FIXED, FSYNC, READ_FIXED];
+/// What an IOPOLL ring submits: it refuses fsync, so it serves only `fs write`.
+pub const FILE_POLLED: &[Opcode] = &[WRITE_FIXED];
+pub const FIXED: &[Registration] = &[Registration::Files, Registration::Buffers];
+pub const FIXED_RING_FD: &[Registration] = &[
+    Registration::Files,
+    Registration::Buffers,
+    Registration::RingFd,
+];
+pub const MULTISHOT: &[Opcode] = &[ACCEPT_MULTI, RECV_MULTI, SEND, ASYNC_CANCEL, POLL_ADD];
+/// Multishot on direct descriptors: shut down and closed with SQEs.
+pub const DIRECT: &[Opcode] = &[
+    ACCEPT_MULTI,
+    RECV_MULTI,
+    SEND,
+    ASYNC_CANCEL,
+    POLL_ADD,
+    SHUTDOWN,
+    CLOSE,
+];
+pub const DIRECT_ZERO_COPY: &[Opcode] = &[
+    ACCEPT_MULTI,
+    RECV_MULTI,
+    SEND_ZC,
+    ASYNC_CANCEL,
+    POLL_ADD,
+    SHUTDOWN,
+    CLOSE,
+];
+pub const DEFER_REGISTRATIONS: &[Registration] = &[Registration::BufRing, Registration::RingFd];
+pub const DIRECT_REGISTRATIONS: &[Registration] = &[
+    Registration::BufRing,
+    Registration::RingFd,
+    Registration::Files,
+];
+pub const SEND_BUFFER_REGISTRATIONS: &[Registration] = &[
+    Registration::BufRing,
+    Registration::RingFd,
+    Registration::Files,
+    Registration::Buffers,
+];
+
 /// The `IORING_SETUP_*` flags a ring is built with. The engine's ring is built from exactly
 /// these (`RingSetup::flags`), so what the table says it needs is what it asks for.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -76,9 +122,6 @@ pub struct SetupFlags {
     pub no_sqarray: bool,
     /// IOPOLL (5.1): completions of O_DIRECT I/O are polled from the device, not interrupts.
     pub iopoll: bool,
-    /// HYBRID_IOPOLL (6.13): IOPOLL that sleeps for about half the device's completion time
-    /// before it polls.
-    pub hybrid_iopoll: bool,
 }
 
 impl SetupFlags {
@@ -87,7 +130,6 @@ impl SetupFlags {
         defer_taskrun: false,
         no_sqarray: false,
         iopoll: false,
-        hybrid_iopoll: false,
     };
     pub const SQPOLL: SetupFlags = SetupFlags {
         sqpoll: true,
@@ -105,10 +147,6 @@ impl SetupFlags {
         iopoll: true,
         ..SetupFlags::DEFER_TASKRUN
     };
-    pub const HYBRID_IOPOLL: SetupFlags = SetupFlags {
-        hybrid_iopoll: true,
-        ..SetupFlags::IOPOLL
-    };
 
     /// Each flag asked for, with the names it sets and the Linux version that has it.
     fn asked(self) -> impl Iterator<Item = (&'static [&'static str], Kernel)> {
@@ -118,7 +156,6 @@ impl SetupFlags {
             (self.defer_taskrun, DEFER, (6, 1)),
             (self.no_sqarray, &["NO_SQARRAY"], (6, 6)),
             (self.iopoll, &["IOPOLL"], (5, 1)),
-            (self.hybrid_iopoll, &["HYBRID_IOPOLL"], (6, 13)),
         ]
         .into_iter()
         .filter(|&(set, _, _)| set)
@@ -152,10 +189,15 @@ pub enum Feature {
     /// Provided-buffer rings whose buffers are consumed a part at a time (IOU_PBUF_RING_INC).
     IncrementalBuffers,
     /// IORING_OP_SEND from a registered buffer (IORING_RECVSEND_FIXED_BUF on plain sends).
+    /// No released kernel has it: mainline honours the flag on SEND_ZC only (6.1, 6.12 and 6.18
+    /// refuse it with EINVAL; a patch for plain sends was posted to io-uring@ in June 2026).
     SendFromRegisteredBuffers,
-    /// Traffic through a NIC's NAPI context: NAPI busy polling (6.9) and zero-copy receive
-    /// (6.15) work on a NIC's receive queue, and loopback has none.
-    NicTraffic,
+    /// NAPI busy polling (IORING_REGISTER_NAPI, 6.9): it polls a NIC's receive queue, and
+    /// loopback has none.
+    NapiBusyPoll,
+    /// Zero-copy receive (IORING_REGISTER_ZCRX_IFQ, 6.15): a NIC's queue writes into memory
+    /// shared with the ring, and loopback has none.
+    ZeroCopyReceive,
     /// A block device with poll queues, where IOPOLL completes O_DIRECT I/O.
     PolledBlockDevice,
 }
@@ -169,26 +211,29 @@ impl Feature {
                 "incrementally consumed buffer rings (IOU_PBUF_RING_INC)"
             }
             Feature::SendFromRegisteredBuffers => "sends from registered buffers",
-            Feature::NicTraffic => "a NIC that carries the traffic",
+            Feature::NapiBusyPoll => "NAPI busy polling of a NIC that carries the traffic",
+            Feature::ZeroCopyReceive => "zero-copy receive from a NIC that carries the traffic",
             Feature::PolledBlockDevice => "a block device with poll queues",
         }
     }
 
-    fn since(self) -> Kernel {
+    /// The Linux that added it; None when no released Linux has it.
+    fn since(self) -> Option<Kernel> {
         match self {
-            Feature::MinWait => (6, 12),
-            Feature::Bundles => (6, 10),
-            Feature::IncrementalBuffers => (6, 12),
-            Feature::SendFromRegisteredBuffers => (6, 0),
-            Feature::NicTraffic => (6, 9),
-            Feature::PolledBlockDevice => (5, 1),
+            Feature::MinWait => Some((6, 12)),
+            Feature::Bundles => Some((6, 10)),
+            Feature::IncrementalBuffers => Some((6, 12)),
+            Feature::SendFromRegisteredBuffers => None,
+            Feature::NapiBusyPoll => Some((6, 9)),
+            Feature::ZeroCopyReceive => Some((6, 15)),
+            Feature::PolledBlockDevice => Some((5, 1)),
         }
     }
 
     /// What the machine lacks for it, checked before any ring is made.
     fn check_machine(self) -> Result<(), String> {
         match self {
-            Feature::NicTraffic => Err(nic_traffic_reason()),
+            Feature::NapiBusyPoll | Feature::ZeroCopyReceive => Err(nic_traffic_reason()),
             Feature::PolledBlockDevice => polled_block_device().map(drop),
             _ => Ok(()),
         }
@@ -207,17 +252,19 @@ impl Feature {
                 return send_from_registered_buffer(ring).map_err(|error| {
                     format!(
                         "this kernel refuses IORING_OP_SEND from a registered buffer \
-                         (IORING_RECVSEND_FIXED_BUF: {error}); here only SEND_ZC sends from \
-                         registered buffers (uring-send-zc)"
+                         (IORING_RECVSEND_FIXED_BUF: {error}); no released Linux takes one on a \
+                         plain send, only SEND_ZC does (uring-send-zc)"
                     )
                 })
             }
-            Feature::NicTraffic | Feature::PolledBlockDevice => true,
+            Feature::NapiBusyPoll | Feature::ZeroCopyReceive | Feature::PolledBlockDevice => true,
         };
-        let (major, minor) = self.since();
+        let since = self.since().map_or_else(String::new, |(major, minor)| {
+            format!(" (Linux {major}.{minor})")
+        });
         present
             .then_some(())
-            .ok_or_else(|| format!("this kernel lacks {} (Linux {major}.{minor})", self.name()))
+            .ok_or_else(|| format!("this kernel lacks {}{since}", self.name()))
     }
 }
 
@@ -367,7 +414,10 @@ impl Registration {
 }
 
 /// Every measured ring sets its io-wq worker limits (IORING_REGISTER_IOWQ_MAX_WORKERS, 5.15;
-/// see `ring::Helpers`), so every io_uring engine needs at least this kernel.
+/// see `ring::Helpers`), so every io_uring engine needs at least this kernel's io_uring. The
+/// 5.10 stable series has it too: its io_uring is 5.15's ("5.10 and 5.15 are identical in terms
+/// of io_uring support", axboe in axboe/liburing#1173), and Debian 11's 5.10 ran and verified
+/// every engine that needs no more (issue 20's kernel lab).
 const IOWQ_LIMITS_SINCE: Kernel = (5, 15);
 
 /// What one engine needs from the kernel. Engines without io_uring need nothing.
@@ -388,18 +438,26 @@ impl Needs {
         features: &[],
     };
 
+    /// io_uring with these opcodes on a plain ring: no setup flags, registrations or features.
+    pub const fn io_uring(opcodes: &'static [Opcode]) -> Needs {
+        Needs {
+            opcodes,
+            ..Needs::NOTHING
+        }
+    }
+
     pub fn uses_io_uring(&self) -> bool {
         !self.opcodes.is_empty()
     }
 
-    /// The oldest kernel that has all of it (None: any).
+    /// The oldest kernel that has all of it (None: any, or, with `unreleased`, none yet).
     pub fn kernel(&self) -> Option<Kernel> {
-        if !self.uses_io_uring() {
+        if !self.uses_io_uring() || self.unreleased().is_some() {
             return None;
         }
         let opcodes = self.opcodes.iter().map(|opcode| opcode.since);
         let registrations = self.registrations.iter().map(|r| r.since());
-        let features = self.features.iter().map(|f| f.since());
+        let features = self.features.iter().filter_map(|f| f.since());
         opcodes
             .chain(registrations)
             .chain(features)
@@ -407,10 +465,24 @@ impl Needs {
             .max()
     }
 
-    /// One line for tables: "Write, Fsync; SQPOLL; registered files; Linux 5.15".
+    /// A feature it needs that no released kernel has (its trial still asks the running one).
+    pub fn unreleased(&self) -> Option<Feature> {
+        self.features
+            .iter()
+            .copied()
+            .find(|feature| feature.since().is_none())
+    }
+
+    /// One line for tables: "Write, Fsync; SQPOLL; registered files; Linux 5.15 (or 5.10
+    /// stable)".
     pub fn text(&self) -> String {
-        let Some((major, minor)) = self.kernel() else {
+        if !self.uses_io_uring() {
             return "plain syscalls".to_string();
+        }
+        let linux = match self.kernel() {
+            Some(IOWQ_LIMITS_SINCE) => "Linux 5.15 (or 5.10 stable: the same io_uring)".to_string(),
+            Some((major, minor)) => format!("Linux {major}.{minor}"),
+            None => "no released Linux yet".to_string(),
         };
         let mut parts = vec![self
             .opcodes
@@ -424,7 +496,7 @@ impl Needs {
         }
         parts.extend(self.registrations.iter().map(|r| r.name().to_string()));
         parts.extend(self.features.iter().map(|f| f.name().to_string()));
-        parts.push(format!("Linux {major}.{minor}"));
+        parts.push(linux);
         parts.join("; ")
     }
 
@@ -438,7 +510,22 @@ impl Needs {
         for feature in self.features {
             feature.check_machine()?;
         }
-        ring::on_trial_thread(|| self.trial())
+        let running = crate::system::kernel::running_kernel_version();
+        ring::on_trial_thread(|| self.trial()).map_err(|reason| self.with_minimum(reason, running))
+    }
+
+    /// A trial's reason, and where this kernel is older than the engine's minimum, that minimum:
+    /// the one missing feature named may be the first of several the engine needs.
+    fn with_minimum(&self, reason: String, running: Option<Kernel>) -> String {
+        match (self.kernel(), running) {
+            (Some(needed), Some(here)) if here < needed && needed > IOWQ_LIMITS_SINCE => {
+                format!(
+                    "{reason}; this engine needs Linux {}.{} in all, this is {}.{}",
+                    needed.0, needed.1, here.0, here.1
+                )
+            }
+            _ => reason,
+        }
     }
 
     fn trial(&self) -> Result<(), String> {
@@ -540,5 +627,17 @@ mod tests {
         };
         assert_eq!(defer.kernel(), Some((6, 1)));
         assert!(defer.text().contains("DEFER_TASKRUN"), "{}", defer.text());
+        let reason = "this kernel lacks IORING_SETUP_COOP_TASKRUN (Linux 5.19)".to_string();
+        assert_eq!(
+            defer.with_minimum(reason.clone(), Some((5, 10))),
+            format!("{reason}; this engine needs Linux 6.1 in all, this is 5.10")
+        );
+        assert_eq!(defer.with_minimum(reason.clone(), Some((6, 1))), reason);
+        let plain = Needs::io_uring(&[WRITE, FSYNC]);
+        assert_eq!(
+            plain.text(),
+            "Write, Fsync; Linux 5.15 (or 5.10 stable: the same io_uring)"
+        );
+        assert_eq!(plain.with_minimum(reason.clone(), Some((5, 10))), reason);
     }
 }

@@ -35,8 +35,10 @@ pub struct ServerConfig {
 }
 
 /// A server's own counters, shared with the threads of the `threads` engine (hence atomics; the
-/// single-threaded loops pay one uncontended add per message).
+/// single-threaded loops pay one uncontended add per message) and, in shared memory, with the
+/// study that started the server (`shared_counters.rs`; hence `repr(C)` and atomics only).
 #[derive(Debug, Default)]
+#[repr(C)]
 pub struct ServerCounters {
     pub connections_accepted: AtomicU64,
     pub connections_refused: AtomicU64,
@@ -59,11 +61,30 @@ pub struct ServerCounters {
     /// completions that did not fit (and ended the multishot operations that posted them) until
     /// the loop made room.
     pub cq_overflows: AtomicU64,
+    /// Set once at start by a server that sends from registered buffers: its receive pool as
+    /// fitted to the locked-memory limit, and the bytes it registered.
+    pub provided_buffers: AtomicU64,
+    pub registered_bytes: AtomicU64,
+    /// Syscalls the loop made, by its own count: what a row carries when the kernel refuses its
+    /// syscall counter (`syscalls_source: "self"`).
+    pub syscalls_self: AtomicU64,
 }
 
 impl ServerCounters {
     pub fn add(counter: &AtomicU64, amount: u64) {
         counter.fetch_add(amount, Ordering::Relaxed);
+    }
+
+    /// Counts `calls` syscalls the loop made.
+    pub fn syscalls(&self, calls: u64) {
+        Self::add(&self.syscalls_self, calls);
+    }
+
+    /// Counts the one syscall that produced `result` and passes it on:
+    /// `counters.call(rustix::net::recv(..))`.
+    pub fn call<T>(&self, result: T) -> T {
+        self.syscalls(1);
+        result
     }
 
     pub fn snapshot(&self) -> CountersSnapshot {
@@ -80,6 +101,9 @@ impl ServerCounters {
             connections_refused_fd_limit: get(&self.connections_refused_fd_limit),
             provided_buffers_exhausted: get(&self.provided_buffers_exhausted),
             cq_overflows: get(&self.cq_overflows),
+            provided_buffers: get(&self.provided_buffers),
+            registered_bytes: get(&self.registered_bytes),
+            syscalls_self: get(&self.syscalls_self),
         }
     }
 }
@@ -103,6 +127,12 @@ pub struct CountersSnapshot {
     pub provided_buffers_exhausted: u64,
     #[serde(default)]
     pub cq_overflows: u64,
+    #[serde(default)]
+    pub provided_buffers: u64,
+    #[serde(default)]
+    pub registered_bytes: u64,
+    #[serde(default)]
+    pub syscalls_self: u64,
 }
 
 /// Idle connections counted in ticks of one periodic timer (a third of the idle timeout), so a
@@ -249,6 +279,9 @@ impl std::ops::Add for CountersSnapshot {
             provided_buffers_exhausted: self.provided_buffers_exhausted
                 + other.provided_buffers_exhausted,
             cq_overflows: self.cq_overflows + other.cq_overflows,
+            provided_buffers: self.provided_buffers + other.provided_buffers,
+            registered_bytes: self.registered_bytes + other.registered_bytes,
+            syscalls_self: self.syscalls_self + other.syscalls_self,
         }
     }
 }

@@ -23,7 +23,8 @@ pub fn serve(run: Run<'_>) -> anyhow::Result<()> {
     let mut pause = AcceptPause::default();
     std::thread::scope(|scope| -> anyhow::Result<()> {
         while !stopped() {
-            let connection = match rustix::net::accept_with(&listener, SocketFlags::CLOEXEC) {
+            let accepted = counters.call(rustix::net::accept_with(&listener, SocketFlags::CLOEXEC));
+            let connection = match accepted {
                 Ok(connection) => connection,
                 Err(error) => {
                     if accept_failure(error, counters) == AcceptFailure::Pause {
@@ -36,10 +37,13 @@ pub fn serve(run: Run<'_>) -> anyhow::Result<()> {
             if open.load(Ordering::Acquire) >= config.max_connections {
                 // Refused: closed at once so the thread count, and memory, stay bounded.
                 ServerCounters::add(&counters.connections_refused, 1);
+                counters.syscalls(1);
                 continue;
             }
             ServerCounters::add(&counters.connections_accepted, 1);
             open.fetch_add(1, Ordering::AcqRel);
+            // The clone that starts the thread (its stack's mappings are the runtime's).
+            counters.syscalls(1);
             let spawned = std::thread::Builder::new()
                 .name("ringside-conn".into())
                 .stack_size(THREAD_STACK_BYTES)

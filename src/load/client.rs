@@ -7,7 +7,7 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use rustix::event::epoll::{self, CreateFlags, Event, EventData, EventFlags};
+use rustix::event::epoll::{self, CreateFlags, EventData, EventFlags};
 use rustix::io::Errno;
 
 use super::connection::{
@@ -20,6 +20,7 @@ use super::{LoadErrors, LoadPlan, LoadReport, Mode, Shared};
 use super::{LATE_BOUND, PHASE_CONNECTING, PHASE_DONE, PHASE_MEASURE, STATUS_CODES, WAIT_TIMEOUT};
 use crate::measure::Usage;
 use crate::protocols::http::{Framed, ResponseFramer};
+use crate::system::epoll_wait::{empty_event, EpollWait};
 
 /// Ready connections taken per `epoll_wait`.
 const EVENTS_PER_WAIT: usize = 512;
@@ -57,11 +58,13 @@ pub fn client_thread(
     shared: &Shared,
 ) -> anyhow::Result<LoadReport> {
     let prepared = prepare_thread(plan, ids, cpu);
+    // Counted before the thread says it is ready: the coordinator reads `connected` as soon as
+    // every thread is, and a thread counted late would look like no connection at all.
+    if let Ok((_, _, connections, _)) = &prepared {
+        (shared.connected).fetch_add(connections.len(), Ordering::AcqRel);
+    }
     shared.ready.fetch_add(1, Ordering::AcqRel);
-    let (epoll_fd, connections, connect_errors) = prepared?;
-    shared
-        .connected
-        .fetch_add(connections.len(), Ordering::AcqRel);
+    let (epoll_fd, waits, connections, connect_errors) = prepared?;
     while shared.phase.load(Ordering::Acquire) == PHASE_CONNECTING {
         std::thread::sleep(Duration::from_micros(200));
     }
@@ -70,6 +73,7 @@ pub fn client_thread(
         schedule: Schedule::new(plan, connections.len()),
         slow_reader: SlowReader::new(plan, connections.len()),
         epoll_fd,
+        waits,
         connections,
         report: LoadReport {
             errors: LoadErrors {
@@ -93,6 +97,9 @@ pub fn client_thread(
 struct Client<'a> {
     plan: &'a LoadPlan,
     epoll_fd: OwnedFd,
+    /// The waits on `epoll_fd` (exact to the microsecond on every kernel: the open loop's
+    /// schedule depends on it).
+    waits: EpollWait,
     connections: Vec<Connection>,
     schedule: Option<Schedule>,
     slow_reader: Option<SlowReader>,
@@ -123,11 +130,7 @@ impl Client<'_> {
     /// them, expire the ones that waited too long; until the coordinator says the window is
     /// over. The thread's CPU is read at the window's start and end, for saturation.
     fn run(&mut self, shared: &Shared) -> anyhow::Result<()> {
-        let empty = Event {
-            flags: EventFlags::empty(),
-            data: EventData::new_u64(0),
-        };
-        let mut events = vec![empty; EVENTS_PER_WAIT];
+        let mut events = vec![empty_event(); EVENTS_PER_WAIT];
         let mut usage_start = None;
         let mut timeouts_checked = Instant::now();
         loop {
@@ -145,8 +148,7 @@ impl Client<'_> {
                 break;
             }
             let wait = self.start_due(measuring);
-            let wait_timeout = rustix::event::Timespec::try_from(wait)?;
-            let ready = match epoll::wait(&self.epoll_fd, &mut events[..], Some(&wait_timeout)) {
+            let ready = match self.waits.wait(&self.epoll_fd, &mut events[..], Some(wait)) {
                 Ok(ready) => ready,
                 Err(Errno::INTR) => continue,
                 Err(error) => return Err(anyhow::anyhow!("epoll_wait failed: {error}")),
@@ -318,7 +320,7 @@ impl Client<'_> {
     }
 }
 
-type Prepared = (OwnedFd, Vec<Connection>, u64);
+type Prepared = (OwnedFd, EpollWait, Vec<Connection>, u64);
 
 /// How long connecting may take per connection, beyond one `--timeout`: a server that accepts
 /// takes well under this on loopback (the handshake completes in the kernel).
@@ -340,6 +342,7 @@ fn prepare_thread(
     }
     plan.sched.apply_to_current_thread()?;
     let epoll_fd = epoll::create(CreateFlags::CLOEXEC)?;
+    let waits = EpollWait::new(&epoll_fd)?;
     let mut connections = Vec::with_capacity(ids.len());
     let mut failed = 0;
     let deadline = Instant::now() + plan.timeout + CONNECT_BUDGET_PER_CONNECTION * ids.len() as u32;
@@ -384,5 +387,5 @@ fn prepare_thread(
             open: true,
         });
     }
-    Ok((epoll_fd, connections, failed))
+    Ok((epoll_fd, waits, connections, failed))
 }

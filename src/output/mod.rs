@@ -229,6 +229,7 @@ fn group_cells(group: &Group, has_latency: bool) -> Vec<Cell> {
         (r.ctx_switches_voluntary + r.ctx_switches_involuntary) as f64
     }));
     let verified = group.rows.iter().all(|r| r.verified && r.errors == 0);
+    let failed = group.rows.iter().any(|r| r.failure.is_some());
     let source = if group.rows.iter().all(|r| r.syscalls_source == "kernel") {
         ""
     } else {
@@ -247,7 +248,11 @@ fn group_cells(group: &Group, has_latency: bool) -> Vec<Cell> {
         right(format_count(if ops > 0.0 { syscalls / ops } else { 0.0 })),
         right(format!("{cpu:.2}")),
         right(format_count(switches)),
-        Cell::new(if verified { "yes" } else { "NO" }),
+        Cell::new(match (failed, verified) {
+            (true, _) => "FAILED",
+            (false, true) => "yes",
+            (false, false) => "NO",
+        }),
     ];
     if has_latency {
         let p99 = median(&pick(|r| r.latency_ns_p99.unwrap_or(0) as f64)) / 1e3;

@@ -110,13 +110,19 @@ mod tests {
             }
         };
         let mut text = String::from(
-            "| engine | workloads | default in | what it adds over the row before | needs |\n\
-             |---|---|---|---|---|\n",
+            "| engine | over | workloads | default in | what it adds to the engine it is over | needs |\n\
+             |---|---|---|---|---|---|\n",
         );
         for def in ENGINES {
+            let over: Vec<String> = def.over.iter().map(|name| format!("`{name}`")).collect();
             text.push_str(&format!(
-                "| `{}` | {} | {} | {} | {} |\n",
+                "| `{}` | {} | {} | {} | {} | {} |\n",
                 def.name,
+                if over.is_empty() {
+                    "—".to_string()
+                } else {
+                    over.join(", ")
+                },
                 names(def.workloads),
                 names(def.default_for),
                 def.about.replace('|', "\\|"),

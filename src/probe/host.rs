@@ -14,6 +14,9 @@ pub struct Host {
     pub ringside_version: &'static str,
     /// How ringside reaches the kernel, so a reader knows no libc wrapper sits in the path.
     pub syscall_layer: &'static str,
+    /// How the epoll server and the load generator wait: `epoll_pwait2` (Linux 5.11), or
+    /// `epoll_wait` with a timerfd for sub-millisecond timeouts.
+    pub epoll_wait: String,
 }
 
 impl Host {
@@ -27,6 +30,7 @@ impl Host {
             memory_bytes_total: memory_bytes_total().unwrap_or(0),
             ringside_version: env!("CARGO_PKG_VERSION"),
             syscall_layer: "rustix (raw syscalls)",
+            epoll_wait: crate::system::epoll_wait::WaitCall::here().describe(),
         }
     }
 }

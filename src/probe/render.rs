@@ -81,6 +81,7 @@ fn host(probe: &Probe) -> Lines {
         line("memory", gib(host.memory_bytes_total)),
         line("ringside", host.ringside_version.to_string()),
         line("syscall layer", host.syscall_layer.to_string()),
+        line("epoll wait", host.epoll_wait.clone()),
     ]
 }
 
@@ -156,6 +157,7 @@ fn setup_flag_key(flag: &str) -> &'static str {
         "single_issuer" => "setup SINGLE_ISSUER",
         "defer_taskrun" => "setup DEFER_TASKRUN",
         "coop_taskrun" => "setup COOP_TASKRUN",
+        "no_sqarray" => "setup NO_SQARRAY",
         _ => "setup flag",
     }
 }

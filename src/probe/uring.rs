@@ -160,6 +160,13 @@ fn setup_flags() -> Map<String, Value> {
                 ..base.clone()
             },
         ),
+        (
+            "no_sqarray",
+            RingSetup {
+                no_sqarray: true,
+                ..base.clone()
+            },
+        ),
     ];
     trials
         .into_iter()

@@ -7,8 +7,12 @@ use super::Probe;
 /// Below this a non-root process cannot register a few MiB of buffers.
 const MEMLOCK_BYTES_LOW: u64 = 64 << 20;
 
+/// The oldest kernel ringside is checked on (Debian 11's 5.10, booted by the kernel lab).
+const OLDEST_KERNEL: (u32, u32) = (5, 10);
+
 pub fn of(probe: &Probe) -> Vec<String> {
-    let mut warnings = uring(probe);
+    let mut warnings: Vec<String> = too_old(&probe.host.kernel_release).into_iter().collect();
+    warnings.extend(uring(probe));
     warnings.extend(target(probe));
     if let Some(error) = &probe.syscall_counting.error {
         warnings.push(format!(
@@ -17,6 +21,20 @@ pub fn of(probe: &Probe) -> Vec<String> {
     }
     warnings.extend(cpu(probe));
     warnings
+}
+
+/// A kernel before `OLDEST_KERNEL`, said plainly: what runs there is unchecked.
+fn too_old(release: &str) -> Option<String> {
+    let version = crate::system::kernel::kernel_version(release)?;
+    let (major, minor) = OLDEST_KERNEL;
+    (version < OLDEST_KERNEL).then(|| {
+        format!(
+            "Linux {}.{} is older than {major}.{minor}, the oldest kernel ringside is checked on: \
+             engines may be refused or fail here (each failure is a row that says why); \
+             Linux {major}.{minor} or later gives the whole answer",
+            version.0, version.1
+        )
+    })
 }
 
 fn uring(probe: &Probe) -> Vec<String> {
@@ -109,8 +127,10 @@ mod tests {
         probe.target.real_disk = false;
         probe.target.discard = true;
         probe.syscall_counting.error = Some("EACCES".to_string());
+        probe.host.kernel_release = "5.4.0-150-generic".to_string();
         let text = of(&probe).join("\n");
         for expected in [
+            "Linux 5.4 is older than 5.10, the oldest kernel ringside is checked on",
             "io_uring unavailable: disabled by sysctl",
             "target dir is tmpfs: file results will not touch a disk",
             "mount has discard",

@@ -1,15 +1,16 @@
 //! The report's first screen: the answer to ringside's question on this machine, before any
 //! table. The machine in one line; per study, the fastest engine and what it bought over the
 //! baseline (with the run-to-run spread) and why; the io_uring features (the rungs of the
-//! ladder) that helped and those that hurt here, each with its measured cause; and the caveats
-//! that bound every figure. Everything is computed from the rows, with the verdicts' own rules.
+//! ladder, each engine over the engine it extends) that helped and those that hurt here, each
+//! with its measured cause; and the caveats that bound every figure (among them the rungs that
+//! have no ratio because their parent did not run). Every ratio names the engine it divides by. Everything is computed from the rows, with the verdicts' own rules.
 
 use serde_json::Value;
 
 use crate::report::causes::{client_saturation, first_cause, Direction, Subject};
 use crate::report::environment::{machine_line, warnings};
 use crate::report::equal_load::{equal_loads, matching, EqualLoad};
-use crate::report::ladder::{ladder, Rung};
+use crate::report::ladder::{ladder, steps, Rung};
 use crate::report::numbers::{ratio, throughput};
 use crate::report::summary::{EngineSummary, Study};
 use crate::row::Document;
@@ -30,7 +31,7 @@ impl Answer {
     pub fn lists(&self) -> [(&'static str, &[String], &'static str); 3] {
         [
             (
-                "Features that helped here (an engine over the one above it)",
+                "Features that helped here (an engine over the engine it extends)",
                 &self.helped,
                 "none outside noise",
             ),
@@ -171,7 +172,7 @@ fn judged(study: &&Study) -> bool {
     study.runs() > 1
 }
 
-/// The rungs outside noise, grouped by feature (an engine over the one before it) across the
+/// The rungs outside noise, grouped by feature (an engine over the engine it extends) across the
 /// studies with spread: those that moved more, then those that moved less, each with the cause
 /// from the study where it mattered most.
 fn features(studies: &[Study]) -> (Vec<String>, Vec<String>) {
@@ -181,7 +182,7 @@ fn features(studies: &[Study]) -> (Vec<String>, Vec<String>) {
     for study in studies.iter().filter(judged) {
         for rung in ladder(study).iter().filter(|rung| !rung.within_noise()) {
             let gained = rung.ratio > 1.0;
-            let key = (rung.engine.clone(), rung.previous.clone(), gained);
+            let key = (rung.engine.clone(), rung.parent.clone(), gained);
             if seen.contains(&key) {
                 continue;
             }
@@ -205,7 +206,7 @@ fn feature_line(studies: &[Study], first: &Rung, gained: bool) -> String {
     for study in studies.iter().filter(judged) {
         let same = ladder(study).into_iter().find(|rung| {
             rung.engine == first.engine
-                && rung.previous == first.previous
+                && rung.parent == first.parent
                 && !rung.within_noise()
                 && (rung.ratio > 1.0) == gained
         });
@@ -219,26 +220,26 @@ fn feature_line(studies: &[Study], first: &Rung, gained: bool) -> String {
     }
     let cause = strongest.and_then(|(_, study)| {
         let engine = study.engines.iter().find(|e| e.engine == first.engine)?;
-        let previous = study.engines.iter().find(|e| e.engine == first.previous)?;
+        let parent = study.engines.iter().find(|e| e.engine == first.parent)?;
         let direction = if gained {
             Direction::Helps
         } else {
             Direction::Hurts
         };
-        let subject = Subject::new(engine, previous, &study.workload);
+        let subject = Subject::new(engine, parent, &study.workload);
         first_cause(&subject, direction).map(|cause| format!("; in {}, {cause}", study.title))
     });
     format!(
         "{} over {}: {}{}.",
         first.engine,
-        first.previous,
+        first.parent,
         places.join(", "),
         cause.unwrap_or_default()
     )
 }
 
 /// What bounds the figures here: the probe's warnings, a saturated client, unverified engines,
-/// studies with a single run.
+/// rungs without a ratio, studies with a single run.
 fn caveats(document: &Document, studies: &[Study]) -> Vec<String> {
     let mut caveats = warnings(&document.env);
     for study in studies {
@@ -262,6 +263,14 @@ fn caveats(document: &Document, studies: &[Study]) -> Vec<String> {
                 study.title,
                 unverified.join(", ")
             ));
+        }
+        let orphans: Vec<String> = steps(study)
+            .into_iter()
+            .filter_map(Result::err)
+            .map(|none| none.text())
+            .collect();
+        if !orphans.is_empty() {
+            caveats.push(format!("{}: {}.", study.title, orphans.join("; ")));
         }
     }
     let single: Vec<&str> = studies
@@ -352,6 +361,7 @@ mod tests {
         for run in 1..=2 {
             let spread = f64::from(run) * 10.0;
             rows.push(row("blocking", run, 1000.0 + spread, 1000));
+            rows.push(row("uring-fixed", run, 1100.0 + spread, 100));
             rows.push(Row {
                 local_work_runs: Some(50),
                 cqes_posted: Some(1000),
@@ -376,20 +386,87 @@ mod tests {
                     .to_string()
             )]
         );
+        // Each feature over the engine it extends: both uring-defer and uring-sqpoll extend
+        // uring-fixed, although uring-sqpoll sits below uring-defer in the table.
         assert_eq!(answer.helped.len(), 1);
-        assert!(answer.helped[0].starts_with("uring-defer over blocking: 1.99× in fs-write; "));
+        assert!(
+            answer.helped[0].starts_with("uring-defer over uring-fixed: 1.81× in fs-write; "),
+            "{:?}",
+            answer.helped
+        );
         assert_eq!(
             answer.hurt,
             [
-                "uring-sqpoll over uring-defer: 0.26× in fs-write; in fs-write, its SQPOLL thread \
+                "uring-sqpoll over uring-fixed: 0.46× in fs-write; in fs-write, its SQPOLL thread \
               was on a CPU for 90% of the window, a core the rest of the work could not use."
             ]
         );
         assert_eq!(
-            answer.caveats[0],
-            "running under SCHED_OTHER: other work can lower results"
+            answer.caveats,
+            [
+                "running under SCHED_OTHER: other work can lower results",
+                "fs-write: uring-fixed: no ratio, its parent uring-ring did not run."
+            ]
         );
-        assert_eq!(answer.caveats.len(), 1, "{:?}", answer.caveats);
+    }
+
+    #[test]
+    fn every_ratio_in_the_first_screen_names_its_denominators_engine() {
+        let mut rows = Vec::new();
+        for run in 1..=3 {
+            let wobble = f64::from(run);
+            for (engine, mb_per_sec) in [
+                ("blocking", 1000.0),
+                ("uring-single", 700.0),
+                ("uring-batch", 1500.0),
+                ("uring-ring", 1600.0),
+                ("uring-fixed", 2400.0),
+                ("uring-defer", 3000.0),
+                ("uring-sqpoll", 1200.0),
+                ("uring-ring-fd", 3600.0),
+            ] {
+                rows.push(row(engine, run, mb_per_sec + wobble, 10));
+            }
+        }
+        let document = document(rows);
+        let answer = answer(&document, &studies(&document.results));
+        let (_, finding) = &answer.studies[0];
+        assert!(finding.starts_with("uring-ring-fd reached 3.59× the MB/s of blocking "));
+        let lines = answer.helped.iter().chain(&answer.hurt);
+        let mut named = Vec::new();
+        for line in lines {
+            let (pair, _) = line.split_once(": ").expect("engine over parent: ratios");
+            let (engine, parent) = pair
+                .split_once(" over ")
+                .expect("an engine over its parent");
+            assert_eq!(
+                Some(parent),
+                crate::engines::parent_name("fs-write", engine),
+                "{line}"
+            );
+            named.push(engine);
+        }
+        named.sort_unstable();
+        assert_eq!(
+            named,
+            [
+                "uring-batch",
+                "uring-defer",
+                "uring-fixed",
+                "uring-ring",
+                "uring-ring-fd",
+                "uring-single",
+                "uring-sqpoll"
+            ]
+        );
+        assert!(answer
+            .hurt
+            .iter()
+            .any(|l| l.starts_with("uring-sqpoll over uring-fixed: 0.50×")));
+        assert!(answer
+            .helped
+            .iter()
+            .any(|l| l.starts_with("uring-ring-fd over uring-defer: 1.20×")));
     }
 
     #[test]

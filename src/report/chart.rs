@@ -296,7 +296,7 @@ pub fn contenders_chart(study: &Study) -> anyhow::Result<Option<String>> {
     Ok(Some(chart))
 }
 
-/// The feature ladder: each engine's throughput over the engine above it; None without rungs.
+/// The feature ladder: each engine's throughput over its parent's; None without rungs.
 pub fn ladder_chart(study: &Study) -> anyhow::Result<Option<String>> {
     let rungs = ladder(study);
     if rungs.is_empty() {
@@ -305,7 +305,7 @@ pub fn ladder_chart(study: &Study) -> anyhow::Result<Option<String>> {
     let bars = rungs
         .iter()
         .map(|rung| Bar {
-            label: format!("{} over {}", rung.engine, rung.previous),
+            label: format!("{} over {}", rung.engine, rung.parent),
             base: 1.0,
             value: rung.ratio,
             low: rung.low,
@@ -320,11 +320,11 @@ pub fn ladder_chart(study: &Study) -> anyhow::Result<Option<String>> {
         .collect();
     let chart = draw_bars(&Bars {
         title: format!(
-            "{}: io_uring feature ladder, what each engine bought over the one above",
+            "{}: io_uring feature ladder, what each engine bought over the engine it extends",
             study.title
         ),
         axis: format!(
-            "× the previous engine's {} (median of {}; whiskers: extreme runs)",
+            "× its parent engine's {} (median of {}; whiskers: extreme runs)",
             study.unit(),
             runs_text(study.runs())
         ),

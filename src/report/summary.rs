@@ -99,7 +99,7 @@ pub struct EngineSummary {
     pub rss_peak_mib: Option<Spread>,
     /// A contender's event API as its processes held it (`io_uring`, `epoll`, `none`).
     pub server_api: Option<String>,
-    /// Why some run measured nothing (a contender that did not start or died), the first.
+    /// Why some run measured nothing (an engine or contender that failed), the first.
     pub failure: Option<String>,
     /// What the kernel counted, for the causes the verdicts name.
     pub figures: Figures,

@@ -1,8 +1,8 @@
 //! The cells of a study's table, shared by the Markdown and the HTML report so both show the
 //! same numbers: engines as rows (controls marked), the headline's median and min–max, the
-//! ladder's step over the row above, syscalls and CPU per operation, and latency when measured.
+//! ladder's step over the engine each extends (named in the cell), syscalls and CPU per operation, and latency when measured.
 
-use crate::report::ladder::{ladder, rung_of};
+use crate::report::ladder::{step_of, steps};
 use crate::report::numbers::{per_op, range, ratio, throughput};
 use crate::report::summary::{op_noun, EngineSummary, Study};
 use crate::report::threads::{Swept, ThreadSweep};
@@ -21,7 +21,7 @@ pub fn cells(study: &Study) -> Cells {
         "runs".to_string(),
         format!("{unit} median"),
         format!("{unit} min–max"),
-        "× previous".to_string(),
+        "× its parent".to_string(),
         format!("syscalls/{noun}"),
         format!("CPU µs/{noun}"),
     ];
@@ -29,15 +29,19 @@ pub fn cells(study: &Study) -> Cells {
         header.extend(["p50 µs".to_string(), "p99 µs".to_string()]);
     }
     header.push("verified".to_string());
-    let rungs = ladder(study);
+    let steps = steps(study);
     let lines = study
         .engines
         .iter()
         .map(|engine| {
-            let step = rung_of(&rungs, &engine.engine).map_or("—".to_string(), |rung| {
-                let noise = if rung.within_noise() { " (noise)" } else { "" };
-                format!("{}{noise}", ratio(rung.ratio))
-            });
+            let step = match step_of(&steps, &engine.engine) {
+                None => "—".to_string(),
+                Some(Ok(rung)) => {
+                    let noise = if rung.within_noise() { " (noise)" } else { "" };
+                    format!("{} {}{noise}", ratio(rung.ratio), rung.parent)
+                }
+                Some(Err(none)) => format!("none: {} {}", none.parent, none.why),
+            };
             line(study, engine, step)
         })
         .collect();
@@ -74,6 +78,7 @@ fn line(study: &Study, engine: &EngineSummary, step: String) -> Vec<String> {
         match (engine.control, engine.verified) {
             (true, _) => "n/a",
             (false, true) => "yes",
+            (false, false) if engine.failure.is_some() => "FAILED",
             (false, false) => "NO",
         }
         .to_string(),

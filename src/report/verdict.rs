@@ -50,11 +50,20 @@ pub fn verdict(study: &Study) -> String {
         text.push(' ');
         text.push_str(&sentence);
     }
+    let (failed, unverified): (Vec<&EngineSummary>, Vec<&EngineSummary>) =
+        unverified.into_iter().partition(|e| e.failure.is_some());
     if !unverified.is_empty() {
         let names: Vec<&str> = unverified.iter().map(|e| e.engine.as_str()).collect();
         text.push_str(&format!(
             " Not compared, because their data was not verified or they had errors: {}.",
             names.join(", ")
+        ));
+    }
+    for engine in failed {
+        let reason = engine.failure.as_deref().unwrap_or_default();
+        text.push_str(&format!(
+            " {} failed, so it has no result: {reason}.",
+            engine.engine
         ));
     }
     match control_sentence(study) {
@@ -263,6 +272,26 @@ mod tests {
             ),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_failed_engine_is_named_with_its_reason() {
+        let mut killed = row("uring", 1, 0.0, 0);
+        killed.fail("the server exited during the run with signal: 9 (SIGKILL)");
+        let rows = [
+            row("blocking", 1, 15.0, 1000),
+            killed,
+            row("epoll", 1, 150.0, 1000),
+        ];
+        let text = verdict(&studies(&rows)[0]);
+        assert!(
+            text.ends_with(
+                "uring failed, so it has no result: the server exited during the run with \
+                 signal: 9 (SIGKILL)."
+            ),
+            "{text}"
+        );
+        assert!(!text.contains("Not compared"), "{text}");
     }
 
     #[test]

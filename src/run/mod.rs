@@ -21,6 +21,7 @@ use crate::output::progress::Progress;
 use crate::output::{render, render_csv, Format};
 use crate::report::load::load_document;
 use crate::row::{Document, Row};
+use crate::studies::ENGINE_FAILED_EXIT;
 use crate::system::network::{Network, PathPlan};
 use crate::system::stop::stopped;
 use crate::system::stop::{interrupted_exit_code, is_interrupted_exit, stop_flag, stop_signal};
@@ -52,6 +53,8 @@ struct Collected {
     rows: Vec<Row>,
     notes: Vec<String>,
     failed_steps: usize,
+    /// Steps that finished with some engine failed (`ENGINE_FAILED_EXIT`).
+    steps_with_failed_engines: usize,
 }
 
 impl Collected {
@@ -147,6 +150,8 @@ pub fn run(args: &RunPlan) -> anyhow::Result<ExitCode> {
         ExitCode::from(interrupted_exit_code())
     } else if collected.failed_steps > 0 {
         ExitCode::from(1)
+    } else if collected.steps_with_failed_engines > 0 {
+        ExitCode::from(ENGINE_FAILED_EXIT)
     } else {
         ExitCode::SUCCESS
     })
@@ -244,6 +249,12 @@ fn run_step(context: &StepContext, step: &Step, collected: &mut Collected) {
     let _ = std::fs::remove_file(&file);
     match status {
         Ok(Some(status)) if status.success() => {}
+        Ok(Some(status)) if status.code() == Some(ENGINE_FAILED_EXIT.into()) => {
+            collected.steps_with_failed_engines += 1;
+            for note in failure_notes(step.name, &rows) {
+                collected.note(note);
+            }
+        }
         Ok(Some(status)) if status.code().is_some_and(is_interrupted_exit) => {
             collected.note(format!(
                 "{}: interrupted; only its finished runs are shown",
@@ -280,6 +291,32 @@ fn run_step(context: &StepContext, step: &Step, collected: &mut Collected) {
     // Controls follow the step's rows so the tables list ringside's engines first.
     collected.rows.extend(rows);
     collected.rows.extend(controls);
+}
+
+/// One note per engine that failed in a step: how many of its runs, and the first reason.
+fn failure_notes(step: &str, rows: &[Row]) -> Vec<String> {
+    let mut engines: Vec<&str> = Vec::new();
+    for row in rows.iter().filter(|row| row.failure.is_some()) {
+        if !engines.contains(&row.engine.as_str()) {
+            engines.push(&row.engine);
+        }
+    }
+    engines
+        .into_iter()
+        .map(|engine| {
+            let runs: Vec<&Row> = rows.iter().filter(|row| row.engine == engine).collect();
+            let failed: Vec<&str> = runs
+                .iter()
+                .filter_map(|row| row.failure.as_deref())
+                .collect();
+            format!(
+                "{step}: {engine} failed in {} of {} runs: {}",
+                failed.len(),
+                runs.len(),
+                failed[0]
+            )
+        })
+        .collect()
 }
 
 /// How long a step may take before it is stopped: ten times its estimate, at least two

@@ -10,16 +10,14 @@
 //! marked with its `failure` and one line on stderr; the study goes on. Its rows say
 //! `engine: "contender:NAME"` and carry the command in `params.command`.
 
-use std::io::{BufRead, BufReader};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 
-use super::net::{measure_server, rig_params, Rig, ServerProcess};
+use super::net::{measure_server, rig_params, LastWords, Rig, ServerProcess};
 use crate::load::{load_row, LoadPlan, LoadReport};
 use crate::measure::{counting_syscalls, process_tree, Measured, ProcessSyscallCounter};
 use crate::row::{Row, CONTENDER_COMMAND_PARAM};
@@ -31,8 +29,6 @@ use crate::system::tuning::Sched;
 const CONTENDER_START_TIMEOUT: Duration = Duration::from_secs(10);
 /// How often the port is tried while a contender starts.
 const START_POLL: Duration = Duration::from_millis(20);
-/// How much of a contender's last stderr line a failure quotes.
-const LAST_WORDS_CHARS: usize = 200;
 
 /// A server program named on the command line: `NAME=COMMAND`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -145,10 +141,7 @@ pub fn failed_row(
         &LoadReport::empty(),
         Some(&Measured::default()),
     );
-    row.verified = false;
-    row.failure = Some(reason.to_string());
-    row.notes
-        .push(format!("FAILED: {} {reason}", contender.engine()));
+    row.fail(reason);
     row
 }
 
@@ -173,7 +166,8 @@ fn start(contender: &Contender, rig: &Rig) -> Result<ServerProcess, String> {
     let mut child = command
         .spawn()
         .map_err(|error| format!("could not start `{line}`: {error}"))?;
-    let last_words = keep_last_line(child.stderr.take().expect("piped stderr"));
+    // Kept, not passed on: a chatty contender never blocks on a full pipe.
+    let last_words = LastWords::keep(child.stderr.take().expect("piped stderr"), false);
     let syscalls = count_from_the_start(&child);
     let mut server = ServerProcess::contender(child, address, last_words, syscalls);
     let deadline = Instant::now() + contender.start_timeout;
@@ -255,23 +249,6 @@ fn place_this_process(cpu: usize, sched: Sched) -> std::io::Result<()> {
 /// A port free on 127.0.0.1 now (the kernel's choice; the contender binds it a moment later).
 fn free_port() -> std::io::Result<u16> {
     Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
-}
-
-/// Reads a contender's stderr to its end, keeping its last non-empty line for a failure to
-/// quote (and so that a chatty contender never blocks on a full pipe).
-fn keep_last_line(stderr: std::process::ChildStderr) -> Arc<Mutex<String>> {
-    let last = Arc::new(Mutex::new(String::new()));
-    let kept = Arc::clone(&last);
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines() {
-            let Ok(line) = line else { return };
-            if !line.trim().is_empty() {
-                let text: String = line.trim().chars().take(LAST_WORDS_CHARS).collect();
-                *kept.lock().unwrap_or_else(|e| e.into_inner()) = text;
-            }
-        }
-    });
-    last
 }
 
 /// The parameters every contender row carries beside the load's: the rig's and the command.

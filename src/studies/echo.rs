@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use comfy_table::{presets, Cell, CellAlignment, Table};
 
-use super::net::{lines_in, markers, param, per_message, NetCell, NetStudy};
+use super::net::{failure_lines, lines_in, markers, param, per_message, NetCell, NetStudy};
 use crate::load::{LoadPlan, Mode, SLOW_READER_WINDOW_BYTES};
 use crate::row::Row;
 use crate::stats::median;
@@ -198,24 +198,16 @@ pub fn render_study(all_rows: &[Row], connection_counts: &[usize]) -> String {
             row.engine
         ));
     }
-    for note in all_rows
-        .iter()
-        .flat_map(|row| row.notes.iter().map(move |note| (row, note)))
-        .filter(|(_, note)| note.starts_with("NOT VERIFIED") || note.starts_with("FAILED"))
-    {
-        text.push_str(&format!(
-            "{} {}: {}\n",
-            note.0.engine,
-            note.0.params_text(),
-            note.1
-        ));
-    }
+    text.push_str(&failure_lines(all_rows));
     text
 }
 
 fn cell_text(runs: &[&Row], metric: fn(&[&Row]) -> String) -> String {
     if runs.is_empty() {
         return "-".into();
+    }
+    if runs.iter().all(|run| run.failure.is_some()) {
+        return "FAILED".into();
     }
     format!("{}{}", metric(runs), markers(runs))
 }

@@ -12,7 +12,9 @@ use std::process::ExitCode;
 
 use comfy_table::{presets, Cell, CellAlignment, Table};
 
-use super::net::{lines_in, markers, param, per_message, NetCell, NetStudy, TableLine};
+use super::net::{
+    failure_lines, lines_in, markers, param, per_message, NetCell, NetStudy, TableLine,
+};
 use crate::load::{HttpLoad, LoadPlan, Mode};
 use crate::protocols::http::request_bytes;
 use crate::row::Row;
@@ -85,6 +87,7 @@ pub fn render_study(all_rows: &[Row], connection_counts: &[usize]) -> String {
          (timeouts, resets) in some run; NOT VERIFIED: a response could not be framed or was \
          not 2xx\n",
     );
+    text.push_str(&failure_lines(all_rows));
     text
 }
 
@@ -154,6 +157,11 @@ fn engine_cells(label: &str, runs: &[&Row], baseline: Option<f64>, is_baseline: 
         .map(|r| per_message(r, r.syscalls as f64))
         .collect();
     let right = |text: String| Cell::new(text).set_alignment(CellAlignment::Right);
+    if runs.iter().all(|run| run.failure.is_some()) {
+        let mut cells = vec![Cell::new(format!("{label} FAILED"))];
+        cells.extend((0..7).map(|_| right("-".to_string())));
+        return cells;
+    }
     vec![
         Cell::new(format!("{label}{}", markers(runs))),
         right(latency(|r| r.latency_ns_p50)),

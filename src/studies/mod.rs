@@ -22,6 +22,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
+use crate::engines::EngineDef;
 use crate::output::progress::Progress;
 use crate::output::{emit, write_text, Format};
 use crate::row::{Document, Row};
@@ -31,7 +32,7 @@ use crate::system::stop::{interrupted_exit_code, stop_flag, stopped};
 pub trait Cell {
     /// What the progress bar says while the cell runs.
     fn step(&self, run: u32, runs: u32) -> String;
-    /// What an error of the cell is prefixed with.
+    /// What the line saying a run of the cell failed starts with.
     fn failed(&self, run: u32) -> String;
 }
 
@@ -45,20 +46,85 @@ pub struct Destination {
     pub json: Option<PathBuf>,
 }
 
-/// What a study produced: its rows, and why it ended early if it did.
+/// What a study produced: its rows (a failed run's among them, saying why), and whether Ctrl-C
+/// ended it early.
 pub struct Outcome {
     pub rows: Vec<Row>,
-    pub failure: Option<anyhow::Error>,
     pub interrupted: bool,
 }
 
-/// Runs `measure(cell, run)` for every run and cell, cells alternating within each run. The
-/// first failure ends the study; what finished before it is kept.
+/// The exit code of a study whose every measured run verified, but where some engine failed
+/// (its server exited, the kernel refused its setup, it ran out of memory or erred) or an
+/// engine asked for by name cannot run here: their rows say why, the others were measured.
+/// (1 is an error, or a run that did not verify its data; 2 is clap's for bad arguments and
+/// `compare --fail-if-slower`'s; 3 `load`'s unverified answers; 130/143 an interruption: every
+/// code is listed in docs/exit-codes.md.)
+pub const ENGINE_FAILED_EXIT: u8 = 4;
+
+/// The chosen engines: those that can run here, and those named by `--engine` that cannot,
+/// each with why.
+pub struct Chosen {
+    pub runnable: Vec<&'static EngineDef>,
+    pub unavailable: Vec<(&'static EngineDef, String)>,
+}
+
+impl Chosen {
+    /// Every engine that gets cells, in the order chosen: a named engine that cannot run here
+    /// gets rows too, each saying why.
+    pub fn cells(&self) -> Vec<&'static EngineDef> {
+        (self.runnable.iter().copied())
+            .chain(self.unavailable.iter().map(|(engine, _)| *engine))
+            .collect()
+    }
+
+    /// Why `engine` cannot run here, when it was named and cannot.
+    pub fn unavailable(&self, engine: &EngineDef) -> Option<String> {
+        (self.unavailable.iter())
+            .find(|(named, _)| named.name == engine.name)
+            .map(|(_, reason)| format!("unavailable here: {reason}"))
+    }
+}
+
+/// Splits `engines` by whether they can run here. A default engine that cannot is skipped with
+/// a line on stderr (unless `quiet`); one the user `named` is kept, so that the study measures
+/// the others, gives it rows that say why, and exits `ENGINE_FAILED_EXIT`. Fails when none
+/// can run.
+pub fn choose(
+    engines: Vec<&'static EngineDef>,
+    named: bool,
+    quiet: bool,
+) -> anyhow::Result<Chosen> {
+    let mut chosen = Chosen {
+        runnable: Vec::new(),
+        unavailable: Vec::new(),
+    };
+    for engine in engines {
+        match engine.availability() {
+            Ok(()) => chosen.runnable.push(engine),
+            Err(reason) if named => {
+                eprintln!("ringside: {} cannot run here: {reason}", engine.name);
+                chosen.unavailable.push((engine, reason));
+            }
+            Err(reason) if !quiet => eprintln!("ringside: skipping {}: {reason}", engine.name),
+            Err(_) => {}
+        }
+    }
+    anyhow::ensure!(
+        !chosen.runnable.is_empty(),
+        "none of the chosen engines can run here (see above)"
+    );
+    Ok(chosen)
+}
+
+/// Runs `measure(cell, run)` for every run and cell, cells alternating within each run. A run
+/// that fails becomes `failed_row(cell, run, reason)` and a line on stderr, and the study goes
+/// on; Ctrl-C ends it after the current cell, keeping what finished.
 pub fn run_alternating<C: Cell>(
     runs: u32,
     cells: &[C],
     progress: &Progress,
     mut measure: impl FnMut(&C, u32) -> anyhow::Result<Row>,
+    failed_row: impl Fn(&C, u32, &str) -> Row,
 ) -> Outcome {
     stop_flag();
     let mut rows = Vec::with_capacity(cells.len() * runs as usize);
@@ -67,19 +133,23 @@ pub fn run_alternating<C: Cell>(
             if stopped() {
                 return Outcome {
                     rows,
-                    failure: None,
                     interrupted: true,
                 };
             }
             progress.step(cell.step(run, runs));
             match measure(cell, run) {
                 Ok(row) => rows.push(row),
-                Err(error) => {
+                // A run cut short by Ctrl-C is not a failure of its engine.
+                Err(_) if stopped() => {
                     return Outcome {
                         rows,
-                        failure: Some(error.context(cell.failed(run))),
-                        interrupted: stopped(),
+                        interrupted: true,
                     };
+                }
+                Err(error) => {
+                    let reason = format!("{error:#}");
+                    progress.alert(format!("ringside: {}: {reason}", cell.failed(run)));
+                    rows.push(failed_row(cell, run, &reason));
                 }
             }
             progress.done_step();
@@ -87,45 +157,62 @@ pub fn run_alternating<C: Cell>(
     }
     Outcome {
         rows,
-        failure: None,
         interrupted: stopped(),
     }
 }
 
 /// Writes the results (partial ones too) and turns the outcome into an exit code: 130 (Ctrl-C)
-/// or 143 (SIGTERM) when interrupted (a run that failed because of the interruption included),
-/// 1 on a failure or an unverified run, else 0. `table` renders the study's own table for `Format::Table`; the
-/// environment is probed in `env_dir` (the directory the study wrote to).
+/// or 143 (SIGTERM) when interrupted, 1 when a run did not verify its data,
+/// `ENGINE_FAILED_EXIT` when runs failed (their rows say why), else 0. `table` renders the
+/// study's own table for `Format::Table`; the environment is probed in `env_dir` (the
+/// directory the study wrote to).
 pub fn finish(
     outcome: Outcome,
     env_dir: &Path,
     destination: &Destination,
     table: impl FnOnce(&[Row]) -> String,
 ) -> anyhow::Result<ExitCode> {
-    let unverified = outcome.rows.iter().filter(|row| !row.verified).count();
-    if !outcome.rows.is_empty() || outcome.failure.is_none() {
-        let document = Document::new(crate::probe::environment(env_dir), outcome.rows);
-        if let Some(path) = &destination.json {
-            emit(&document, Format::Json, Some(path))?;
+    let failed: Vec<&str> = outcome
+        .rows
+        .iter()
+        .filter(|row| row.failure.is_some())
+        .map(|row| row.engine.as_str())
+        .collect();
+    let mut failed_engines: Vec<&str> = Vec::new();
+    for engine in &failed {
+        if !failed_engines.contains(engine) {
+            failed_engines.push(engine);
         }
-        match destination.format {
-            Format::Table => write_text(&table(&document.results), destination.path.as_deref())
-                .context("cannot write the results")?,
-            format => emit(&document, format, destination.path.as_deref())?,
-        }
+    }
+    let (failed_runs, failed_engines) = (failed.len(), failed_engines.join(", "));
+    let unverified = (outcome.rows.iter())
+        .filter(|row| !row.verified && row.failure.is_none())
+        .count();
+    let document = Document::new(crate::probe::environment(env_dir), outcome.rows);
+    if let Some(path) = &destination.json {
+        emit(&document, Format::Json, Some(path))?;
+    }
+    match destination.format {
+        Format::Table => write_text(&table(&document.results), destination.path.as_deref())
+            .context("cannot write the results")?,
+        format => emit(&document, format, destination.path.as_deref())?,
     }
     if outcome.interrupted {
         eprintln!("ringside: interrupted; the results above cover the runs that finished");
         return Ok(ExitCode::from(interrupted_exit_code()));
-    }
-    if let Some(error) = outcome.failure {
-        return Err(error);
     }
     if unverified > 0 {
         eprintln!(
             "ringside: {unverified} run(s) did not verify their data; see the 'verified' column"
         );
         return Ok(ExitCode::from(1));
+    }
+    if failed_runs > 0 {
+        eprintln!(
+            "ringside: {failed_runs} run(s) failed ({failed_engines}); each has a row that says \
+             why, the others were measured"
+        );
+        return Ok(ExitCode::from(ENGINE_FAILED_EXIT));
     }
     Ok(ExitCode::SUCCESS)
 }

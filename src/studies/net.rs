@@ -16,15 +16,15 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
-pub use cell::{measure_server, rig_params, run_cell, Rig};
-pub use process::ServerProcess;
+pub use cell::{engine_failed_row, measure_server, rig_params, run_cell, Rig};
+pub use process::{LastWords, ServerProcess};
 pub use sweep::Sweep;
 use table::equal_load_table;
-pub use table::{lines_in, markers, param, per_message, TableLine};
+pub use table::{failure_lines, lines_in, markers, param, per_message, TableLine};
 
 use super::contender::{self, Contender};
 use super::serve::runs_event_loops;
-use super::{finish, run_alternating, Cell, Destination};
+use super::{choose, finish, run_alternating, Cell, Chosen, Destination};
 use crate::engines::EngineDef;
 use crate::load::{LoadPlan, Mode, STREAM_WINDOW_BYTES};
 use crate::output::progress::Progress;
@@ -36,6 +36,8 @@ use crate::system::pin::CpuSplit;
 pub struct NetStudy {
     /// The engines named (or the workload's defaults), before the availability check.
     pub engines: Vec<&'static EngineDef>,
+    /// Whether `--engine` named them: a named engine that cannot run here gets failure rows.
+    pub engines_named: bool,
     /// Server programs measured beside the engines (`--contender`), after them in each run.
     pub contenders: Vec<Contender>,
     /// Connection counts: one column (echo) or table (HTTP) each.
@@ -118,6 +120,14 @@ impl NetCell {
         }
     }
 
+    /// The engine serving the cell (None for a contender).
+    fn server_def(&self) -> Option<&'static EngineDef> {
+        match self.server {
+            Server::Engine(engine) => Some(engine),
+            Server::Contender(_) => None,
+        }
+    }
+
     /// The server's name, and its loops when it has more than one (`epoll x2`).
     pub fn server_label(&self) -> String {
         match self.server_threads {
@@ -144,7 +154,7 @@ impl Cell for NetCell {
 
     fn failed(&self, run: u32) -> String {
         let (server, connections) = (self.server_label(), self.connections);
-        format!("{server} run {run} with {connections} connections")
+        format!("{server} run {run} with {connections} connections failed")
     }
 }
 
@@ -223,10 +233,15 @@ impl NetStudy {
         line: impl Fn(&NetCell, u32, &mut Row) -> String,
         table: impl FnOnce(&[Row]) -> String,
     ) -> anyhow::Result<ExitCode> {
-        let engines = match self.engines.is_empty() {
-            true => Vec::new(),
-            false => crate::engines::runnable(self.engines.clone(), self.quiet)?,
+        let chosen = match self.engines.is_empty() {
+            true => None,
+            false => Some(choose(
+                self.engines.clone(),
+                self.engines_named,
+                self.quiet,
+            )?),
         };
+        let engines = chosen.as_ref().map(Chosen::cells).unwrap_or_default();
         let servers: Vec<Server> = (engines.into_iter().map(Server::Engine))
             .chain(self.contenders.iter().cloned().map(Server::Contender))
             .collect();
@@ -284,8 +299,14 @@ impl NetStudy {
         let failures = ContenderFailures::default();
         let measure = |cell: &NetCell, run: u32, plan: LoadPlan| -> anyhow::Result<Row> {
             let rig = self.rig(cell);
+            let unavailable = chosen
+                .as_ref()
+                .and_then(|c| c.unavailable(cell.server_def()?));
             let mut row = match &cell.server {
-                Server::Engine(engine) => run_cell(engine, plan, run, &rig, &path)?,
+                Server::Engine(engine) => match unavailable {
+                    Some(reason) => engine_failed_row(engine, &plan, run, &rig, &reason),
+                    None => run_cell(engine, plan, run, &rig, &path)?,
+                },
                 Server::Contender(contender) => {
                     failures.run_cell(contender, plan, run, &rig, &progress)
                 }
@@ -302,20 +323,40 @@ impl NetStudy {
             }
             Ok(row)
         };
+        // Only an engine's cell fails here: a contender's failure is already its row.
+        let failed = |cell: &NetCell, run: u32, reason: &str, plan: LoadPlan| match &cell.server {
+            Server::Engine(engine) => {
+                engine_failed_row(engine, &plan, run, &self.rig(cell), reason)
+            }
+            Server::Contender(contender) => {
+                contender::failed_row(contender, &plan, run, &self.rig(cell), reason)
+            }
+        };
         let mut outcome = match &self.sweep {
-            Some(sweep) => sweep.run(self.runs, &cells, &progress, |cell, run| {
-                measure(cell, run, plan_of(cell))
-            }),
-            None => run_alternating(self.runs, &cells, &progress, |cell, run| {
-                measure(cell, run, plan_of(cell))
-            }),
+            Some(sweep) => sweep.run(
+                self.runs,
+                &cells,
+                &progress,
+                |cell, run| measure(cell, run, plan_of(cell)),
+                |cell, run, reason| failed(cell, run, reason, plan_of(cell)),
+            ),
+            None => run_alternating(
+                self.runs,
+                &cells,
+                &progress,
+                |cell, run| measure(cell, run, plan_of(cell)),
+                |cell, run, reason| failed(cell, run, reason, plan_of(cell)),
+            ),
         };
         if let (Some(plan), false) = (integrity, outcome.interrupted || checks.is_empty()) {
-            let more = run_alternating(1, &checks, &progress, |cell, run| {
-                measure(cell, run, plan(cell))
-            });
+            let more = run_alternating(
+                1,
+                &checks,
+                &progress,
+                |cell, run| measure(cell, run, plan(cell)),
+                |cell, run, reason| failed(cell, run, reason, plan(cell)),
+            );
             outcome.rows.extend(more.rows);
-            outcome.failure = outcome.failure.or(more.failure);
             outcome.interrupted = more.interrupted;
         }
         progress.finish();

@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use crate::engines::server::{listen, listen_shared, local_address, run_server};
 use crate::engines::server::{CountersSnapshot, Run};
 use crate::engines::server::{ServerConfig, ServerCounters};
+use crate::engines::shared_counters::SharedCounters;
 use crate::engines::uring::ring::{Helpers, SqpollShare};
 use crate::engines::EngineDef;
 use crate::measure::{meter_for_run, Meter};
@@ -52,6 +53,9 @@ pub struct Serve {
     pub stats: Option<PathBuf>,
     /// Count the server's own syscalls (a tracepoint on every syscall it makes).
     pub count_syscalls: bool,
+    /// Keep the loops' counters in this file (a study's memfd, `/proc/PID/fd/N`), which the
+    /// study reads at its window's edges; None: in memory of the server's own.
+    pub counters: Option<PathBuf>,
     /// No summary on stderr when the server stops.
     pub quiet: bool,
 }
@@ -144,9 +148,12 @@ pub fn run(args: &Serve) -> anyhow::Result<ExitCode> {
         idle_timeout: args.idle_timeout,
         cq_entries: args.cq_entries,
     };
-    let counters: Vec<ServerCounters> = (0..args.threads)
-        .map(|_| ServerCounters::default())
-        .collect();
+    let shared = match &args.counters {
+        Some(path) => SharedCounters::open(path, args.threads)
+            .with_context(|| format!("cannot map the counters in {}", path.display()))?,
+        None => SharedCounters::anonymous(args.threads)?,
+    };
+    let counters = shared.loops();
     let rss_bytes_at_start = resident_bytes("VmRSS:");
     let mut meter = if args.count_syscalls {
         meter_for_run()
@@ -154,7 +161,7 @@ pub fn run(args: &Serve) -> anyhow::Result<ExitCode> {
         Meter::without_syscall_counter()
     };
     meter.start();
-    let served = run_loops(args, listeners, config, &counters);
+    let served = run_loops(args, listeners, config, counters);
     let measured = meter.stop();
     let threads: Vec<LoopStats> = counters
         .iter()
@@ -294,11 +301,14 @@ fn resident_bytes(field: &str) -> Option<u64> {
 }
 
 fn summary(stats: &ServerStats) -> String {
-    let syscalls = stats.syscalls.map_or(
-        "not counted (--count-syscalls counts them, where the kernel allows it)".to_string(),
-        |n| n.to_string(),
-    );
     let counters = &stats.counters;
+    let syscalls = stats.syscalls.map_or(
+        format!(
+            "{} by its own count (--count-syscalls asks the kernel, where it allows it)",
+            counters.syscalls_self
+        ),
+        |n| format!("{n} by the kernel's count"),
+    );
     let mut text = format!(
         "{} {} server on {} stopped after {:.1} s: {} connections ({} refused, {} refused at \
          the fd limit, {} failed, {} idle closed), {} bytes in, {} bytes out, syscalls {syscalls}, CPU user \

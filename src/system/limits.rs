@@ -8,6 +8,8 @@
 
 use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
 
+use crate::units::format_size;
+
 /// Descriptors a process holds besides its connections: stdio, the listener, epoll instances
 /// and rings, the stop pipe, perf counters, /proc files read while measuring, a child's pipes.
 pub const FDS_BESIDES_CONNECTIONS: u64 = 64;
@@ -86,6 +88,81 @@ pub fn memory_bytes_available() -> Option<u64> {
     Some(kib * 1024)
 }
 
+/// What caps the memory io_uring pins for this process (registered buffers, buffer rings):
+/// the soft RLIMIT_MEMLOCK, less what the process has pinned and locked already (`VmPin`,
+/// `VmLck`). The kernel charges pins to the user, so other processes of the same user holding
+/// registrations leave less than this says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PinLimit {
+    pub limit: u64,
+    pub held: u64,
+}
+
+impl PinLimit {
+    /// None when nothing caps pinning: an unlimited limit, or CAP_IPC_LOCK (root), whose pins
+    /// io_uring does not charge.
+    pub fn read() -> Option<PinLimit> {
+        let status = std::fs::read_to_string("/proc/self/status").ok()?;
+        if holds_ipc_lock(&status) {
+            return None;
+        }
+        let limit = getrlimit(Resource::Memlock).current?;
+        let held: u64 = ["VmPin:", "VmLck:"]
+            .iter()
+            .filter_map(|field| status_kib(&status, field))
+            .sum();
+        Some(PinLimit {
+            limit,
+            held: held * 1024,
+        })
+    }
+
+    /// Bytes this process may still pin.
+    pub fn allowed(&self) -> u64 {
+        self.limit.saturating_sub(self.held)
+    }
+
+    /// One sentence when registering `needed` bytes (`what`) would pass the limit: both numbers
+    /// and the fixes.
+    pub fn check(&self, needed: u64, what: &str) -> Result<(), String> {
+        if needed <= self.allowed() {
+            return Ok(());
+        }
+        Err(format!(
+            "{what} pins {} bytes of locked memory (buffers and rings), but this process may pin only {} more \
+             (RLIMIT_MEMLOCK {}, less {} held); raise the limit (`ulimit -l {}`, in KiB, or \
+             LimitMEMLOCK= for a systemd service) or run as root (CAP_IPC_LOCK pins are not \
+             charged)",
+            format_size(needed),
+            format_size(self.allowed()),
+            format_size(self.limit),
+            format_size(self.held),
+            (needed + self.held).div_ceil(1024)
+        ))
+    }
+}
+
+/// Checks `needed` bytes of registered buffers against the limit, when one caps them.
+pub fn ensure_pinnable(needed: u64, what: &str) -> Result<(), String> {
+    PinLimit::read().map_or(Ok(()), |limit| limit.check(needed, what))
+}
+
+/// Whether the effective capabilities in a `/proc/<pid>/status` text hold CAP_IPC_LOCK.
+fn holds_ipc_lock(status: &str) -> bool {
+    const CAP_IPC_LOCK: u32 = 14;
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("CapEff:"))
+        .and_then(|hex| u64::from_str_radix(hex.trim(), 16).ok())
+        .is_some_and(|caps| caps & (1 << CAP_IPC_LOCK) != 0)
+}
+
+/// A `kB` field of a `/proc/<pid>/status` text.
+fn status_kib(status: &str, field: &str) -> Option<u64> {
+    let line = status.lines().find_map(|line| line.strip_prefix(field))?;
+    line.trim().trim_end_matches("kB").trim().parse().ok()
+}
+
 /// The fds a process that holds `connections` connections needs in all.
 pub fn fds_for_connections(connections: usize) -> u64 {
     connections as u64 + FDS_BESIDES_CONNECTIONS
@@ -94,6 +171,26 @@ pub fn fds_for_connections(connections: usize) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ipc_lock_is_read_from_the_effective_capabilities() {
+        let root = "CapInh:\t0000000000000000\nCapEff:\t000001ffffffffff\n";
+        let user = "CapEff:\t0000000000000000\nVmPin:\t      12 kB\n";
+        assert!(holds_ipc_lock(root));
+        assert!(!holds_ipc_lock(user));
+        assert_eq!(status_kib(user, "VmPin:"), Some(12));
+        let limit = PinLimit {
+            limit: 8 << 20,
+            held: 16 << 10,
+        };
+        assert!(limit.check(4 << 20, "a pool").is_ok());
+        let refused = limit.check(64 << 20, "uring-fixed").unwrap_err();
+        assert!(
+            refused.contains("pins 64M bytes") && refused.contains("8176k more"),
+            "{refused}"
+        );
+        assert!(refused.contains("ulimit -l 65552"), "{refused}");
+    }
 
     #[test]
     fn the_soft_limit_rises_to_the_hard_one_and_too_many_fds_is_one_sentence() {

@@ -1,10 +1,12 @@
-//! The machine a measurement runs on, as knobs every part may turn: pinning threads to CPUs
-//! (`pin`), the scheduling class and idle state (`tuning`), the file-descriptor limit
-//! (`limits`), the stop flag that Ctrl-C raises (`stop`), and the network path between a server
-//! and its client (`network`: loopback or a veth pair between namespaces). Nothing here knows
+//! The machine a measurement runs on, as knobs every part may turn: the epoll wait that runs on
+//! every kernel from 5.10 on (`epoll_wait`), pinning threads to CPUs (`pin`), the scheduling
+//! class and idle state (`tuning`), the file-descriptor limit (`limits`), the stop flag that
+//! Ctrl-C raises (`stop`), and the network path between a server and its client (`network`:
+//! loopback or a veth pair between namespaces). Nothing here knows
 //! an engine, a workload or a row, so every other folder may import it. (The probe, which
 //! reports on the machine and lists the engines, sits above the engines in `probe/`.)
 
+pub mod epoll_wait;
 pub mod kernel;
 pub mod limits;
 pub mod network;

@@ -30,7 +30,8 @@ pub fn serve(run: Run<'_>) -> anyhow::Result<()> {
     let mut buffer = vec![0u8; RECV_BUFFER_BYTES];
     let mut pause = AcceptPause::default();
     while !stopped() {
-        let connection = match rustix::net::accept_with(&listener, SocketFlags::CLOEXEC) {
+        let accepted = counters.call(rustix::net::accept_with(&listener, SocketFlags::CLOEXEC));
+        let connection = match accepted {
             Ok(connection) => connection,
             Err(error) => {
                 // No connection is open here while it accepts: only time ends a pause.
@@ -76,16 +77,27 @@ fn idle_waits(idle_timeout: Option<Duration>) -> (Duration, Option<u32>) {
     }
 }
 
-/// Serves one connection until the peer closes it, resets it, or the server stops. Errors end
-/// the connection only; the fd closes when `connection` drops.
+/// Serves one connection until the peer closes it, resets it, or the server stops, and closes
+/// it. Errors end the connection only.
 pub fn serve_connection(
     connection: OwnedFd,
     config: ServerConfig,
     counters: &ServerCounters,
     buffer: &mut [u8],
 ) {
+    serve_until_closed(&connection, config, counters, buffer);
+    counters.syscalls(1); // The close, as `connection` drops.
+}
+
+fn serve_until_closed(
+    connection: &OwnedFd,
+    config: ServerConfig,
+    counters: &ServerCounters,
+    buffer: &mut [u8],
+) {
     let (every, idle_waits_max) = idle_waits(config.idle_timeout);
-    if set_timeouts_every(&connection, every).is_err() {
+    counters.syscalls(2); // The two timeouts set.
+    if set_timeouts_every(connection, every).is_err() {
         ServerCounters::add(&counters.connections_failed, 1);
         return;
     }
@@ -95,7 +107,12 @@ pub fn serve_connection(
     // Replies that are not one slice of the prebuilt responses are assembled here.
     let mut assembled = Vec::new();
     while !stopped() {
-        let received = match rustix::net::recv(&connection, &mut *buffer, RecvFlags::empty()) {
+        let received = counters.call(rustix::net::recv(
+            connection,
+            &mut *buffer,
+            RecvFlags::empty(),
+        ));
+        let received = match received {
             Ok((0, _)) => return,
             Ok((received, _)) => received,
             Err(Errno::AGAIN) => {
@@ -131,7 +148,7 @@ pub fn serve_connection(
                 (bytes, reply.closing.is_some())
             }
         };
-        match send_all(&connection, output) {
+        match send_all(connection, output, counters) {
             Ok(()) => ServerCounters::add(&counters.bytes_sent, output.len() as u64),
             Err(_) => {
                 ServerCounters::add(&counters.connections_failed, 1);
@@ -140,7 +157,10 @@ pub fn serve_connection(
         }
         if close {
             // The FIN goes out behind the response; the fd closes when `connection` drops.
-            let _ = rustix::net::shutdown(&connection, rustix::net::Shutdown::Write);
+            let _ = counters.call(rustix::net::shutdown(
+                connection,
+                rustix::net::Shutdown::Write,
+            ));
             return;
         }
     }
@@ -148,9 +168,13 @@ pub fn serve_connection(
 
 /// Sends every byte of `bytes`, resuming after short sends and send timeouts (a client that
 /// reads slowly), giving up only when the peer is gone or the server stops.
-fn send_all(connection: &OwnedFd, mut bytes: &[u8]) -> Result<(), Errno> {
+fn send_all(
+    connection: &OwnedFd,
+    mut bytes: &[u8],
+    counters: &ServerCounters,
+) -> Result<(), Errno> {
     while !bytes.is_empty() {
-        match rustix::net::send(connection, bytes, SendFlags::NOSIGNAL) {
+        match counters.call(rustix::net::send(connection, bytes, SendFlags::NOSIGNAL)) {
             Ok(sent) => bytes = &bytes[sent..],
             Err(Errno::AGAIN | Errno::INTR) if !stopped() => continue,
             Err(error) => return Err(error),

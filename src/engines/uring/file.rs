@@ -15,14 +15,17 @@ use anyhow::Context;
 use io_uring::{cqueue, opcode, squeue, types, IoUring, Submitter};
 use serde_json::{Map, Value};
 
-use super::registered::Regions;
+use super::registered::{Regions, PIN_RELEASE_WAIT};
 use super::ring::{Helpers, RingSetup, SQPOLL_IDLE_MS};
 use crate::engines::aligned::AlignedBuffer;
 use crate::engines::blocking::file::io_error;
 use crate::engines::file::{CycleJob, FileEngine, FileOutcome, WriteJob};
 use crate::engines::needs::{Needs, Registration, SetupFlags};
+use crate::engines::Workload;
 use crate::measure::Meter;
 use crate::row::Tally;
+use crate::system::limits::PinLimit;
+use crate::units::format_size;
 
 /// How long an SQPOLL engine polls the completion queue before sleeping in io_uring_enter.
 const SQPOLL_SPIN: Duration = Duration::from_micros(20);
@@ -105,24 +108,68 @@ fn check_polled(file: BorrowedFd, fsyncs: bool) -> anyhow::Result<()> {
     crate::engines::needs::file_device_polled(file).map_err(anyhow::Error::msg)
 }
 
+/// Bytes a fixed file engine registers for a file of `file_bytes`: a slot per operation in
+/// flight (`depth` writes of `block_size`, no more than the file has blocks; or `depth` page
+/// cycles, each a page written from a slot and read into a buffer of its own).
+pub fn registered_bytes(
+    workload: Workload,
+    depth: u32,
+    block_size: usize,
+    file_bytes: usize,
+) -> u64 {
+    let depth = depth.max(1) as usize;
+    match workload {
+        Workload::FsCycle => (2 * depth * block_size) as u64,
+        _ => (depth.min(file_bytes.div_ceil(block_size).max(1)) * block_size) as u64,
+    }
+}
+
+/// The locked memory a fixed file engine's run is charged, which a study checks against the
+/// limit before it runs: its registered buffers and, as Linux 6.18 charges them to a plain
+/// user too, its ring's pages: the SQE array and the page(s) holding both queues' rings (64-byte
+/// SQEs, 16-byte CQEs, twice as many CQEs, a 4-byte index per SQE, a header). Measured here: 512
+/// KiB of slots on a 128-entry ring needed a limit of 528 KiB, as this says.
+pub fn pinned_bytes(workload: Workload, depth: u32, block_size: usize, file_bytes: usize) -> u64 {
+    const PAGE: u64 = 4096;
+    const RINGS_HEADER: u64 = 256;
+    let entries = match workload {
+        Workload::FsCycle => depth.max(1) * CHAIN_LENGTH as u32,
+        _ => depth.max(1),
+    };
+    let entries = u64::from(entries.next_power_of_two());
+    let sqes = (entries * 64).div_ceil(PAGE) * PAGE;
+    let rings = (RINGS_HEADER + entries * 2 * 16 + entries * 4).div_ceil(PAGE) * PAGE;
+    registered_bytes(workload, depth, block_size, file_bytes) + sqes + rings
+}
+
 /// The file and buffers as the ring sees them: plain fd and pointers, or registered indexes.
+/// A fixed engine registers only what is in flight, as fio registers iodepth × bs: one slot of
+/// `slot_bytes` per operation in flight, each block copied into its slot as it is queued
+/// (pinning the whole file would need as much locked memory as the file is large), and
+/// whatever `extra` buffers its loop reads into.
 struct Target {
     fd: i32,
     fixed: bool,
+    slots: AlignedBuffer,
+    slot_bytes: usize,
     regions: Regions,
 }
 
 impl Target {
-    /// Registers the file and the buffer regions when the engine uses fixed resources.
+    /// Registers the file, `slots` slots of `slot_bytes` and the `extra` buffers when the engine
+    /// uses fixed resources.
     fn new(
         ring: &IoUring,
         file: BorrowedFd,
         fixed: bool,
-        buffers: &[&[u8]],
+        (slots, slot_bytes): (usize, usize),
+        extra: &[&[u8]],
     ) -> anyhow::Result<Target> {
         let mut target = Target {
             fd: file.as_raw_fd(),
             fixed,
+            slots: AlignedBuffer::zeroed(if fixed { slots * slot_bytes } else { 0 }),
+            slot_bytes,
             regions: Regions::default(),
         };
         if !fixed {
@@ -131,27 +178,44 @@ impl Target {
         ring.submitter()
             .register_files(&[target.fd])
             .context("cannot register the file")?;
-        // SAFETY: the buffers outlive the ring: the caller drops the ring before them.
-        target.regions =
-            unsafe { Regions::register(&ring.submitter(), buffers) }.map_err(|error| {
-                anyhow::anyhow!(
-                    "cannot register {} MiB of buffers ({error}); raise the locked-memory limit \
-                     (ulimit -l) or use a smaller --size",
-                    buffers.iter().map(|b| b.len()).sum::<usize>() >> 20
-                )
-            })?;
+        let mut buffers = vec![target.slots.as_slice()];
+        buffers.extend_from_slice(extra);
+        let bytes = buffers.iter().map(|b| b.len() as u64).sum::<u64>();
+        // SAFETY: the slots live in `target` and the extra buffers outlive the ring: the
+        // caller drops the ring before either.
+        let register = || unsafe { Regions::register(&ring.submitter(), &buffers) };
+        let registered = match register() {
+            Err(error) if error.raw_os_error() == Some(libc::ENOMEM) => {
+                // The previous run's ring may still hold its charge for a moment.
+                std::thread::sleep(PIN_RELEASE_WAIT);
+                register()
+            }
+            other => other,
+        };
+        target.regions = registered.map_err(|error| {
+            let limit = PinLimit::read()
+                .and_then(|limit| limit.check(bytes, "this engine").err())
+                .unwrap_or_else(|| "the kernel refused them".to_string());
+            anyhow::anyhow!(
+                "cannot register {} bytes of buffers ({error}): {limit}",
+                format_size(bytes)
+            )
+        })?;
         Ok(target)
     }
 
-    fn write(&self, buf: &[u8], offset: u64) -> squeue::Entry {
-        let (ptr, len) = (buf.as_ptr(), buf.len() as u32);
+    /// The write of `bytes` to `offset` from slot `slot` (a fixed engine copies them there).
+    fn write(&mut self, slot: usize, bytes: &[u8], offset: u64) -> squeue::Entry {
+        let len = bytes.len() as u32;
         if self.fixed {
-            let index = self.regions.index_of(buf);
-            opcode::WriteFixed::new(types::Fixed(0), ptr, len, index)
+            let buffer = &mut self.slots.as_mut_slice()[slot * self.slot_bytes..][..bytes.len()];
+            buffer.copy_from_slice(bytes);
+            let index = self.regions.index_of(buffer);
+            opcode::WriteFixed::new(types::Fixed(0), buffer.as_ptr(), len, index)
                 .offset(offset)
                 .build()
         } else {
-            opcode::Write::new(types::Fd(self.fd), ptr, len)
+            opcode::Write::new(types::Fd(self.fd), bytes.as_ptr(), len)
                 .offset(offset)
                 .build()
         }
@@ -274,31 +338,41 @@ impl FileEngine for Uring {
             Submit::Single => 1,
             Submit::Batch | Submit::Ring => job.depth.max(1),
         };
-        let (ring, params, notes) = self.build_ring(depth, job.helpers, job.file, job.fsync_end)?;
-        let target = Target::new(&ring, job.file, self.fixed, &[job.data])?;
+        let (ring, mut params, notes) =
+            self.build_ring(depth, job.helpers, job.file, job.fsync_end)?;
+        let blocks = job.data.len().div_ceil(job.block_size).max(1);
+        let slots = (depth as usize).min(blocks);
+        let mut target = Target::new(&ring, job.file, self.fixed, (slots, job.block_size), &[])?;
+        if self.fixed {
+            let bytes = registered_bytes(Workload::FsWrite, depth, job.block_size, job.data.len());
+            params.insert("registered_bytes".into(), Value::from(bytes));
+        }
         let driver = Driver::new(&ring, self.ring_fd, self.flags.sqpoll)?;
         let block_end =
             |offset: usize| ((offset / job.block_size + 1) * job.block_size).min(job.data.len());
         let mut tally = Tally::default();
         let mut next = 0usize;
-        let mut in_flight = 0usize;
+        // The span (offset, end) each busy slot writes; a completion names its slot.
+        let mut spans = vec![(0usize, 0usize); slots];
+        let mut free: Vec<usize> = (0..slots).rev().collect();
         meter.start();
         loop {
-            while in_flight < depth as usize && next < job.data.len() && !(job.should_stop)() {
+            while next < job.data.len() && !(job.should_stop)() {
+                let Some(slot) = free.pop() else { break };
                 let end = block_end(next);
+                spans[slot] = (next, end);
                 let write = target
-                    .write(&job.data[next..end], next as u64)
-                    .user_data(next as u64);
+                    .write(slot, &job.data[next..end], next as u64)
+                    .user_data(slot as u64);
                 driver.push(&[write], &mut tally)?;
                 tally.ops += 1;
                 next = end;
-                in_flight += 1;
             }
+            debug_assert!(free.len() <= slots, "a slot freed twice");
+            let in_flight = slots - free.len();
             if in_flight == 0 {
                 break;
             }
-            // The ring is sized for `depth` SQEs; a short write's rest replaces its block.
-            debug_assert!(in_flight <= depth as usize);
             // Batch waits for everything; the ring sleeps until three quarters of its queue
             // completed, then tops it up: the kernel never runs dry, and the submitter is not
             // woken (a context switch) per completion. Measured here at depth 128, 4 KiB:
@@ -310,19 +384,20 @@ impl FileEngine for Uring {
             };
             driver.wait(want, &mut tally)?;
             while let Some(cqe) = driver.next_completion() {
-                debug_assert!(in_flight > 0, "a completion nothing was in flight for");
-                in_flight -= 1;
-                let offset = cqe.user_data() as usize;
-                let end = block_end(offset);
+                let slot = cqe.user_data() as usize;
+                debug_assert!(!free.contains(&slot), "a completion of a free slot");
+                let (offset, end) = spans[slot];
                 let written = completion_result(&cqe, "write")?;
                 if offset + written < end {
-                    // A short write: resubmit the rest of the block.
+                    // A short write: the same slot writes the rest of the block.
                     let rest = offset + written;
+                    spans[slot] = (rest, end);
                     let write = target
-                        .write(&job.data[rest..end], rest as u64)
-                        .user_data(rest as u64);
+                        .write(slot, &job.data[rest..end], rest as u64)
+                        .user_data(slot as u64);
                     driver.push(&[write], &mut tally)?;
-                    in_flight += 1;
+                } else {
+                    free.push(slot);
                 }
             }
         }
@@ -348,15 +423,25 @@ impl FileEngine for Uring {
     // place, so what is timed and what each completion does to the chains are seen together.
     fn cycle(&mut self, job: &CycleJob, meter: &mut Meter) -> anyhow::Result<FileOutcome> {
         let chains = job.depth.max(1) as usize;
-        let (ring, params, notes) =
+        let (ring, mut params, notes) =
             self.build_ring((chains * CHAIN_LENGTH) as u32, job.helpers, job.file, true)?;
         let mut read_buffers = AlignedBuffer::zeroed(chains * job.page_size);
-        let target = Target::new(
+        let mut target = Target::new(
             &ring,
             job.file,
             self.fixed,
-            &[job.data, read_buffers.as_slice()],
+            (chains, job.page_size),
+            &[read_buffers.as_slice()],
         )?;
+        if self.fixed {
+            let bytes = registered_bytes(
+                Workload::FsCycle,
+                chains as u32,
+                job.page_size,
+                job.data.len(),
+            );
+            params.insert("registered_bytes".into(), Value::from(bytes));
+        }
         let driver = Driver::new(&ring, self.ring_fd, self.flags.sqpoll)?;
         let pages = job.data.len().div_ceil(job.page_size);
         let mut slots: Vec<Option<usize>> = vec![None; chains];
@@ -380,7 +465,7 @@ impl FileEngine for Uring {
                 started[slot] = Instant::now();
                 let buffer =
                     &mut read_buffers.as_mut_slice()[slot * job.page_size..][..job.page_size];
-                let entries = chain(&target, job, next_page, slot, buffer);
+                let entries = chain(&mut target, job, next_page, slot, buffer);
                 driver.push(&entries, &mut tally)?;
                 next_page += 1;
                 in_flight += 1;
@@ -407,7 +492,7 @@ impl FileEngine for Uring {
                         if step == ChainStep::Read {
                             let buffer = &mut read_buffers.as_mut_slice()[slot * job.page_size..]
                                 [..job.page_size];
-                            let entries = chain(&target, job, page, slot, buffer);
+                            let entries = chain(&mut target, job, page, slot, buffer);
                             driver.push(&entries, &mut tally)?;
                             completions_due += CHAIN_LENGTH;
                         }
@@ -479,7 +564,7 @@ fn page_span(job: &CycleJob, page: usize) -> (usize, usize) {
 /// The linked write -> fsync -> read chain of one page. Push it with one `push` call: an SQPOLL
 /// thread that saw only its first SQE would submit it alone, and the link would be broken.
 fn chain(
-    target: &Target,
+    target: &mut Target,
     job: &CycleJob,
     page: usize,
     slot: usize,
@@ -490,7 +575,7 @@ fn chain(
     let link = squeue::Flags::IO_LINK;
     [
         target
-            .write(&job.data[start..start + len], offset)
+            .write(slot, &job.data[start..start + len], offset)
             .flags(link)
             .user_data(ChainStep::Write.encode(slot)),
         target

@@ -1,5 +1,6 @@
 //! The io_uring engines. `ring.rs` sets up every ring (its flags, its kernel helper threads, and
-//! why the kernel refused one, in operator terms); `token.rs` is what a server's `user_data`
+//! why the kernel refused one, in operator terms; `refusal.rs` finds the one setup flag a kernel
+//! lacks); `token.rs` is what a server's `user_data`
 //! carries; `buf_ring.rs` is the provided-buffer ring multishot receives take buffers from;
 //! `file.rs` is the file engine, whose submission styles are the rungs of the file ladder; and
 //! `server/` is the server loop with one file per receive and send strategy, so a new rung of
@@ -7,6 +8,7 @@
 
 pub mod buf_ring;
 pub mod file;
+pub mod refusal;
 pub mod registered;
 pub mod ring;
 pub mod server;

@@ -2,7 +2,15 @@
 //! slice lies in: `WriteFixed`/`ReadFixed` and sends from registered buffers name it by index,
 //! so the kernel skips pinning and mapping the pages on every operation.
 
+use std::time::Duration;
+
 use io_uring::Submitter;
+
+/// How long a registration the kernel refused for want of locked memory (ENOMEM) waits before
+/// it is tried once more: the kernel releases a dropped ring's charge (an exited server's, or a
+/// file study's previous run's) a moment after it is dropped. Measured here: a server started
+/// at once after another was refused, one started 20 ms later was not.
+pub const PIN_RELEASE_WAIT: Duration = Duration::from_millis(100);
 
 /// The largest buffer the kernel registers in one iovec is 1 GiB; stay well under it.
 const REGION_BYTES_MAX: usize = 256 << 20;
@@ -39,6 +47,11 @@ impl Regions {
         // SAFETY: the caller keeps the buffers alive as long as the ring uses them.
         unsafe { submitter.register_buffers(&iovecs) }?;
         Ok(Regions { regions })
+    }
+
+    /// The bytes registered.
+    pub fn bytes(&self) -> u64 {
+        self.regions.iter().map(|&(_, len)| len as u64).sum()
     }
 
     /// The index of the registered buffer that holds all of `bytes`.

@@ -21,6 +21,7 @@ use std::time::Duration;
 
 use io_uring::{IoUring, Submitter};
 
+use super::refusal;
 use crate::engines::needs::SetupFlags;
 use crate::system::pin;
 use crate::system::tuning::calling_thread_is_realtime;
@@ -42,7 +43,6 @@ pub struct RingSetup {
     pub coop_taskrun: bool,
     pub no_sqarray: bool,
     pub iopoll: bool,
-    pub hybrid_iopoll: bool,
     /// The io-wq limits and CPUs to set once the ring exists; None for trial rings.
     pub helpers: Option<Helpers>,
     /// IORING_SETUP_ATTACH_WQ to this ring: an SQPOLL ring then shares that ring's poller.
@@ -393,7 +393,6 @@ impl RingSetup {
             coop_taskrun: flags.defer_taskrun,
             no_sqarray: flags.no_sqarray,
             iopoll: flags.iopoll,
-            hybrid_iopoll: flags.hybrid_iopoll,
             ..RingSetup::with_entries(entries)
         }
     }
@@ -410,6 +409,17 @@ impl RingSetup {
         if let (Some(_), Some(helpers)) = (self.sqpoll_idle_ms, &self.helpers) {
             helpers.check_sqpoll_placement()?;
         }
+        let ring = self
+            .build_plain()
+            .map_err(|error| explain_setup_error(&error, self))?;
+        if let Some(helpers) = &self.helpers {
+            helpers.apply(&ring)?;
+        }
+        Ok(ring)
+    }
+
+    /// io_uring_setup with these flags, nothing checked before, explained or applied after.
+    pub fn build_plain(&self) -> io::Result<IoUring> {
         let mut builder = IoUring::builder();
         if let Some(cq_entries) = self.cq_entries {
             builder.setup_cqsize(cq_entries);
@@ -438,21 +448,7 @@ impl RingSetup {
         if self.iopoll {
             builder.setup_iopoll();
         }
-        if self.hybrid_iopoll {
-            // Only reached where a device has poll queues (the row's needs check that first).
-            return Err(
-                "io-uring 0.7.15, the crate ringside sits on, has no setter for \
-                        IORING_SETUP_HYBRID_IOPOLL"
-                    .to_string(),
-            );
-        }
-        let ring = builder
-            .build(self.entries)
-            .map_err(|error| explain_setup_error(&error, self))?;
-        if let Some(helpers) = &self.helpers {
-            helpers.apply(&ring)?;
-        }
-        Ok(ring)
+        builder.build(self.entries)
     }
 }
 
@@ -533,39 +529,8 @@ pub fn explain_setup_error(error: &io::Error, setup: &RingSetup) -> String {
              locked-memory limit (`ulimit -l`, RLIMIT_MEMLOCK) or use a smaller --depth",
             setup.entries
         ),
-        Some(libc::EINVAL) => format!(
-            "the kernel refused this ring's setup flags ({error}); it is older than the features \
-             this engine needs ({})",
-            describe_flags(setup)
-        ),
+        Some(libc::EINVAL) => refusal::reason(&refusal::trials(setup), error, setup.entries),
         _ => format!("io_uring_setup failed: {error}"),
-    }
-}
-
-fn describe_flags(setup: &RingSetup) -> String {
-    let mut flags = Vec::new();
-    if setup.sqpoll_idle_ms.is_some() {
-        flags.push("SQPOLL");
-    }
-    if setup.single_issuer {
-        flags.push("SINGLE_ISSUER (6.0)");
-    }
-    if setup.defer_taskrun {
-        flags.push("DEFER_TASKRUN (6.1)");
-    }
-    if setup.coop_taskrun {
-        flags.push("COOP_TASKRUN (5.19)");
-    }
-    if setup.no_sqarray {
-        flags.push("NO_SQARRAY (6.6)");
-    }
-    if setup.iopoll {
-        flags.push("IOPOLL");
-    }
-    if flags.is_empty() {
-        "no special flags".to_string()
-    } else {
-        flags.join(", ")
     }
 }
 

@@ -14,17 +14,19 @@ use std::process::ExitCode;
 
 use serde_json::{Map, Value};
 
-use super::{finish, run_alternating, Cell, Destination};
+use super::{choose, finish, run_alternating, Cell, Destination};
 use crate::engines::aligned::AlignedBuffer;
 use crate::engines::blocking::file::io_error;
 use crate::engines::file::{FileEngine, FileOutcome};
+use crate::engines::needs::Registration;
+use crate::engines::uring::file::pinned_bytes;
 use crate::engines::uring::ring::Helpers;
-use crate::engines::{runnable, EngineDef, Make, Workload};
+use crate::engines::{EngineDef, Make, Workload};
 use crate::measure::{meter_for_run, BlockDevice, Meter};
 use crate::output::progress::Progress;
 use crate::output::render_table;
-use crate::row::Row;
-use crate::system::limits::memory_bytes_available;
+use crate::row::{Row, Tally};
+use crate::system::limits::{memory_bytes_available, PinLimit};
 use crate::units::format_size;
 use scratch::{stamp_blocks, Scratch};
 
@@ -33,6 +35,8 @@ pub struct FileStudy {
     pub workload: Workload,
     /// The engines named (or the workload's defaults), before the availability check.
     pub engines: Vec<&'static EngineDef>,
+    /// Whether `--engine` named them: a named engine that cannot run here gets failure rows.
+    pub engines_named: bool,
     pub runs: u32,
     pub destination: Destination,
     /// Pin the measuring thread to this CPU.
@@ -168,7 +172,8 @@ impl FileStudy {
         line: impl Fn(&Row) -> String,
     ) -> anyhow::Result<ExitCode> {
         self.check()?;
-        let engines = runnable(self.engines_for_the_file(), self.quiet)?;
+        let chosen = choose(self.engines_for_the_file(), self.engines_named, self.quiet)?;
+        let engines = chosen.cells();
         if let Some(cpu) = self.cpu {
             crate::system::pin::pin_current_thread(cpu)?;
         }
@@ -181,7 +186,24 @@ impl FileStudy {
         }
         let steps = u64::from(self.runs) * engines.len() as u64;
         let progress = Progress::new(steps, self.quiet);
-        let outcome = run_alternating(self.runs, &engines, &progress, |&def, run| {
+        let failed_row = |def: &&'static EngineDef, run: u32, reason: &str| {
+            let params = self.params();
+            let workload = self.workload.name();
+            let mut row = Row::measured(
+                workload,
+                def.name,
+                params,
+                run,
+                &Default::default(),
+                Tally::default(),
+            );
+            row.fail(reason);
+            row
+        };
+        let measure = |&def: &&'static EngineDef, run: u32| -> anyhow::Result<Row> {
+            if let Some(reason) = chosen.unavailable(def) {
+                return Ok(failed_row(&def, run, &reason));
+            }
             stamp_blocks(data.as_mut_slice(), self.block_size as usize, run);
             if self.fresh {
                 file.set_len(0)
@@ -209,7 +231,8 @@ impl FileStudy {
             })?;
             progress.line(line(&row));
             Ok(row)
-        });
+        };
+        let outcome = run_alternating(self.runs, &engines, &progress, measure, failed_row);
         progress.finish();
         drop(file);
         drop(scratch);
@@ -217,17 +240,36 @@ impl FileStudy {
     }
 
     /// The chosen engines that can drive this study's file: an IOPOLL ring completes only
-    /// O_DIRECT I/O, so without --direct its rungs are skipped, saying so (unless quiet).
+    /// O_DIRECT I/O, so without --direct its rungs are skipped; an engine whose registered
+    /// buffers (a slot per operation in flight) would pass the locked-memory limit is skipped
+    /// with both numbers. Each says so (unless quiet).
     fn engines_for_the_file(&self) -> Vec<&'static EngineDef> {
-        let (kept, polled): (Vec<&'static EngineDef>, Vec<&'static EngineDef>) = self
-            .engines
-            .iter()
-            .partition(|engine| self.direct || !engine.needs.setup.iopoll);
-        for engine in polled.iter().filter(|_| !self.quiet) {
-            eprintln!(
-                "ringside: skipping {}: IOPOLL completes only O_DIRECT I/O; add --direct",
-                engine.name
-            );
+        let (block, size) = (self.block_size as usize, self.size as usize);
+        let pinned = pinned_bytes(self.workload, self.depth, block, size);
+        let pin_limit = PinLimit::read();
+        let mut kept = Vec::new();
+        for &engine in &self.engines {
+            let refused = if !self.direct && engine.needs.setup.iopoll {
+                Err("IOPOLL completes only O_DIRECT I/O; add --direct".to_string())
+            } else if engine.needs.registrations.contains(&Registration::Buffers) {
+                let what = format!(
+                    "{} (depth {} × {} {})",
+                    engine.name,
+                    self.depth,
+                    format_size(self.block_size),
+                    self.block_flag
+                );
+                pin_limit.map_or(Ok(()), |limit| limit.check(pinned, &what))
+            } else {
+                Ok(())
+            };
+            match refused {
+                Ok(()) => kept.push(engine),
+                Err(reason) if !self.quiet => {
+                    eprintln!("ringside: skipping {}: {reason}", engine.name)
+                }
+                Err(_) => {}
+            }
         }
         kept
     }

@@ -8,9 +8,10 @@ use serde_json::{Map, Value};
 use anyhow::Context;
 
 use super::process::ServerProcess;
+use crate::engines::shared_counters::SharedCounters;
 use crate::engines::uring::ring::{format_cpus, Helpers};
 use crate::engines::EngineDef;
-use crate::load::{load_row, LoadPlan, WindowEdge};
+use crate::load::{load_row, LoadPlan, LoadReport, WindowEdge};
 use crate::measure::{CoreTimes, Measured};
 use crate::row::Row;
 use crate::studies::serve::ServerStats;
@@ -89,6 +90,28 @@ pub fn run_cell(
     measure_server(server, engine.name, params, plan, run, args, path)
 }
 
+/// The row of an engine's cell that measured nothing: the cell's parameters, no result, the
+/// reason (a contender's is `contender::failed_row`).
+pub fn engine_failed_row(
+    engine: &EngineDef,
+    plan: &LoadPlan,
+    run: u32,
+    args: &Rig,
+    reason: &str,
+) -> Row {
+    let empty = (LoadReport::empty(), Measured::default());
+    let mut row = load_row(
+        engine.name,
+        rig_params(args),
+        run,
+        plan,
+        &empty.0,
+        Some(&empty.1),
+    );
+    row.fail(reason);
+    row
+}
+
 /// The parameters of the rig every network row carries.
 pub fn rig_params(args: &Rig) -> Map<String, Value> {
     let mut params = args.path.params();
@@ -137,13 +160,17 @@ pub fn measure_server(
     let cores = [args.server_cpu(), args.client_cpu()];
     let mut cores_before = [None, None];
     let mut cores_during = [None, None];
+    let own = server.own_counters();
+    let mut own_syscalls = [None, None];
     let report = path.as_client(|| {
         crate::load::run(&plan, &mut |edge| match edge {
             WindowEdge::Start => {
                 cores_before = cores.map(|cpu| CoreTimes::read(cpu).ok());
                 started = meter.start();
+                own_syscalls[0] = own.map(SharedCounters::syscalls);
             }
             WindowEdge::Stop => {
+                own_syscalls[1] = own.map(SharedCounters::syscalls);
                 measured = Some(meter.stop());
                 for (index, cpu) in cores.into_iter().enumerate() {
                     let after = CoreTimes::read(cpu).ok();
@@ -159,6 +186,8 @@ pub fn measure_server(
         .expect("a finished load run passed its window's end")
         .context("cannot measure the server")?;
     let mut row = load_row(engine, params, run, &plan, &report, Some(&measured));
+    let [own_start, own_stop] = own_syscalls;
+    row.set_server_own_syscalls(own_stop.zip(own_start).map(|(stop, start)| stop - start));
     let [server_core, client_core] = cores_during;
     row.server_core_softirq_s = server_core.map(|t| t.softirq_s);
     row.server_core_steal_s = server_core.map(|t| t.steal_s);
@@ -186,6 +215,13 @@ fn add_server_stats(row: &mut Row, stats: &ServerStats, connections: usize) {
     row.connections_refused_fd_limit = Some(counters.connections_refused_fd_limit);
     row.provided_buffers_exhausted = Some(counters.provided_buffers_exhausted);
     row.cq_overflows = Some(counters.cq_overflows);
+    // A server that sends from registered buffers fitted its receive pool to the locked-memory
+    // limit: the pool and the bytes pinned are part of what was measured.
+    if counters.registered_bytes > 0 {
+        let params = &mut row.params;
+        params.insert("provided_buffers".into(), counters.provided_buffers.into());
+        params.insert("registered_bytes".into(), counters.registered_bytes.into());
+    }
     row.server_rss_peak_bytes = stats.rss_bytes_peak;
     row.server_rss_bytes_per_connection = stats
         .rss_bytes_peak

@@ -3,7 +3,8 @@
 
 use std::io::{BufRead, BufReader, Read};
 use std::net::SocketAddr;
-use std::process::{Child, Stdio};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::process::{Child, ChildStderr, Stdio};
 use std::sync::mpsc::Receiver;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -11,6 +12,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 
 use super::cell::Rig;
+use crate::engines::shared_counters::SharedCounters;
 use crate::engines::uring::ring::format_cpus;
 use crate::engines::EngineDef;
 use crate::measure::{ProcessMeter, ProcessSyscallCounter};
@@ -20,6 +22,54 @@ use crate::system::network::NetPath;
 /// How long a server may take to say where it listens, and to exit after SIGTERM.
 const SERVER_START_TIMEOUT: Duration = Duration::from_secs(10);
 const SERVER_STOP_TIMEOUT: Duration = Duration::from_secs(5);
+/// How much of a server's last stderr line a failure quotes.
+const LAST_WORDS_CHARS: usize = 200;
+/// How long a failure waits for an exited server's stderr to end (a contender's other
+/// processes may hold it open).
+const LAST_WORDS_WAIT: Duration = Duration::from_secs(1);
+
+/// The last line a server wrote to stderr, for a failure to quote.
+pub struct LastWords {
+    line: Arc<Mutex<String>>,
+    /// Hangs up when the server's stderr has ended.
+    ended: Receiver<()>,
+}
+
+impl LastWords {
+    /// Reads `stderr` to its end on a thread of its own, keeping its last non-empty line;
+    /// `forward` passes every line on to this process's stderr too.
+    pub fn keep(stderr: ChildStderr, forward: bool) -> LastWords {
+        let line = Arc::new(Mutex::new(String::new()));
+        let kept = Arc::clone(&line);
+        let (sender, ended) = std::sync::mpsc::channel::<()>();
+        std::thread::spawn(move || {
+            let _ended_with_this_thread = sender;
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { return };
+                if forward {
+                    eprintln!("{line}");
+                }
+                if !line.trim().is_empty() {
+                    let text: String = line.trim().chars().take(LAST_WORDS_CHARS).collect();
+                    *kept.lock().unwrap_or_else(|e| e.into_inner()) = text;
+                }
+            }
+        });
+        LastWords { line, ended }
+    }
+
+    /// "; its last words on stderr: ..." when it wrote any; once the server has `exited`, after
+    /// its stderr has ended (bounded), so that its final line is in.
+    fn text(&self, exited: bool) -> String {
+        if exited {
+            let _ = self.ended.recv_timeout(LAST_WORDS_WAIT);
+        }
+        match self.line.lock().unwrap_or_else(|e| e.into_inner()).as_str() {
+            "" => String::new(),
+            line => format!("; its last words on stderr: {line}"),
+        }
+    }
+}
 
 /// A server child process: `ringside serve` (also the server of `run`'s wrk control), or a
 /// contender's command.
@@ -29,22 +79,30 @@ pub struct ServerProcess {
     /// What `ringside serve` prints after its `listening on` line: its stats (`--stats -`),
     /// sent once it has exited. None for a contender.
     rest: Option<Receiver<String>>,
-    /// Some for a contender: it leads a process group of its own (stopped as a whole), and
-    /// this holds the last line it wrote to stderr.
-    last_words: Option<Arc<Mutex<String>>>,
+    /// The last line it wrote to stderr.
+    last_words: LastWords,
+    /// A contender: it leads a process group of its own, stopped as a whole, and may die of
+    /// SIGTERM or ignore it.
+    contender: bool,
     /// A contender's syscall counter, opened before its command ran (None: opened when the
     /// window opens, or not counting).
     syscalls: Option<ProcessSyscallCounter>,
+    /// `ringside serve`'s loop counters, shared through this memfd (None for a contender).
+    counters: Option<(SharedCounters, OwnedFd)>,
 }
 
 impl ServerProcess {
     /// Starts `engine` on the server's side of `path`.
     pub fn start(engine: &EngineDef, args: &Rig, path: &NetPath) -> anyhow::Result<ServerProcess> {
         let exe = std::env::current_exe().context("cannot find the ringside binary")?;
+        let (counters, memfd) = SharedCounters::create(args.server_threads)
+            .context("cannot make the server's shared counters")?;
+        let memfd_path = format!("/proc/{}/fd/{}", std::process::id(), memfd.as_raw_fd());
         let mut child = path
             .server_command(&exe)
             .arg("serve")
             .args(&args.serve)
+            .args(["--counters", &memfd_path])
             .args(["--quiet", "--stats", STATS_TO_STDOUT, "--listen"])
             .arg(path.server_listen().to_string())
             .arg("--engine")
@@ -70,11 +128,14 @@ impl ServerProcess {
             )
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
             .spawn()
             .context("cannot start the server process")?;
+        // What the server says on stderr is passed on, its last line kept for its row.
+        let last_words = LastWords::keep(child.stderr.take().expect("piped stderr"), true);
         let stdout = child.stdout.take().expect("piped stdout");
-        // The first line says where the server listens; a server that fails says why on the
-        // inherited stderr and exits, which ends the line with EOF.
+        // The first line says where the server listens; a server that fails says why on
+        // stderr and exits, which ends the line with EOF.
         let (sender, receiver) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             let mut stdout = BufReader::new(stdout);
@@ -100,13 +161,19 @@ impl ServerProcess {
                 child,
                 address,
                 rest: Some(receiver),
-                last_words: None,
+                last_words,
+                contender: false,
                 syscalls: None,
+                counters: Some((counters, memfd)),
             }),
             None => {
                 let _ = child.kill();
                 let status = child.wait()?;
-                anyhow::bail!("the {} server did not start ({status})", engine.name)
+                anyhow::bail!(
+                    "the {} server did not start ({status}){}",
+                    engine.name,
+                    last_words.text(true)
+                )
             }
         }
     }
@@ -116,16 +183,24 @@ impl ServerProcess {
     pub fn contender(
         child: Child,
         address: SocketAddr,
-        last_words: Arc<Mutex<String>>,
+        last_words: LastWords,
         syscalls: Option<ProcessSyscallCounter>,
     ) -> ServerProcess {
         ServerProcess {
             child,
             address,
             rest: None,
-            last_words: Some(last_words),
+            last_words,
+            contender: true,
             syscalls,
+            counters: None,
         }
+    }
+
+    /// The counters `ringside serve` keeps in memory shared with this process (None for a
+    /// contender): its own syscall counts, read at the window's edges.
+    pub fn own_counters(&self) -> Option<&SharedCounters> {
+        self.counters.as_ref().map(|(counters, _)| counters)
     }
 
     /// The meter of this server's window (once: it takes a contender's counter).
@@ -133,15 +208,10 @@ impl ServerProcess {
         ProcessMeter::with_counter(self.child.id() as i32, self.syscalls.take())
     }
 
-    /// "; its last words on stderr: ..." when a contender wrote any, for a failure to quote.
-    pub fn last_words(&self) -> String {
-        let Some(kept) = &self.last_words else {
-            return String::new();
-        };
-        match kept.lock().unwrap_or_else(|e| e.into_inner()).as_str() {
-            "" => String::new(),
-            line => format!("; its last words on stderr: {line}"),
-        }
+    /// "; its last words on stderr: ..." when the server wrote any, for a failure to quote.
+    pub fn last_words(&mut self) -> String {
+        let exited = matches!(self.child.try_wait(), Ok(Some(_)));
+        self.last_words.text(exited)
     }
 
     /// SIGTERM (to a contender's whole group), then a bounded wait; a server that does not
@@ -160,10 +230,9 @@ impl ServerProcess {
         while Instant::now() < deadline {
             if let Some(status) = self.child.try_wait()? {
                 // A contender may die of the signal; ringside's servers exit 0 on it.
-                anyhow::ensure!(
-                    self.last_words.is_some() || status.success(),
-                    "the server exited with {status}"
-                );
+                if !(self.contender || status.success()) {
+                    anyhow::bail!("the server exited with {status}{}", self.last_words());
+                }
                 if !self.group_alive() {
                     return Ok(self.stats());
                 }
@@ -174,7 +243,7 @@ impl ServerProcess {
         // A contender that ignores SIGTERM is killed and its measurement stands (the issue's
         // contract: SIGTERM, then SIGKILL after a bound); ringside's own servers must stop.
         anyhow::ensure!(
-            self.last_words.is_some(),
+            self.contender,
             "the server did not stop within {SERVER_STOP_TIMEOUT:?} of SIGTERM"
         );
         Ok(None)
@@ -193,16 +262,16 @@ impl ServerProcess {
 
     /// Sends `signal` to the server, or to a contender's whole process group.
     fn signal(&self, signal: rustix::process::Signal) {
-        let _ = match self.last_words {
-            Some(_) => rustix::process::kill_process_group(self.pid(), signal),
-            None => rustix::process::kill_process(self.pid(), signal),
+        let _ = match self.contender {
+            true => rustix::process::kill_process_group(self.pid(), signal),
+            false => rustix::process::kill_process(self.pid(), signal),
         };
     }
 
     /// Whether a contender's process group still has a process (false for ringside's servers,
     /// which have no group of their own).
     fn group_alive(&self) -> bool {
-        self.last_words.is_some() && rustix::process::test_kill_process_group(self.pid()).is_ok()
+        self.contender && rustix::process::test_kill_process_group(self.pid()).is_ok()
     }
 
     /// SIGKILL to the server (and its group), and the child reaped.

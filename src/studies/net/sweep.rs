@@ -51,10 +51,10 @@ impl Sweep {
         cells: &[NetCell],
         progress: &Progress,
         mut measure: impl FnMut(&NetCell, u32) -> anyhow::Result<Row>,
+        failed_row: impl Fn(&NetCell, u32, &str) -> Row,
     ) -> Outcome {
         let mut outcome = Outcome {
             rows: Vec::new(),
-            failure: None,
             interrupted: false,
         };
         let mut groups: Vec<Vec<&NetCell>> = Vec::new();
@@ -67,8 +67,8 @@ impl Sweep {
         }
         for group in groups {
             let probes: Vec<NetCell> = group.iter().map(|c| c.sweeping(None)).collect();
-            let probed = run_alternating(1, &probes, progress, &mut measure);
-            let done = probed.failure.is_some() || probed.interrupted;
+            let probed = run_alternating(1, &probes, progress, &mut measure, &failed_row);
+            let done = probed.interrupted;
             let scale = (probed.rows.iter())
                 .filter(|row| row.verified && row.ops_per_sec > 0.0)
                 .map(|row| row.ops_per_sec)
@@ -88,8 +88,8 @@ impl Sweep {
             for &point in &self.points {
                 let rate = (scale * point).round().max(1.0);
                 let cells: Vec<NetCell> = live.iter().map(|c| c.sweeping(Some(rate))).collect();
-                let measured = run_alternating(runs, &cells, progress, &mut measure);
-                let done = measured.failure.is_some() || measured.interrupted;
+                let measured = run_alternating(runs, &cells, progress, &mut measure, &failed_row);
+                let done = measured.interrupted;
                 live.retain(|cell| held_by_most(&measured.rows, &cell.server.name()));
                 absorb(&mut outcome, measured);
                 if done {
@@ -115,6 +115,5 @@ fn held_by_most(rows: &[Row], engine: &str) -> bool {
 
 fn absorb(outcome: &mut Outcome, part: Outcome) {
     outcome.rows.extend(part.rows);
-    outcome.failure = outcome.failure.take().or(part.failure);
     outcome.interrupted |= part.interrupted;
 }

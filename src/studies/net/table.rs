@@ -19,8 +19,8 @@ pub fn param(row: &Row, key: &str) -> Option<u64> {
     row.params.get(key).and_then(Value::as_u64)
 }
 
-/// What a study's table appends to a cell of `runs`: `*` a saturated client, `!` errors, and
-/// ` NOT VERIFIED` in some run.
+/// What a study's table appends to a cell of `runs`: `*` a saturated client, `!` errors,
+/// ` FAILED` (the notes below the table say why) and ` NOT VERIFIED` in some run.
 pub fn markers(runs: &[&Row]) -> String {
     let mut text = String::new();
     if runs.iter().any(|r| r.client_saturated == Some(true)) {
@@ -29,8 +29,24 @@ pub fn markers(runs: &[&Row]) -> String {
     if runs.iter().any(|r| r.errors > 0) {
         text.push('!');
     }
-    if runs.iter().any(|r| !r.verified) {
+    if runs.iter().any(|r| r.failure.is_some()) {
+        text.push_str(" FAILED");
+    }
+    if runs.iter().any(|r| !r.verified && r.failure.is_none()) {
         text.push_str(" NOT VERIFIED");
+    }
+    text
+}
+
+/// The lines below a study's tables that say why a run failed or did not verify.
+pub fn failure_lines(rows: &[Row]) -> String {
+    let mut text = String::new();
+    for (row, note) in rows
+        .iter()
+        .flat_map(|row| row.notes.iter().map(move |note| (row, note)))
+        .filter(|(_, note)| note.starts_with("NOT VERIFIED") || note.starts_with("FAILED"))
+    {
+        text.push_str(&format!("{} {}: {note}\n", row.engine, row.params_text()));
     }
     text
 }

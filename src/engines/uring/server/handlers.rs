@@ -98,7 +98,8 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
         sq: &mut SubmissionQueue<'_>,
         submitter: &Submitter<'_>,
     ) -> anyhow::Result<()> {
-        self.send.register(submitter)?;
+        let registrations = self.send.register(submitter)?;
+        self.counters.syscalls(registrations);
         while let Some(slot) = self.send.refused() {
             ServerCounters::add(&self.counters.connections_failed, 1);
             self.start_closing(sq, slot);
@@ -459,13 +460,16 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
 
     /// Frees a direct descriptor's slot (a plain fd closes when its `OwnedFd` drops).
     fn close(&mut self, sq: &mut SubmissionQueue<'_>, socket: &Socket) {
-        if let Some(close) = socket.close() {
-            let token = Token {
-                op: Op::Close,
-                generation: 0,
-                slot: 0,
-            };
-            self.push(sq, close.user_data(token.encode()));
+        match socket.close() {
+            Some(close) => {
+                let token = Token {
+                    op: Op::Close,
+                    generation: 0,
+                    slot: 0,
+                };
+                self.push(sq, close.user_data(token.encode()));
+            }
+            None => self.counters.syscalls(1), // The plain fd's close, as it drops.
         }
     }
 

@@ -62,10 +62,12 @@ use std::time::Duration;
 use io_uring::{types, EnterFlags, Submitter};
 
 use crate::engines::needs::{Feature, Needs, Registration};
-use crate::engines::server::{Run, ServerCounters, STOP_POLL_INTERVAL};
-use crate::engines::uring::registered::Regions;
+use crate::engines::server::{Run, ServerConfig, ServerCounters, STOP_POLL_INTERVAL};
+use crate::engines::uring::registered::{Regions, PIN_RELEASE_WAIT};
 use crate::engines::uring::ring::RingSetup;
+use crate::system::limits::PinLimit;
 use crate::system::stop::stopped;
+use crate::units::format_size;
 use handlers::Server;
 
 pub use receive::ReceiveStrategy;
@@ -81,6 +83,9 @@ pub use send_zero_copy::ZeroCopySend;
 const SQ_ENTRIES: u32 = 1024;
 /// Completion queue size: multishot operations post many CQEs per SQE.
 pub const CQ_ENTRIES: u32 = 8192;
+/// The smallest receive pool a server that registers its buffers shrinks to, to fit the
+/// locked-memory limit (`register_fitted`).
+const POOL_BUFFERS_MIN: u16 = 16;
 /// Received chunks a connection may hold unsent before its multishot recv is cancelled.
 const CHUNKS_PER_CONNECTION_MAX: usize = 8;
 
@@ -102,7 +107,8 @@ pub fn serve<R: ReceiveStrategy, S: SendStrategy>(
     run: Run<'_>,
     needs: Needs,
 ) -> anyhow::Result<()> {
-    let cq_entries = run.config.cq_entries;
+    let mut config = run.config;
+    let cq_entries = config.cq_entries;
     assert!(cq_entries.is_power_of_two());
     let ring_setup = RingSetup {
         helpers: Some(run.helpers.clone()),
@@ -110,34 +116,32 @@ pub fn serve<R: ReceiveStrategy, S: SendStrategy>(
         ..RingSetup::with_flags(SQ_ENTRIES.min(cq_entries), needs.setup)
     };
     // Declared before the ring so that they are dropped after it (see buf_ring.rs).
-    let mut receive = R::new(&run.config);
-    let mut send = S::new(&run.config)?;
+    let mut receive: R;
+    let mut send = S::new(&config)?;
     let mut ring = match run.sqpoll_share {
         Some(share) => share.build(&ring_setup, run.loop_index == 0),
         None => ring_setup.build(),
     }
     .map_err(anyhow::Error::msg)?;
-    receive.register(&ring.submitter())?;
+    let registered = if needs.registrations.contains(&Registration::Buffers) {
+        let (fitted, regions) = register_fitted(&ring.submitter(), &mut config)?;
+        receive = fitted;
+        ServerCounters::add(
+            &run.counters.provided_buffers,
+            config.provided_buffers.into(),
+        );
+        ServerCounters::add(&run.counters.registered_bytes, regions.bytes());
+        Some(regions)
+    } else {
+        receive = R::new(&config);
+        receive.register(&ring.submitter())?;
+        None
+    };
     let direct = needs.registrations.contains(&Registration::Files);
     if direct {
         ring.submitter()
-            .register_files_sparse(direct_slots(run.config.max_connections))?;
+            .register_files_sparse(direct_slots(config.max_connections))?;
     }
-    let registered = if needs.registrations.contains(&Registration::Buffers) {
-        let mut memory = vec![receive.shared_memory()];
-        memory.extend(
-            run.config
-                .proto
-                .responses()
-                .into_iter()
-                .flat_map(|r| r.memory()),
-        );
-        // SAFETY: the pool lives in `receive`, made before the ring and dropped after it; the
-        // responses are static.
-        Some(unsafe { Regions::register(&ring.submitter(), &memory) }?)
-    } else {
-        None
-    };
     let batched = needs.features.contains(&Feature::MinWait);
     let (mut submitter, mut sq, mut cq) = ring.split();
     if needs.registrations.contains(&Registration::RingFd) {
@@ -145,7 +149,7 @@ pub fn serve<R: ReceiveStrategy, S: SendStrategy>(
     }
     let listener = types::Fd(run.listener.as_raw_fd());
     let mut server: Server<R, S> = Server::new(
-        run.config,
+        config,
         run.counters,
         listener,
         (&mut receive, &mut send),
@@ -166,11 +170,11 @@ pub fn serve<R: ReceiveStrategy, S: SendStrategy>(
         // queue may complete only much later (receives and polls armed), so waiting first
         // could block with work left undone.
         while server.backlogged() {
-            let handed = if needs.setup.sqpoll {
+            let handed = run.counters.call(if needs.setup.sqpoll {
                 submitter.squeue_wait() // Until the kernel thread took some.
             } else {
                 submitter.submit()
-            };
+            });
             if let Err(error) = handed {
                 anyhow::ensure!(
                     matches!(error.raw_os_error(), Some(libc::EBUSY | libc::EINTR)),
@@ -191,6 +195,7 @@ pub fn serve<R: ReceiveStrategy, S: SendStrategy>(
         // wait with nothing queued, it spins its idle time (100 ms) for nothing, and a server
         // whose accepting is paused (out of fds) would wake it every pause.
         let wake_poller = !(needs.setup.sqpoll && sq.is_empty());
+        run.counters.syscalls(1);
         wait_for_completions(
             &mut submitter,
             (stop.is_some(), wake_poller),
@@ -221,6 +226,72 @@ pub fn serve<R: ReceiveStrategy, S: SendStrategy>(
     // Closing the fds first and then the ring cancels whatever is still in flight.
     server.connections.clear();
     Ok(())
+}
+
+/// The receive pool of a server that sends from registered buffers, registered with the ring,
+/// and the buffers (the pool and the prebuilt responses), fitted to the locked-memory limit. A
+/// plain user's RLIMIT_MEMLOCK (8 MiB on Debian) is charged for the registered buffers and,
+/// on Linux 6.18, for the rings themselves; the pool only lends buffers to receives in flight
+/// (an empty pool is counted, `provided_buffers_exhausted`, and waited out), so on ENOMEM it is
+/// halved, down to `POOL_BUFFERS_MIN`, and `config` says what fitted. The first refusal is
+/// tried again after `PIN_RELEASE_WAIT`, for an exited server's charge to be released.
+fn register_fitted<R: ReceiveStrategy>(
+    submitter: &Submitter<'_>,
+    config: &mut ServerConfig,
+) -> anyhow::Result<(R, Regions)> {
+    let mut waited = false;
+    loop {
+        let mut receive = R::new(config);
+        let mut memory = vec![receive.shared_memory()];
+        memory.extend(
+            config
+                .proto
+                .responses()
+                .into_iter()
+                .flat_map(|r| r.memory()),
+        );
+        let bytes: usize = memory.iter().map(|m| m.len()).sum();
+        // SAFETY: the pool lives in `receive`, which the caller keeps until the ring is gone
+        // (or it is unregistered below before `receive` drops); the responses are static.
+        let registered = unsafe { Regions::register(submitter, &memory) };
+        let refused = match registered {
+            Ok(regions) => match receive.register(submitter) {
+                Ok(()) => return Ok((receive, regions)),
+                Err(error) => {
+                    submitter.unregister_buffers()?;
+                    error
+                }
+            },
+            Err(error) => anyhow::Error::from(error),
+        };
+        let out_of_memory = refused
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|error| error.raw_os_error() == Some(libc::ENOMEM));
+        if !out_of_memory {
+            return Err(refused);
+        }
+        if !waited {
+            waited = true;
+            std::thread::sleep(PIN_RELEASE_WAIT);
+        } else if config.provided_buffers > POOL_BUFFERS_MIN {
+            config.provided_buffers /= 2;
+        } else {
+            let limit = PinLimit::read().map_or("no limit applies".to_string(), |limit| {
+                format!(
+                    "RLIMIT_MEMLOCK is {}, {} of it held by this process",
+                    format_size(limit.limit),
+                    format_size(limit.held)
+                )
+            });
+            anyhow::bail!(
+                "the kernel refused to register {} bytes of buffers ({} receive buffers and the \
+                 responses) and the ring's buffer pool ({refused}); {limit}, and the rings are \
+                 charged too: raise the locked-memory limit (`ulimit -l`) or run as root",
+                format_size(bytes as u64),
+                config.provided_buffers
+            );
+        }
+    }
 }
 
 /// The file table of a server on direct descriptors: every connection allowed plus a few to

@@ -19,10 +19,11 @@ pub trait SendStrategy: Sized {
 
     fn new(config: &ServerConfig) -> anyhow::Result<Self>;
 
-    /// Registers with the ring what the connections opened since the last call need. The loop
-    /// calls it before every submit, so a connection's first send finds it registered.
-    fn register(&mut self, _submitter: &Submitter<'_>) -> anyhow::Result<()> {
-        Ok(())
+    /// Registers with the ring what the connections opened since the last call need, and
+    /// says how many syscalls that took. The loop calls it before every submit, so a
+    /// connection's first send finds it registered.
+    fn register(&mut self, _submitter: &Submitter<'_>) -> anyhow::Result<u64> {
+        Ok(0)
     }
 
     /// A connection whose registration the kernel refused (e.g. out of memory), once each:

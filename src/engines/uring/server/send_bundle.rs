@@ -74,7 +74,8 @@ impl SendStrategy for BundleSend {
         })
     }
 
-    fn register(&mut self, submitter: &Submitter<'_>) -> anyhow::Result<()> {
+    fn register(&mut self, submitter: &Submitter<'_>) -> anyhow::Result<u64> {
+        let mut syscalls = 0;
         for slot in self.opened.drain(..) {
             if self.rings.len() <= slot {
                 self.rings.resize_with(slot + 1, || None);
@@ -86,6 +87,7 @@ impl SendStrategy for BundleSend {
                     continue;
                 }
                 Some(SlotRing::Dirty(ring)) => {
+                    syscalls += 1;
                     submitter.unregister_buf_ring(group)?;
                     ring
                 }
@@ -93,12 +95,13 @@ impl SendStrategy for BundleSend {
             };
             // A ring pins a page per connection: past the kernel's memory (or a locked-memory
             // limit) this one connection is refused, not the server.
+            syscalls += 1;
             match ring.register(submitter, group, IOU_PBUF_RING_INC as u16) {
                 Ok(()) => self.rings[slot] = Some(SlotRing::Clean(ring)),
                 Err(_) => self.refused.push(slot),
             }
         }
-        Ok(())
+        Ok(syscalls)
     }
 
     fn refused(&mut self) -> Option<usize> {

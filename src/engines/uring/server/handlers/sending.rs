@@ -84,10 +84,13 @@ impl<R: ReceiveStrategy, S: SendStrategy> Server<'_, R, S> {
             self.send_head(sq, slot);
         } else if connection.close_after_send {
             // The last response is out: FIN behind it, then close once the kernel lets go.
-            if let Some(shutdown) = connection.socket.shutdown_write() {
-                let user_data = self.token(Op::Shutdown, slot);
-                self.connections[slot].in_flight += 1;
-                self.push(sq, shutdown.user_data(user_data));
+            match connection.socket.shutdown_write() {
+                Some(shutdown) => {
+                    let user_data = self.token(Op::Shutdown, slot);
+                    self.connections[slot].in_flight += 1;
+                    self.push(sq, shutdown.user_data(user_data));
+                }
+                None => self.counters.syscalls(1), // shutdown(2) on the plain fd.
             }
             self.start_closing(sq, slot);
         }
