@@ -15,6 +15,7 @@ use super::common::{HelperArgs, OutputArgs};
 use crate::engines::uring::ring::{format_cpus, Helpers};
 use crate::engines::uring::server::CQ_ENTRIES;
 use crate::engines::{default_list, engines_of, find, select, Workload};
+use crate::protocols::work::Work;
 use crate::protocols::Proto;
 use crate::studies::contender::Contender;
 use crate::studies::echo::EchoStudy;
@@ -92,6 +93,10 @@ pub struct NetStudyArgs {
     /// timeouts' cost per message is measured; loads keep every connection busy.
     #[arg(long, value_parser = duration_arg)]
     pub idle_timeout: Option<Duration>,
+    /// CPU time each request costs the engines' servers (`serve --work`, e.g. 2us), spent the
+    /// same way in every engine; rows record it (`work_ns`). Contenders do their own work.
+    #[arg(long, value_name = "TIME", value_parser = work_arg)]
+    pub work: Option<Duration>,
     /// Open loop at these offered rates, messages (or requests)/s over all connections, comma
     /// separated: a cell each, latency counted from each message's due time (as wrk2), sends
     /// more than 1 ms behind it counted (`client_late_share`). Without it, a closed loop.
@@ -224,9 +229,11 @@ pub struct HttpArgs {
     /// Connection counts, comma separated: one table each.
     #[arg(long, short = 'c', value_delimiter = ',', default_value = "50,256")]
     pub connections: Vec<String>,
-    /// Serve bodies of this many bytes (k suffix allowed) instead of "Hello, World!".
-    #[arg(long, value_parser = body_size_text)]
-    pub body_size: Option<String>,
+    /// Serve bodies of these many bytes (k suffix allowed), comma separated: a cell each, a
+    /// fresh server serving that size, rows carrying it (`body_size` as written, `body_bytes`).
+    /// Without it, "Hello, World!".
+    #[arg(long, value_delimiter = ',', value_parser = body_size_text)]
+    pub body_size: Vec<String>,
     /// Measured time per run.
     #[arg(long, short = 'd', default_value = "10s", value_parser = positive_duration_arg)]
     pub duration: Duration,
@@ -387,8 +394,10 @@ impl NetStudyArgs {
                 path: self.path.plan(),
                 ring_events: self.ring_events,
                 idle_timeout: self.idle_timeout,
+                work: self.work,
             },
             placement,
+            payload_flag: None,
             destination: self.output.destination(self.json.clone())?,
             quiet: self.quiet,
         })
@@ -417,21 +426,24 @@ impl EchoArgs {
 
 impl HttpArgs {
     pub fn run(&self) -> anyhow::Result<ExitCode> {
-        let mut serve = vec!["http".to_string()];
-        if let Some(body_size) = &self.body_size {
-            serve.extend(["--body-size".to_string(), body_size.clone()]);
-        }
-        let net = self.study.study(
+        let mut net = self.study.study(
             Workload::Http,
             &self.engine,
             &self.connections,
             self.duration,
-            serve,
+            vec!["http".to_string()],
         )?;
-        let study = HttpStudy {
-            net,
-            body_size: self.body_size.clone(),
-        };
+        let mut body_sizes = Vec::new();
+        for text in &self.body_size {
+            let bytes = body_size_arg(text).map_err(|error| anyhow::anyhow!(error))?;
+            anyhow::ensure!(
+                !body_sizes.iter().any(|(known, _)| *known == bytes),
+                "--body-size names {text} twice"
+            );
+            body_sizes.push((bytes, text.clone()));
+        }
+        net.payload_flag = (!body_sizes.is_empty()).then_some("--body-size");
+        let study = HttpStudy { net, body_sizes };
         crate::studies::http::run(&study)
     }
 }
@@ -498,6 +510,12 @@ pub struct ServeArgs {
     /// server's peers do not pay (a study counts its servers from outside, over its window).
     #[arg(long)]
     pub count_syscalls: bool,
+    /// CPU time each request costs the server (e.g. 2us): a loop over the request's bytes,
+    /// its speed measured once at start, run where every engine asks the protocol for its
+    /// reply, so each engine spends it alike (netbench's workload knob). Each receive counts
+    /// as a request.
+    #[arg(long, value_name = "TIME", value_parser = work_arg)]
+    pub work: Option<Duration>,
     /// Keep the loops' counters in this file, exactly their size (a study's memfd, named
     /// `/proc/PID/fd/N`), so the study reads the server's own syscall counts over its window.
     #[arg(long, hide = true)]
@@ -536,6 +554,14 @@ fn body_size_arg(text: &str) -> Result<usize, String> {
     match size_arg(text)? {
         bytes if bytes > 1 << 24 => Err("bodies above 16 MiB are not supported".into()),
         bytes => Ok(bytes as usize),
+    }
+}
+
+/// `--work`: up to a second per request.
+fn work_arg(text: &str) -> Result<Duration, String> {
+    match duration_arg(text)? {
+        work if work > Duration::from_secs(1) => Err(format!("'{text}': at most 1s a request")),
+        work => Ok(work),
     }
 }
 
@@ -593,9 +619,10 @@ impl ServeArgs {
             Some(&cpu) => server_helpers(&self.helpers, cpu, self.sched)?,
             None => self.helpers.resolve(None)?,
         };
+        let work = Work::calibrated(self.work.unwrap_or_default());
         Ok(Serve {
             engine: find(workload, &self.engine)?,
-            proto,
+            proto: proto.with_work(work),
             listen: self.listen,
             cpus,
             threads: self.threads as usize,
@@ -614,7 +641,7 @@ impl ServeArgs {
     }
 
     pub fn run(&self) -> anyhow::Result<ExitCode> {
-        crate::studies::serve::run(&self.serve(Workload::Echo, Proto::Echo)?)
+        crate::studies::serve::run(&self.serve(Workload::Echo, Proto::echo())?)
     }
 }
 

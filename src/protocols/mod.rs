@@ -8,12 +8,21 @@
 
 pub mod echo;
 pub mod http;
+pub mod work;
 
 use http::{Responses, ServerSession};
+use work::Work;
 
-/// The protocol a server speaks.
+/// The protocol a server speaks, and the work it does per request.
 #[derive(Clone, Copy, Debug)]
-pub enum Proto {
+pub struct Proto {
+    pub speaks: Speaks,
+    pub work: Work,
+}
+
+/// What a server answers.
+#[derive(Clone, Copy, Debug)]
+pub enum Speaks {
     /// Every byte received is sent back, in order.
     Echo,
     /// HTTP/1.1 with a fixed response. The responses are built once per server process and
@@ -34,35 +43,55 @@ pub enum Reply {
 }
 
 impl Proto {
+    /// The echo protocol, with no work.
+    pub fn echo() -> Proto {
+        Proto {
+            speaks: Speaks::Echo,
+            work: Work::default(),
+        }
+    }
+
     /// The HTTP protocol serving `body_bytes`-byte bodies (the default body when None).
     pub fn http(body_bytes: Option<usize>) -> Proto {
         // One leak per server process: the responses must outlive every connection.
-        Proto::Http(Box::leak(Box::new(Responses::new(body_bytes))))
+        let responses = Box::leak(Box::new(Responses::new(body_bytes)));
+        Proto {
+            speaks: Speaks::Http(responses),
+            work: Work::default(),
+        }
+    }
+
+    /// This protocol doing `work` on every request's bytes before it answers.
+    pub fn with_work(self, work: Work) -> Proto {
+        Proto { work, ..self }
     }
 
     pub fn name(self) -> &'static str {
-        match self {
-            Proto::Echo => "echo",
-            Proto::Http(_) => "http",
+        match self.speaks {
+            Speaks::Echo => "echo",
+            Speaks::Http(_) => "http",
         }
     }
 
     /// The reply to `input`, the bytes one receive returned on the connection whose state is
-    /// `session` (never empty: an empty receive is the peer closing, which the loop handles).
+    /// `session` (never empty: an empty receive is the peer closing, which the loop handles),
+    /// after the server's work on them (`--work`): every engine's loop comes here, so the work
+    /// is the same in each.
     #[inline]
     pub fn reply(self, session: &mut ServerSession, input: &[u8]) -> Reply {
         debug_assert!(!input.is_empty());
-        match self {
-            Proto::Echo => Reply::Input,
-            Proto::Http(_) => Reply::Http(session.on_input(input)),
+        self.work.spend(input);
+        match self.speaks {
+            Speaks::Echo => Reply::Input,
+            Speaks::Http(_) => Reply::Http(session.on_input(input)),
         }
     }
 
     /// The HTTP responses, for the engines that send from them.
     pub fn responses(self) -> Option<&'static Responses> {
-        match self {
-            Proto::Echo => None,
-            Proto::Http(responses) => Some(responses),
+        match self.speaks {
+            Speaks::Echo => None,
+            Speaks::Http(responses) => Some(responses),
         }
     }
 }
@@ -74,6 +103,6 @@ mod tests {
     #[test]
     fn echo_replies_with_the_input() {
         let mut session = ServerSession::default();
-        assert_eq!(Proto::Echo.reply(&mut session, b"x"), Reply::Input);
+        assert_eq!(Proto::echo().reply(&mut session, b"x"), Reply::Input);
     }
 }

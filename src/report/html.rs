@@ -15,7 +15,7 @@ use crate::report::environment::{facts, warnings};
 use crate::report::equal_load::equal_loads;
 use crate::report::summary::Study;
 use crate::report::table::{cells, equal_load_cells, sweep_cells, Cells};
-use crate::report::threads::thread_sweeps;
+use crate::report::threads::{size_sweeps, size_verdicts, thread_sweeps};
 use crate::report::verdict::verdict;
 use crate::row::Document;
 
@@ -58,12 +58,19 @@ pub fn render_html(document: &Document, studies: &[Study]) -> anyhow::Result<Str
         }
         page.push_str("</section>\n");
     }
-    for sweep in thread_sweeps(studies) {
+    for sweep in thread_sweeps(studies)
+        .into_iter()
+        .chain(size_sweeps(studies))
+    {
         page.push_str(&format!(
-            "<section>\n<h2>{}: against server threads</h2>\n{}",
+            "<section>\n<h2>{}: against {}</h2>\n",
             escape(&sweep.title),
-            table(&sweep_cells(&sweep))
+            sweep.noun()
         ));
+        for verdict in size_verdicts(&sweep) {
+            page.push_str(&format!("<p class=\"verdict\">{}</p>\n", escape(&verdict)));
+        }
+        page.push_str(&table(&sweep_cells(&sweep)));
         for svg in thread_sweep_charts(&sweep)? {
             page.push_str(&format!("<figure>{svg}</figure>\n"));
         }

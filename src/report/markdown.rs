@@ -10,7 +10,7 @@ use crate::report::depths::{depth_cells, depth_sweeps, depth_verdicts};
 use crate::report::equal_load::equal_loads;
 use crate::report::summary::Study;
 use crate::report::table::{cells, equal_load_cells, sweep_cells, Cells};
-use crate::report::threads::thread_sweeps;
+use crate::report::threads::{size_sweeps, size_verdicts, thread_sweeps};
 use crate::report::verdict::verdict;
 use crate::row::Document;
 
@@ -38,12 +38,15 @@ pub fn render_markdown(document: &Document, studies: &[Study]) -> String {
             markdown_table(equal_load_cells(&load))
         ));
     }
-    for sweep in thread_sweeps(studies) {
-        text.push_str(&format!(
-            "## {}: against server threads\n\n{}\n\n",
-            sweep.title,
-            markdown_table(sweep_cells(&sweep))
-        ));
+    for sweep in thread_sweeps(studies)
+        .into_iter()
+        .chain(size_sweeps(studies))
+    {
+        text.push_str(&format!("## {}: against {}\n\n", sweep.title, sweep.noun()));
+        for verdict in size_verdicts(&sweep) {
+            text.push_str(&format!("- {verdict}\n"));
+        }
+        text.push_str(&format!("\n{}\n\n", markdown_table(sweep_cells(&sweep))));
     }
     for sweep in depth_sweeps(studies) {
         text.push_str(&format!("## {}: against queue depth\n\n", sweep.title));

@@ -5,7 +5,7 @@
 use crate::report::ladder::{step_of, steps};
 use crate::report::numbers::{per_op, range, ratio, throughput};
 use crate::report::summary::{op_noun, EngineSummary, Study};
-use crate::report::threads::ThreadSweep;
+use crate::report::threads::{Swept, ThreadSweep};
 
 /// A header and one line of cells per engine.
 pub struct Cells {
@@ -93,10 +93,13 @@ pub fn sweep_cells(sweep: &ThreadSweep) -> Cells {
     let (unit, noun) = (sweep.unit(), op_noun(&first.workload));
     let header = vec![
         "engine".to_string(),
-        "server threads".to_string(),
+        sweep.noun().to_string(),
         format!("{unit} median"),
         format!("{unit} min–max"),
-        "× its fewest threads".to_string(),
+        match sweep.swept {
+            Swept::ServerThreads => "× its fewest threads".to_string(),
+            Swept::Size => "× its smallest size".to_string(),
+        },
         format!("CPU µs/{noun}"),
         "CPUs shared with the load".to_string(),
     ];
@@ -107,7 +110,7 @@ pub fn sweep_cells(sweep: &ThreadSweep) -> Cells {
             let base = *base.get_or_insert(summary.throughput.median);
             lines.push(vec![
                 engine.to_string(),
-                threads.to_string(),
+                sweep.point_text(threads),
                 throughput(first.headline, summary.throughput.median),
                 range(first.headline, &summary.throughput),
                 ratio(summary.throughput.median / base),

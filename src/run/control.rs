@@ -218,6 +218,7 @@ pub fn wrk_http(rows: &[Row], duration: &str) -> anyhow::Result<Vec<Row>> {
                 path: PathPlan::default(),
                 ring_events: false,
                 idle_timeout: None,
+                work: None,
             };
             let mut server = ServerProcess::start(engine, &rig, &NetPath::Loopback)?;
             let mut meter = ProcessMeter::new(server.child.id() as i32);

@@ -23,8 +23,9 @@ use crate::stats::median;
 /// The HTTP study, as its flags asked for it.
 pub struct HttpStudy {
     pub net: NetStudy,
-    /// The servers' body size as given (`16k`), recorded in every row; None: "Hello, World!".
-    pub body_size: Option<String>,
+    /// The servers' body sizes in bytes and as given (`16k`): a cell each, recorded in its
+    /// rows; empty: "Hello, World!".
+    pub body_sizes: Vec<(usize, String)>,
 }
 
 pub fn run(study: &HttpStudy) -> anyhow::Result<ExitCode> {
@@ -37,9 +38,10 @@ pub fn run(study: &HttpStudy) -> anyhow::Result<ExitCode> {
         ..net.load_plan(cell, request.len(), Mode::Http)
     };
     let line = |cell: &NetCell, run: u32, row: &mut Row| {
-        if let Some(body_size) = &study.body_size {
-            row.params
-                .insert("body_size".into(), body_size.as_str().into());
+        let size = (study.body_sizes.iter()).find(|(bytes, _)| Some(*bytes) == cell.payload_bytes);
+        if let Some((bytes, text)) = size {
+            row.params.insert("body_size".into(), text.as_str().into());
+            row.params.insert("body_bytes".into(), (*bytes).into());
         }
         format!(
             "{:<16} run {run} conn {:>4}: {:>9.0} req/s, {:.2} syscalls/req, \
@@ -52,11 +54,45 @@ pub fn run(study: &HttpStudy) -> anyhow::Result<ExitCode> {
         )
     };
     let table = |rows: &[Row]| render_study(rows, &net.connection_counts);
-    net.run(&[None], plan_of, None, line, table)
+    let sizes: Vec<Option<usize>> = match study.body_sizes.as_slice() {
+        [] => vec![None],
+        sizes => sizes.iter().map(|(bytes, _)| Some(*bytes)).collect(),
+    };
+    net.run(&sizes, plan_of, None, line, table)
 }
 
-/// Seed 001's table per connection count; every figure is the median over the runs.
-pub fn render_study(rows: &[Row], connection_counts: &[usize]) -> String {
+/// Seed 001's table per body size and connection count; every figure is the median over the
+/// runs.
+pub fn render_study(all_rows: &[Row], connection_counts: &[usize]) -> String {
+    let mut sizes: Vec<Option<&str>> = Vec::new();
+    for row in all_rows {
+        let size = row.params.get("body_size").and_then(|size| size.as_str());
+        if !sizes.contains(&size) {
+            sizes.push(size);
+        }
+    }
+    let mut text = String::new();
+    for size in sizes {
+        let rows: Vec<Row> = (all_rows.iter())
+            .filter(|row| row.params.get("body_size").and_then(|s| s.as_str()) == size)
+            .cloned()
+            .collect();
+        if let Some(size) = size {
+            text.push_str(&format!("Bodies of {size} bytes\n\n"));
+        }
+        text.push_str(&render_size(&rows, connection_counts));
+    }
+    text.push_str(
+        "* the load generator was saturated in some run (it may have set the pace); ! errors \
+         (timeouts, resets) in some run; NOT VERIFIED: a response could not be framed or was \
+         not 2xx\n",
+    );
+    text.push_str(&failure_lines(all_rows));
+    text
+}
+
+/// The tables of one body size.
+fn render_size(rows: &[Row], connection_counts: &[usize]) -> String {
     let lines = lines_in(rows);
     // The first epoll line (one loop, in a sweep) is the baseline of every other line.
     let baseline_line = lines.iter().find(|line| line.engine == "epoll");
@@ -96,12 +132,6 @@ pub fn render_study(rows: &[Row], connection_counts: &[usize]) -> String {
         text.push_str(&table.to_string());
         text.push_str("\n\n");
     }
-    text.push_str(
-        "* the load generator was saturated in some run (it may have set the pace); ! errors \
-         (timeouts, resets) in some run; NOT VERIFIED: a response could not be framed or was \
-         not 2xx\n",
-    );
-    text.push_str(&failure_lines(rows));
     text
 }
 

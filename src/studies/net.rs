@@ -60,6 +60,9 @@ pub struct NetStudy {
     /// A message or response not answered within this time is a timeout.
     pub timeout: Duration,
     pub rig: Rig,
+    /// The `serve` flag a cell's payload goes to (HTTP: `--body-size`, a fresh server per
+    /// size); None: the payload is the load's alone (echo).
+    pub payload_flag: Option<&'static str>,
     pub destination: Destination,
     pub quiet: bool,
 }
@@ -175,11 +178,17 @@ impl Placement {
 }
 
 impl NetStudy {
-    /// The rig of a server with `server_threads` loops: the CPUs split for that count.
-    fn rig(&self, server_threads: usize) -> Rig {
+    /// The rig of `cell`'s server: the CPUs split for its loops, and its payload when the
+    /// server takes it (`payload_flag`).
+    fn rig(&self, cell: &NetCell) -> Rig {
+        let mut serve = self.rig.serve.clone();
+        if let (Some(flag), Some(bytes)) = (self.payload_flag, cell.payload_bytes) {
+            serve.extend([flag.to_string(), bytes.to_string()]);
+        }
         Rig {
-            server_threads,
-            cpus: self.placement.split(server_threads),
+            server_threads: cell.server_threads,
+            cpus: self.placement.split(cell.server_threads),
+            serve,
             ..self.rig.clone()
         }
     }
@@ -289,7 +298,7 @@ impl NetStudy {
         let progress = Progress::new(steps, self.quiet);
         let failures = ContenderFailures::default();
         let measure = |cell: &NetCell, run: u32, plan: LoadPlan| -> anyhow::Result<Row> {
-            let rig = self.rig(cell.server_threads);
+            let rig = self.rig(cell);
             let unavailable = chosen
                 .as_ref()
                 .and_then(|c| c.unavailable(cell.server_def()?));
@@ -317,10 +326,10 @@ impl NetStudy {
         // Only an engine's cell fails here: a contender's failure is already its row.
         let failed = |cell: &NetCell, run: u32, reason: &str, plan: LoadPlan| match &cell.server {
             Server::Engine(engine) => {
-                engine_failed_row(engine, &plan, run, &self.rig(cell.server_threads), reason)
+                engine_failed_row(engine, &plan, run, &self.rig(cell), reason)
             }
             Server::Contender(contender) => {
-                contender::failed_row(contender, &plan, run, &self.rig(1), reason)
+                contender::failed_row(contender, &plan, run, &self.rig(cell), reason)
             }
         };
         let mut outcome = match &self.sweep {

@@ -44,6 +44,9 @@ pub struct Rig {
     /// Servers close connections silent for this long (`serve --idle-timeout`), recorded in
     /// the rows as `idle_timeout_ms` so that runs with and without it tell apart.
     pub idle_timeout: Option<Duration>,
+    /// The engines' work per request (`serve --work`), recorded in their rows as `work_ns`
+    /// (contenders do their own).
+    pub work: Option<Duration>,
 }
 
 impl Rig {
@@ -80,6 +83,9 @@ pub fn run_cell(
     }
     if args.shares_sqpoll(engine) {
         params.insert("sqpoll_shared".into(), Value::Bool(true));
+    }
+    if let Some(work) = args.work {
+        params.insert("work_ns".into(), Value::from(work.as_nanos() as u64));
     }
     measure_server(server, engine.name, params, plan, run, args, path)
 }

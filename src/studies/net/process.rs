@@ -121,6 +121,11 @@ impl ServerProcess {
                     format!("{}ms", timeout.as_millis()),
                 ]
             }))
+            .args(
+                args.work
+                    .iter()
+                    .flat_map(|work| ["--work".to_string(), format!("{}ns", work.as_nanos())]),
+            )
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -1,0 +1,23 @@
+#!/bin/sh
+# bench/shapes.md: the ladder at 64 B, 16 KiB and 64 KiB; the server's --work at 0, 2 and
+# 10 µs; each invocation under the bench lock (each well under 10 minutes).
+set -eu
+BIN=${BIN:-target/release/ringside}
+OUT=${OUT:-bench/shapes}
+LOCK="flock -x /tmp/ringside-bench.lock"
+SETS=${SETS:-"ladder work"}
+mkdir -p "$OUT"
+$BIN probe > "$OUT/probe.txt" 2>&1 || true
+# 1. The echo ladder at three sizes, 50 connections (a report with the size sweep's charts).
+case " $SETS " in *" ladder "*)
+$LOCK $BIN echo --payload 64,16k,64k --connections 50 --runs 3 --duration 2s --warmup 500ms \
+    --quiet --format json --output "$OUT/ladder.json"
+$BIN report "$OUT/ladder.json" --out "$OUT/ladder-report" > /dev/null
+;; esac
+case " $SETS " in *" work "*)
+# 2. The server's work, closed loop at 50 connections.
+for work in 0us 2us 10us; do
+    $LOCK $BIN echo --engine epoll,uring-defer,uring-bundle --connections 50 --work $work \
+        --runs 3 --duration 2s --warmup 500ms --quiet --format json --output "$OUT/work-$work.json"
+done
+;; esac
