@@ -17,6 +17,7 @@ pub mod blocking;
 pub mod epoll;
 pub mod file;
 pub mod libaio;
+mod lookup;
 pub mod needs;
 pub mod server;
 pub mod shared_counters;
@@ -24,13 +25,13 @@ pub mod threads;
 pub mod uring;
 mod workload;
 
-use std::sync::OnceLock;
+pub use lookup::{default_list, engines_of, find, opcodes_used, select};
 
 pub use workload::Workload;
 
 use file::FileEngine;
 use needs::SEND_BUFFER_REGISTRATIONS;
-use needs::{Feature, Needs, Opcode, Registration, SetupFlags, ACCEPT, RECV, SEND};
+use needs::{Feature, Needs, Registration, SetupFlags, ACCEPT, RECV, SEND};
 use needs::{DEFER_REGISTRATIONS, DIRECT, DIRECT_REGISTRATIONS, DIRECT_ZERO_COPY, MULTISHOT};
 use needs::{FILE_CYCLE, FILE_FIXED, FILE_PLAIN, FILE_POLLED, FIXED, FIXED_RING_FD, NOP};
 use uring::file::Submit;
@@ -521,67 +522,6 @@ pub const ENGINES: &[EngineDef] = &[
         make: Make::Server(|def, _| unavailable(def)),
     },
 ];
-
-/// The engines that serve `workload`, in table order.
-pub fn engines_of(workload: Workload) -> impl Iterator<Item = &'static EngineDef> {
-    ENGINES.iter().filter(move |engine| engine.serves(workload))
-}
-
-/// The engine of `workload` called `name`.
-pub fn find(workload: Workload, name: &str) -> anyhow::Result<&'static EngineDef> {
-    engines_of(workload)
-        .find(|engine| engine.name == name)
-        .ok_or_else(|| {
-            let known: Vec<&str> = engines_of(workload).map(|engine| engine.name).collect();
-            let what = if workload.is_network() {
-                "a network engine".to_string()
-            } else {
-                format!("an engine of {}", workload.name())
-            };
-            anyhow::anyhow!("'{name}' is not {what}: choose from {}", known.join(", "))
-        })
-}
-
-/// Resolves `--engine` names for `workload`; none named means the workload's default set.
-pub fn select(workload: Workload, names: &[String]) -> anyhow::Result<Vec<&'static EngineDef>> {
-    if names.is_empty() {
-        return Ok(engines_of(workload)
-            .filter(|engine| engine.default_for.contains(&workload))
-            .collect());
-    }
-    names.iter().map(|name| find(workload, name)).collect()
-}
-
-/// The default engines of `workload` as one comma-separated list (a flag's default).
-pub fn default_list(workload: Workload) -> &'static str {
-    static LISTS: OnceLock<Vec<String>> = OnceLock::new();
-    let lists = LISTS.get_or_init(|| {
-        Workload::ALL
-            .iter()
-            .map(|&workload| {
-                let names: Vec<&str> = select(workload, &[])
-                    .expect("defaults resolve")
-                    .iter()
-                    .map(|engine| engine.name)
-                    .collect();
-                names.join(",")
-            })
-            .collect()
-    });
-    let index = Workload::ALL.iter().position(|&w| w == workload);
-    &lists[index.expect("every workload is in ALL")]
-}
-
-/// Every opcode some engine submits, in table order, each once: what the probe reports.
-pub fn opcodes_used() -> Vec<Opcode> {
-    let mut opcodes: Vec<Opcode> = Vec::new();
-    for opcode in ENGINES.iter().flat_map(|engine| engine.needs.opcodes) {
-        if !opcodes.contains(opcode) {
-            opcodes.push(*opcode);
-        }
-    }
-    opcodes
-}
 
 #[cfg(test)]
 mod tests {
