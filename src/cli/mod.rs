@@ -12,6 +12,7 @@ mod fs;
 mod load;
 mod net;
 mod report;
+mod serve;
 
 use std::process::ExitCode;
 
@@ -81,9 +82,9 @@ pub enum Command {
 #[derive(Subcommand, Debug)]
 pub enum ServeCommand {
     /// An echo server: every byte received is sent back, in order.
-    Echo(net::ServeArgs),
+    Echo(serve::ServeArgs),
     /// An HTTP/1.1 server with a fixed `200 OK` (keep-alive, pipelining, limits).
-    Http(net::HttpServeArgs),
+    Http(serve::HttpServeArgs),
 }
 
 #[derive(Subcommand, Debug)]

@@ -1,11 +1,9 @@
-//! `echo`, `http` and `serve`: the network studies' flags and the server's, and the plans they
+//! `echo` and `http`: the network studies' flags and the plans they
 //! turn into. The two studies share their rig and output flags (`NetStudyArgs`, flattened);
 //! each adds its own defaults and what it sends.
 
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use clap::Args;
@@ -13,15 +11,12 @@ use clap::Args;
 use super::common::{cpus_arg, duration_arg, parse_list, positive_duration_arg, size_arg};
 use super::common::{HelperArgs, OutputArgs};
 use crate::engines::uring::ring::{format_cpus, Helpers};
-use crate::engines::uring::server::CQ_ENTRIES;
-use crate::engines::{default_list, engines_of, find, select, Workload};
-use crate::protocols::work::Work;
-use crate::protocols::Proto;
+use crate::engines::{default_list, select, Workload};
 use crate::studies::contender::Contender;
 use crate::studies::echo::EchoStudy;
 use crate::studies::http::HttpStudy;
 use crate::studies::net::{NetStudy, Placement, Rig, Sweep};
-use crate::studies::serve::{runs_event_loops, Serve};
+use crate::studies::serve::runs_event_loops;
 use crate::system::network::{parse_loss, parse_rate, Network, PathPlan, Shaping};
 use crate::system::pin::{cpus_online, CpuList};
 use crate::system::tuning::{Idle, Sched};
@@ -448,95 +443,6 @@ impl HttpArgs {
     }
 }
 
-#[derive(clap::Args, Debug, Clone)]
-pub struct ServeArgs {
-    #[arg(long, short = 'e', help = serve_engine_help())]
-    pub engine: String,
-    /// Address to listen on; port 0 lets the kernel choose (the first line of stdout says which).
-    #[arg(long, default_value = "127.0.0.1:3001")]
-    pub listen: SocketAddr,
-    /// Pin the server to this CPU; with --threads, a list (`0-3`, `0,2`): loop i on the i-th
-    /// CPU, round robin.
-    #[arg(long, value_name = "LIST", value_parser = cpus_arg)]
-    pub cpu: Option<CpuList>,
-    /// Event loops, each on its own pinned thread with its own listening socket on the one
-    /// port (SO_REUSEPORT: the kernel spreads connections by a hash of their addresses) and,
-    /// for io_uring, its own ring (epoll and io_uring engines). A fair split gives the loops
-    /// their own CPUs and the load generator the rest: `--threads 2 --cpu 0-1` on a 4-CPU
-    /// machine, the load on CPUs 2-3. Each loop also has its own io-wq workers: since Linux
-    /// 5.12 the pool belongs to the thread, and IORING_SETUP_ATTACH_WQ shares only an SQPOLL
-    /// thread (--share-sqpoll), so rings cannot share one.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
-    pub threads: u32,
-    /// uring-sqpoll with --threads above 1: the later loops' rings attach to the first loop's
-    /// ring (IORING_SETUP_ATTACH_WQ), so one SQPOLL thread polls every loop's ring instead of
-    /// one thread each. That is all ATTACH_WQ shares since Linux 5.12: io-wq workers belong
-    /// to each thread.
-    #[arg(long)]
-    pub share_sqpoll: bool,
-    /// Connections served at once; more are accepted and closed at once.
-    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(1..))]
-    pub max_connections: u32,
-    /// Buffers in the provided-buffer pool of the multishot io_uring engines (a power of two,
-    /// 8 KiB each): fewer connections' worth of unsent echoes fit before recv runs out.
-    #[arg(long, default_value_t = 1024, value_parser = provided_buffers_arg)]
-    pub provided_buffers: u16,
-    /// Close a connection that sends nothing for this long (io_uring: a timeout linked to each
-    /// recv, or one periodic tick for the multishot servers; epoll: a periodic timerfd;
-    /// blocking/threads: socket timeouts).
-    #[arg(long, value_parser = duration_arg)]
-    pub idle_timeout: Option<Duration>,
-    /// Completion queue entries of the io_uring engines (a power of two; the submission queue
-    /// is no larger). A small queue overflows under load: the kernel holds the completions
-    /// that do not fit and ends the multishot operations that posted them, which the server
-    /// counts (`cq_overflows`) and re-arms.
-    #[arg(long, default_value_t = CQ_ENTRIES, value_parser = cq_entries_arg)]
-    pub cq_entries: u32,
-    /// Scheduling class of the server (fifo = SCHED_FIFO 50, as `chrt -f 50`); by default the
-    /// class it was started with (`chrt -f 50 ringside ...` stays real-time).
-    #[arg(long, value_enum, default_value_t = Sched::Inherit)]
-    pub sched: Sched,
-    /// The io_uring engines' kernel threads. A server pinned with --cpu keeps its io-wq workers
-    /// on that CPU unless --iowq-cpus says otherwise: a study gives the server one core and its
-    /// load generator the other, and sockets rarely need workers.
-    #[command(flatten)]
-    pub helpers: HelperArgs,
-    /// Also write the counters as JSON to this file when the server stops (`-`: one line on
-    /// stdout, after the `listening on` line).
-    #[arg(long)]
-    pub stats: Option<PathBuf>,
-    /// Count the server's own syscalls (kernel tracepoint) for the summary and --stats. Off by
-    /// default: the tracepoint sends every syscall down the kernel's slow path, a cost the
-    /// server's peers do not pay (a study counts its servers from outside, over its window).
-    #[arg(long)]
-    pub count_syscalls: bool,
-    /// CPU time each request costs the server (e.g. 2us): a loop over the request's bytes,
-    /// its speed measured once at start, run where every engine asks the protocol for its
-    /// reply, so each engine spends it alike (netbench's workload knob). Each receive counts
-    /// as a request.
-    #[arg(long, value_name = "TIME", value_parser = work_arg)]
-    pub work: Option<Duration>,
-    /// Keep the loops' counters in this file, exactly their size (a study's memfd, named
-    /// `/proc/PID/fd/N`), so the study reads the server's own syscall counts over its window.
-    #[arg(long, hide = true)]
-    pub counters: Option<PathBuf>,
-    /// No summary on stderr when the server stops.
-    #[arg(long, short = 'q')]
-    pub quiet: bool,
-}
-
-/// `serve http`: the echo server's flags plus the response body.
-#[derive(clap::Args, Debug, Clone)]
-pub struct HttpServeArgs {
-    #[command(flatten)]
-    pub serve: ServeArgs,
-    /// Serve bodies of this many bytes (k/m suffixes) instead of the 13-byte "Hello, World!",
-    /// so that larger sends are measured.
-    #[arg(long, value_parser = body_size_arg)]
-    pub body_size: Option<usize>,
-}
-
-/// `--server-threads 1,2,4`: counts of server loops from 1 to 256.
 pub fn server_thread_counts(texts: &[String]) -> anyhow::Result<Vec<usize>> {
     parse_list(texts, "--server-threads", |text| {
         text.parse::<usize>()
@@ -550,7 +456,7 @@ fn body_size_text(text: &str) -> Result<String, String> {
     body_size_arg(text).map(|_| text.to_string())
 }
 
-fn body_size_arg(text: &str) -> Result<usize, String> {
+pub(super) fn body_size_arg(text: &str) -> Result<usize, String> {
     match size_arg(text)? {
         bytes if bytes > 1 << 24 => Err("bodies above 16 MiB are not supported".into()),
         bytes => Ok(bytes as usize),
@@ -558,21 +464,21 @@ fn body_size_arg(text: &str) -> Result<usize, String> {
 }
 
 /// `--work`: up to a second per request.
-fn work_arg(text: &str) -> Result<Duration, String> {
+pub(super) fn work_arg(text: &str) -> Result<Duration, String> {
     match duration_arg(text)? {
         work if work > Duration::from_secs(1) => Err(format!("'{text}': at most 1s a request")),
         work => Ok(work),
     }
 }
 
-fn cq_entries_arg(text: &str) -> Result<u32, String> {
+pub(super) fn cq_entries_arg(text: &str) -> Result<u32, String> {
     match text.parse::<u32>() {
         Ok(count) if count.is_power_of_two() && (2..=65536).contains(&count) => Ok(count),
         _ => Err(format!("'{text}' is not a power of two from 2 to 65536")),
     }
 }
 
-fn provided_buffers_arg(text: &str) -> Result<u16, String> {
+pub(super) fn provided_buffers_arg(text: &str) -> Result<u16, String> {
     match text.parse::<u16>() {
         Ok(count) if count.is_power_of_two() && count <= 32768 => Ok(count),
         _ => Err(format!("'{text}' is not a power of two from 1 to 32768")),
@@ -583,7 +489,11 @@ fn provided_buffers_arg(text: &str) -> Result<u16, String> {
 /// the normal class, its SQPOLL thread stay on that CPU unless `--iowq-cpus` or
 /// `--sqpoll-cpu` say otherwise (sockets rarely need workers, and the other CPU is the
 /// client's).
-fn server_helpers(args: &HelperArgs, cpu: usize, sched: Sched) -> anyhow::Result<Helpers> {
+pub(super) fn server_helpers(
+    args: &HelperArgs,
+    cpu: usize,
+    sched: Sched,
+) -> anyhow::Result<Helpers> {
     let mut helpers = args.resolve(Some(cpu))?;
     let server = Helpers::for_server(cpu, sched.is_realtime());
     if args.iowq_cpus.is_none() {
@@ -593,63 +503,6 @@ fn server_helpers(args: &HelperArgs, cpu: usize, sched: Sched) -> anyhow::Result
         helpers.sqpoll_cpu = server.sqpoll_cpu;
     }
     Ok(helpers)
-}
-
-/// `--engine`'s help: the server engines of the table.
-fn serve_engine_help() -> &'static str {
-    static HELP: OnceLock<String> = OnceLock::new();
-    HELP.get_or_init(|| {
-        let names: Vec<&str> = engines_of(Workload::Echo).map(|e| e.name).collect();
-        format!(
-            "The server engine (see `ringside engines`): {}.",
-            names.join(", ")
-        )
-    })
-}
-
-impl ServeArgs {
-    /// The server to run for `workload`, speaking `proto`.
-    fn serve(&self, workload: Workload, proto: Proto) -> anyhow::Result<Serve> {
-        let cpus = self
-            .cpu
-            .clone()
-            .map(|CpuList(cpus)| cpus)
-            .unwrap_or_default();
-        let helpers = match cpus.first() {
-            Some(&cpu) => server_helpers(&self.helpers, cpu, self.sched)?,
-            None => self.helpers.resolve(None)?,
-        };
-        let work = Work::calibrated(self.work.unwrap_or_default());
-        Ok(Serve {
-            engine: find(workload, &self.engine)?,
-            proto: proto.with_work(work),
-            listen: self.listen,
-            cpus,
-            threads: self.threads as usize,
-            share_sqpoll: self.share_sqpoll,
-            max_connections: self.max_connections as usize,
-            provided_buffers: self.provided_buffers,
-            idle_timeout: self.idle_timeout,
-            cq_entries: self.cq_entries,
-            sched: self.sched,
-            helpers,
-            stats: self.stats.clone(),
-            count_syscalls: self.count_syscalls,
-            counters: self.counters.clone(),
-            quiet: self.quiet,
-        })
-    }
-
-    pub fn run(&self) -> anyhow::Result<ExitCode> {
-        crate::studies::serve::run(&self.serve(Workload::Echo, Proto::echo())?)
-    }
-}
-
-impl HttpServeArgs {
-    pub fn run(&self) -> anyhow::Result<ExitCode> {
-        let proto = Proto::http(self.body_size);
-        crate::studies::serve::run(&self.serve.serve(Workload::Http, proto)?)
-    }
 }
 
 #[cfg(test)]
