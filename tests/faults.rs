@@ -13,7 +13,6 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-#[allow(dead_code)] // Each test file uses part of what the files share.
 mod common;
 use common::{processes_left, processes_marked, BIN, CASE_MARK, IO_TIMEOUT};
 

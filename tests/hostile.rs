@@ -15,7 +15,6 @@ use ringside::engines::needs::Registration;
 use ringside::engines::{EngineDef, Workload};
 use ringside::protocols::echo::fill_echo_message;
 
-#[allow(dead_code)] // Each test file uses part of what the files share.
 mod common;
 use common::{for_each_engine, serves_one_at_a_time, Server};
 

@@ -4,14 +4,14 @@
 //! Goal: every server engine must echo every byte intact and in order whatever the client does
 //! (many clients, tiny writes, coalesced messages, parallel streams with a slow reader, clients
 //! that vanish or reset), must survive clients that misbehave, and must not leak fds; the load
-//! generator must catch a server that corrupts a byte or ignores a short send; bad input gets
-//! one clear sentence and a non-zero exit. Methodology: each test starts its own `ringside serve
+//! generator's own checks and the command line's errors are in `load_checks.rs`, the studies
+//! as a user runs them in `net_study.rs`. Methodology: each test starts its own `ringside serve
 //! echo --listen 127.0.0.1:0` child and reads the port from its first line; each behaviour is
 //! one test that runs its body for every engine of the engine table (`for_each_engine`), so a
 //! new engine gets the whole suite by its table row alone.
 
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpStream};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -20,7 +20,8 @@ use ringside::engines::{engines_of, EngineDef, Workload};
 use ringside::protocols::echo::fill_echo_message;
 
 mod common;
-use common::{for_each_engine, linger_zero, serves_one_at_a_time, Server, BIN, IO_TIMEOUT};
+use common::{for_each_engine, linger_zero, serves_one_at_a_time, slow_reader_stream};
+use common::{Server, BIN, IO_TIMEOUT};
 
 /// Sends `count` messages of varying odd sizes one at a time and checks every echo.
 fn ping_pong(stream: &mut TcpStream, connection: u64, count: u64) {
@@ -218,24 +219,6 @@ fn slow_reader_stream_from_the_load_generator_with(def: &EngineDef) {
     assert_eq!(row["params"]["window_bytes"], 8 << 20, "{row}");
     assert!(row["bytes"].as_u64().unwrap() > 1 << 20, "{row}");
     server.stop();
-}
-
-/// `load echo --mode stream` with the slow reader, for 1.5 s.
-fn slow_reader_stream(address: SocketAddr, connections: &str) -> std::process::Output {
-    Command::new(BIN)
-        .args(["load", "echo", "--mode", "stream", "--read-rate", "4m"])
-        .args([
-            "--rcvbuf",
-            "4k",
-            "--connections",
-            connections,
-            "--payload",
-            "1000",
-        ])
-        .args(["--duration", "1500ms", "--warmup", "0s", "--format", "json"])
-        .args(["--target", &address.to_string()])
-        .output()
-        .unwrap()
 }
 
 #[test]
@@ -494,152 +477,6 @@ fn small_receive_buffer_connection(address: SocketAddr) -> TcpStream {
     stream
 }
 
-/// An echo server that flips one bit of the 1000th byte it echoes, and is otherwise correct.
-fn corrupting_server() -> SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let address = listener.local_addr().unwrap();
-    std::thread::spawn(move || {
-        let mut echoed_total = 0usize;
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { return };
-            let mut buffer = [0u8; 4096];
-            // Serves its connections one after another; the test uses one.
-            while let Ok(n) = stream.read(&mut buffer) {
-                if n == 0 {
-                    break;
-                }
-                if echoed_total <= 1000 && 1000 < echoed_total + n {
-                    buffer[1000 - echoed_total] ^= 0x10;
-                }
-                echoed_total += n;
-                if stream.write_all(&buffer[..n]).is_err() {
-                    break;
-                }
-            }
-        }
-    });
-    address
-}
-
-#[test]
-fn load_generator_catches_a_server_that_flips_one_byte() {
-    let address = corrupting_server();
-    let output = Command::new(BIN)
-        .args(["load", "echo", "--connections", "1", "--payload", "64"])
-        .args([
-            "--duration",
-            "500ms",
-            "--warmup",
-            "0s",
-            "--format",
-            "json",
-            "--target",
-        ])
-        .arg(address.to_string())
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(3), "{output:?}");
-    let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
-    let row = &document["results"][0];
-    assert_eq!(row["verified"], false);
-    assert_eq!(row["error_counts"]["mismatch"], 1);
-}
-
-#[test]
-fn stream_mode_catches_the_flipped_byte_and_passes_a_correct_server() {
-    let address = corrupting_server();
-    let output = Command::new(BIN)
-        .args(["load", "echo", "--mode", "stream", "--connections", "1"])
-        .args(["--payload", "333", "--duration", "300ms", "--warmup", "0s"])
-        .args(["--format", "json", "--target", &address.to_string()])
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(3), "{output:?}");
-    let Some(server) = Server::start("echo", "uring-multishot", &[])
-        .or_else(|| Server::start("echo", "epoll", &[]))
-    else {
-        return;
-    };
-    let output = Command::new(BIN)
-        .args(["load", "echo", "--mode", "stream", "--connections", "4"])
-        .args(["--payload", "9001", "--duration", "500ms", "--warmup", "0s"])
-        .args(["--format", "json", "--target", &server.address.to_string()])
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{output:?}");
-    let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
-    let row = &document["results"][0];
-    assert_eq!(row["verified"], true);
-    assert!(row["bytes"].as_u64().unwrap() > 1 << 20, "{row}");
-    server.stop();
-}
-
-/// An echo server that makes one non-blocking send of each read and ignores what it returned,
-/// as frevib's servers do (FINDINGS.md): correct while its send buffer has room.
-fn short_send_ignoring_server() -> SocketAddr {
-    use std::os::fd::AsRawFd;
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let address = listener.local_addr().unwrap();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { return };
-            std::thread::spawn(move || {
-                let mut buffer = [0u8; 2048];
-                while let Ok(n @ 1..) = stream.read(&mut buffer) {
-                    let flags = libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL;
-                    // SAFETY: send(2) from a live buffer on a socket this thread owns.
-                    unsafe { libc::send(stream.as_raw_fd(), buffer.as_ptr().cast(), n, flags) };
-                }
-            });
-        }
-    });
-    address
-}
-
-#[test]
-fn the_slow_reader_catches_a_server_that_ignores_short_sends() {
-    let output = slow_reader_stream(short_send_ignoring_server(), "2");
-    assert_eq!(output.status.code(), Some(3), "{output:?}");
-    let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
-    let row = &document["results"][0];
-    assert_eq!(row["verified"], false);
-    assert!(
-        row["error_counts"]["mismatch"].as_u64().unwrap() > 0,
-        "{row}"
-    );
-}
-
-#[test]
-fn load_against_ringside_reports_verified_rows_with_the_server_measured() {
-    let Some(server) = Server::start("echo", "epoll", &[]) else {
-        return;
-    };
-    let output = Command::new(BIN)
-        .args(["load", "echo", "--connections", "8", "--payload", "100"])
-        .args([
-            "--duration",
-            "500ms",
-            "--warmup",
-            "100ms",
-            "--format",
-            "json",
-        ])
-        .args(["--target", &server.address.to_string()])
-        .args(["--server-pid", &server.pid().to_string()])
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{output:?}");
-    let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
-    let row = &document["results"][0];
-    assert_eq!(row["verified"], true);
-    assert_eq!(row["errors"], 0);
-    assert!(row["ops"].as_u64().unwrap() > 100, "{row}");
-    assert!(row["latency_ns_p99"].as_u64().unwrap() > 0);
-    assert!(row["cpu_sys_s"].as_f64().unwrap() > 0.0, "{row}");
-    assert!(row["client_saturated"].is_boolean());
-    server.stop();
-}
-
 #[test]
 fn unserved_connections_time_out_and_are_counted() {
     // The blocking engine serves one connection; the second waits and must time out.
@@ -683,198 +520,7 @@ fn server_writes_its_counters_on_sigterm() {
     assert!(counters["syscalls"].is_null() || counters["syscalls"].as_u64().unwrap() > 0);
 }
 
-#[test]
-fn study_runs_a_small_matrix_with_alternating_engines() {
-    let output = Command::new(BIN)
-        .args([
-            "echo",
-            "--engine",
-            "epoll,uring",
-            "--connections",
-            "1,2",
-            "--runs",
-            "2",
-            "--idle-timeout",
-            "10s",
-        ])
-        .args([
-            "--duration",
-            "300ms",
-            "--warmup",
-            "100ms",
-            "--format",
-            "json",
-            "--quiet",
-        ])
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{output:?}");
-    let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
-    let rows = document["results"].as_array().unwrap();
-    // The servers ran with the idle timeout, and the rows say so.
-    assert!(rows
-        .iter()
-        .all(|r| r["params"]["idle_timeout_ms"] == 10_000));
-    let engines: Vec<&str> = rows.iter().map(|r| r["engine"].as_str().unwrap()).collect();
-    let uring = ringside::engines::find(Workload::Echo, "uring")
-        .unwrap()
-        .availability()
-        .is_ok();
-    if uring {
-        assert_eq!(rows.len(), 8);
-        assert_eq!(&engines[..4], ["epoll", "uring", "epoll", "uring"]);
-    }
-    for row in rows {
-        assert_eq!(row["verified"], true, "{row}");
-        assert_eq!(row["workload"], "echo");
-        assert!(row["cpu_user_s"].as_f64().unwrap() + row["cpu_sys_s"].as_f64().unwrap() > 0.0);
-        assert!(row["params"]["idle"].is_string() && row["params"]["sched"].is_string());
-        assert!(row["client_cpu_sys_s"].is_number());
-        // The io_uring server's kernel threads are set and recorded: its io-wq workers stay on
-        // the server's CPU (0 by default); epoll has none.
-        let params = &row["params"];
-        match row["engine"].as_str().unwrap() {
-            "uring" => {
-                assert_eq!(params["iowq_cpus"], "0", "{row}");
-                assert!(params["iowq_bounded_max"].as_u64().unwrap() >= 1, "{row}");
-                assert!(params["iowq_unbounded_max"].as_u64().unwrap() >= 1, "{row}");
-            }
-            _ => assert!(params.get("iowq_cpus").is_none(), "{row}"),
-        }
-    }
-}
-
 // Bad input: one clear sentence on stderr and a non-zero exit.
-
-fn free_port() -> SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap()
-}
-
-fn fails_with(args: &[&str], needle: &str) {
-    let assert = assert_cmd::Command::new(BIN)
-        .args(args)
-        .timeout(Duration::from_secs(20))
-        .assert()
-        .failure();
-    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
-    assert!(
-        stderr.contains(needle),
-        "stderr {stderr:?} lacks {needle:?}"
-    );
-    assert!(
-        stderr.lines().count() <= 4,
-        "not one clear sentence: {stderr}"
-    );
-}
-
-#[test]
-fn a_target_nobody_listens_on_is_a_clear_error() {
-    let target = free_port().to_string();
-    let args = [
-        "load",
-        "echo",
-        "--target",
-        &target,
-        "--duration",
-        "1s",
-        "--timeout",
-        "1s",
-    ];
-    fails_with(&args, "is a server listening there?");
-}
-
-#[test]
-fn a_port_in_use_is_a_clear_error() {
-    let holder = TcpListener::bind("127.0.0.1:0").unwrap();
-    let address = holder.local_addr().unwrap().to_string();
-    fails_with(
-        &["serve", "echo", "--engine", "epoll", "--listen", &address],
-        "cannot listen on",
-    );
-}
-
-#[test]
-fn zero_connections_or_payload_is_a_clear_error() {
-    let target = free_port().to_string();
-    fails_with(
-        &["load", "echo", "--target", &target, "--connections", "0"],
-        "at least one connection",
-    );
-    fails_with(
-        &["load", "echo", "--target", &target, "--payload", "0"],
-        "at least one byte",
-    );
-    fails_with(&["echo", "--connections", "0"], "--connections value '0'");
-    fails_with(
-        &["serve", "echo", "--engine", "nope"],
-        "not a network engine",
-    );
-}
-
-#[test]
-fn without_io_uring_a_named_uring_engine_is_a_failure_row_and_defaults_skip_it() {
-    let assert = assert_cmd::Command::new(BIN)
-        .env("RINGSIDE_FORCE_NO_URING", "1")
-        .args([
-            "serve",
-            "echo",
-            "--engine",
-            "uring-defer",
-            "--listen",
-            "127.0.0.1:0",
-        ])
-        .timeout(Duration::from_secs(20))
-        .assert()
-        .failure();
-    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
-    assert!(stderr.contains("cannot run here") && stderr.contains("RINGSIDE_FORCE_NO_URING"));
-    let output = Command::new(BIN)
-        .env("RINGSIDE_FORCE_NO_URING", "1")
-        .args([
-            "echo",
-            "--engine",
-            "epoll,uring",
-            "--connections",
-            "1",
-            "--runs",
-            "1",
-        ])
-        .args(["--duration", "200ms", "--warmup", "0s", "--format", "json"])
-        .output()
-        .unwrap();
-    // Asked for by name, uring cannot run: the study measures epoll, gives uring a row that
-    // says why, and exits 4.
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(4), "{stderr}");
-    assert!(stderr.contains("uring cannot run here"), "{stderr}");
-    assert_eq!(common::row_engines(&output.stdout), ["epoll", "uring"]);
-    let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
-    let (epoll, uring) = (&document["results"][0], &document["results"][1]);
-    assert_eq!(epoll["verified"], true, "{epoll}");
-    let failure = uring["failure"].as_str().unwrap();
-    assert!(failure.contains("unavailable here") && failure.contains("RINGSIDE_FORCE_NO_URING"));
-    // The defaults skip what cannot run, and the study succeeds.
-    let output = Command::new(BIN)
-        .env("RINGSIDE_FORCE_NO_URING", "1")
-        .args([
-            "echo",
-            "--connections",
-            "1",
-            "--runs",
-            "1",
-            "--duration",
-            "200ms",
-        ])
-        .args(["--warmup", "0s", "--format", "json"])
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{output:?}");
-    assert!(String::from_utf8_lossy(&output.stderr).contains("skipping uring"));
-    assert!(common::row_engines(&output.stdout)
-        .iter()
-        .all(|e| !e.starts_with("uring")));
-}
 
 /// `--idle-timeout 300ms` (seed 002's linked timeouts): a connection that sends nothing is
 /// closed after 300 ms and well before a second (the event loops tick a third of the timeout,
@@ -928,30 +574,4 @@ fn ping_pong_one(stream: &mut TcpStream, connection: u64, sequence: u64) {
     let mut echo = [0u8; 100];
     stream.read_exact(&mut echo).unwrap();
     assert!(echo == message, "message {sequence}: echo differs");
-}
-
-/// Goal: on a kernel without `epoll_pwait2` (before 5.11) every network engine still serves
-/// and verifies, the load generator included. Method: `RINGSIDE_NO_EPOLL_PWAIT2=1` takes the
-/// fallback (`epoll_wait` and a timerfd) on this kernel in the study, its servers and its
-/// load; an echo study of the four basic engines; every row verified, and the document's
-/// probe names the wait it used.
-#[test]
-fn every_basic_engine_verifies_with_the_epoll_wait_fallback() {
-    let output = Command::new(BIN)
-        .env("RINGSIDE_NO_EPOLL_PWAIT2", "1")
-        .args(["echo", "--engine", "blocking,threads,epoll,uring"])
-        .args(["--connections", "2", "--runs", "1", "--duration", "300ms"])
-        .args(["--warmup", "100ms", "--format", "json", "--quiet"])
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{output:?}");
-    let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
-    let wait = document["env"]["host"]["epoll_wait"].as_str().unwrap();
-    assert!(wait.starts_with("epoll_wait, a timerfd"), "{wait}");
-    let rows = document["results"].as_array().unwrap();
-    assert!(rows.len() >= 3, "{rows:?}");
-    for row in rows {
-        assert_eq!(row["verified"], true, "{row}");
-        assert!(row["ops"].as_u64().unwrap() > 0, "{row}");
-    }
 }

@@ -9,7 +9,6 @@ use ringside::engines::{EngineDef, Workload};
 use serde_json::Value;
 
 // The shared helpers these tests leave unused (fd counts, lingering) are the others'.
-#[allow(dead_code)]
 mod common;
 use common::{for_each_engine, serves_one_at_a_time, Server, BIN};
 

@@ -1,5 +1,7 @@
 //! What the test files share: one loop over the engine table that every behaviour test runs
-//! its body in, and a `ringside serve` child on 127.0.0.1 with its checks.
+//! its body in, and a `ringside serve` child on 127.0.0.1 with its checks. Each test file uses
+//! a part of it, so the parts another file leaves unused are not dead code.
+#![allow(dead_code)]
 
 use std::io::{BufRead, BufReader};
 use std::net::{SocketAddr, TcpStream};
@@ -44,7 +46,6 @@ pub fn for_each_engine(workload: Workload, body: impl Fn(&'static EngineDef)) {
 
 /// Engines that serve one connection at a time by design (the rest wait in the backlog), so
 /// behaviours that need concurrent clients use one client with them, or none.
-#[allow(dead_code)] // Used by the echo tests only.
 pub fn serves_one_at_a_time(engine: &EngineDef) -> bool {
     engine.name == "blocking"
 }
@@ -201,11 +202,9 @@ fn terminate(child: &mut Child) {
 
 /// Environment variable that marks every process a test case starts (children inherit it), so
 /// the case can find any it left behind, even one its parent orphaned.
-#[allow(dead_code)] // Used by the fault tests only.
 pub const CASE_MARK: &str = "RINGSIDE_TEST_CASE";
 
 /// The live processes (other than zombies) whose environment carries `CASE_MARK=mark`.
-#[allow(dead_code)] // Used by the fault tests only.
 pub fn processes_marked(mark: &str) -> Vec<u32> {
     let needle = format!("{CASE_MARK}={mark}\0");
     let Ok(entries) = std::fs::read_dir("/proc") else {
@@ -228,7 +227,6 @@ pub fn processes_marked(mark: &str) -> Vec<u32> {
 }
 
 /// Waits, bounded, until no process marked `mark` is left; returns those still there.
-#[allow(dead_code)] // Used by the fault tests only.
 pub fn processes_left(mark: &str) -> Vec<u32> {
     let deadline = Instant::now() + IO_TIMEOUT;
     loop {
@@ -241,7 +239,6 @@ pub fn processes_left(mark: &str) -> Vec<u32> {
 }
 
 /// Makes `command` run with RLIMIT_NOFILE `soft` and `hard`, set before it starts.
-#[allow(dead_code)] // Used by the fault tests only.
 pub fn limit_fds(command: &mut Command, soft: u64, hard: u64) {
     use std::os::unix::process::CommandExt;
     // SAFETY: the hook only calls setrlimit, which is async-signal-safe.
@@ -260,7 +257,6 @@ pub fn limit_fds(command: &mut Command, soft: u64, hard: u64) {
 }
 
 /// The engines of a results document's rows, in order.
-#[allow(dead_code)] // Used by the availability tests only.
 pub fn row_engines(document: &[u8]) -> Vec<String> {
     let document: serde_json::Value = serde_json::from_slice(document).unwrap();
     document["results"]
@@ -269,4 +265,22 @@ pub fn row_engines(document: &[u8]) -> Vec<String> {
         .iter()
         .map(|row| row["engine"].as_str().unwrap().to_string())
         .collect()
+}
+
+/// `load echo --mode stream` with the slow reader, for 1.5 s.
+pub fn slow_reader_stream(address: SocketAddr, connections: &str) -> std::process::Output {
+    Command::new(BIN)
+        .args(["load", "echo", "--mode", "stream", "--read-rate", "4m"])
+        .args([
+            "--rcvbuf",
+            "4k",
+            "--connections",
+            connections,
+            "--payload",
+            "1000",
+        ])
+        .args(["--duration", "1500ms", "--warmup", "0s", "--format", "json"])
+        .args(["--target", &address.to_string()])
+        .output()
+        .unwrap()
 }
