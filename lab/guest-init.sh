@@ -113,6 +113,12 @@ step fs-write-direct 300 $ringside fs write --engine "$fs_write" --direct $files
 cycle="--size 1M --runs 1 --dir /mnt --format json --quiet"
 step fs-cycle 300 $ringside fs cycle --engine "$fs_cycle" $cycle
 step fs-cycle-direct 300 $ringside fs cycle --engine "$fs_cycle" --direct $cycle
+# fs read: libaio reads only O_DIRECT files (it refuses a buffered run), so it joins --direct only.
+reads="--size 16M --depth 1,8 --runs 1 --runtime 2s --dir /mnt --format json --quiet"
+fs_read=$(available "$R/engines.json" fs-read)
+fs_read_buffered=$(printf '%s\n' "$fs_read" | tr ',' '\n' | grep -vx libaio | paste -sd, -)
+step fs-read 300 $ringside fs read --engine "$fs_read_buffered" $reads
+step fs-read-direct 300 $ringside fs read --engine "$fs_read" --direct $reads
 
 network="--connections 1,8 --duration 1s --warmup 0.5s --runs 1 --format json --quiet"
 step echo 300 $ringside echo --engine "$(available "$R/engines.json" echo)" $network
