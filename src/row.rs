@@ -417,6 +417,8 @@ pub fn is_engine_setting(key: &str) -> bool {
         // What a fixed-buffer engine registered, fitted to the locked-memory limit.
         || key == "registered_bytes"
         || key == "provided_buffers"
+        // fio's jobs beside a read study at the same depth (psync's pool of `depth` jobs).
+        || key == "numjobs"
 }
 
 /// What an engine counted itself during a measured section.

@@ -12,7 +12,7 @@ use crate::report::table::Cells;
 use crate::stats::{params_text, Spread};
 
 /// The engine whose rows are the floor, not a contestant.
-const FLOOR: &str = "uring-nop";
+pub const FLOOR: &str = "uring-nop";
 
 /// The read studies of one sweep, one per depth, ascending.
 pub struct DepthSweep<'a> {

@@ -132,7 +132,10 @@ impl EngineSummary {
         EngineSummary {
             engine: engine.to_string(),
             runs: rows.len(),
-            control: rows.iter().any(|row| is_control(row)),
+            // The NOP floor is a reference beside the engines, as a control is: never a winner
+            // or a rung.
+            control: engine == crate::report::depths::FLOOR
+                || rows.iter().any(|row| is_control(row)),
             throughput: pick(&|row| headline.value(row)).scaled(headline.scale()),
             syscalls_per_op: counted.then(|| pick(&|row| per_op(row.syscalls as f64, row))),
             cpu_us_per_op: pick(&|row| per_op((row.cpu_user_s + row.cpu_sys_s) * 1e6, row)),
