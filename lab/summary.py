@@ -13,10 +13,10 @@ from pathlib import Path
 
 # The guest's steps in the order it runs them; each left NAME.json, NAME.err and NAME.rc.
 STEPS = ["probe", "engines", "fs-write", "fs-write-direct", "fs-cycle", "fs-cycle-direct",
-         "echo", "http", "run-quick", "netem", "engines-poll", "iopoll"]
+         "fs-read", "fs-read-direct", "echo", "http", "run-quick", "netem", "engines-poll", "iopoll"]
 # Steps whose rows verify engines of the main listing (IOPOLL and netem are reported apart).
-ENGINE_STEPS = ["fs-write", "fs-write-direct", "fs-cycle", "fs-cycle-direct", "echo", "http",
-                "run-quick"]
+ENGINE_STEPS = ["fs-write", "fs-write-direct", "fs-cycle", "fs-cycle-direct", "fs-read",
+                "fs-read-direct", "echo", "http", "run-quick"]
 
 
 def read(path, default=None):
