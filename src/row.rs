@@ -92,6 +92,16 @@ pub struct Row {
     pub server_cpu_utilisation: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_cpu_us_per_op: Option<f64>,
+    /// Streaming echo rows: MB (10^6 bytes) echoed and checked per second, and the server's
+    /// CPU µs, syscalls and SQEs (with `--ring-events`) per MB echoed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mb_per_sec: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_cpu_us_per_mb: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub syscalls_per_mb: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sqes_per_mb: Option<f64>,
     /// HTTP responses by status code (`"200": n`).
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub status_counts: Map<String, Value>,
@@ -350,6 +360,22 @@ impl Row {
         self.server_cpu_utilisation = (self.seconds > 0.0).then(|| cpu_s / self.seconds);
         self.server_cpu_us_per_op = (self.ops > 0).then(|| cpu_s * 1e6 / self.ops as f64);
         *self = std::mem::take(self).with_kernel_threads(measured);
+    }
+
+    /// A stream's figures per MB echoed, from the row's bytes and server costs (set last, once
+    /// the syscall count is final).
+    pub fn set_per_megabyte(&mut self) {
+        let megabytes = self.bytes as f64 / 1e6;
+        if megabytes <= 0.0 || self.failure.is_some() {
+            return;
+        }
+        self.mb_per_sec = Some(per_second(megabytes, self.seconds));
+        // Only a measured server has a utilisation (`set_server_costs`).
+        let cpu_us = (self.cpu_user_s + self.cpu_sys_s) * 1e6;
+        self.server_cpu_us_per_mb = self.server_cpu_utilisation.map(|_| cpu_us / megabytes);
+        self.syscalls_per_mb =
+            (self.syscalls_source != "none").then(|| self.syscalls as f64 / megabytes);
+        self.sqes_per_mb = self.sqes_submitted.map(|sqes| sqes as f64 / megabytes);
     }
 
     /// The syscalls of a server measured from outside when the kernel would not count them:

@@ -1,6 +1,7 @@
 //! Network shapes beyond 64-byte ping-pong, through the real binary on 127.0.0.1: every engine
-//! verified at each size of an echo payload sweep and an HTTP body-size sweep (table-driven,
-//! `for_each_engine`), and `--work` costing the server the CPU it asks for.
+//! verified at each size of an echo payload sweep, streaming, and at each size of an HTTP
+//! body-size sweep (table-driven, `for_each_engine`), and `--work` costing the server the CPU it
+//! asks for.
 
 use std::io::{Read, Write};
 use std::process::Command;
@@ -51,6 +52,42 @@ fn every_engine_is_verified_at_each_payload_of_a_sweep() {
         for row in &rows {
             assert_eq!(row["verified"], true, "{}: {row}", def.name);
             assert!(row["ops"].as_u64().unwrap() > 0, "{}: {row}", def.name);
+        }
+    });
+}
+
+/// `echo --mode stream` is a measured cell for every engine: tcpkali's 1 KiB messages by
+/// default, every byte echoed and checked, MB/s and the server's costs per MB in the row.
+#[test]
+fn every_engine_is_verified_streaming() {
+    for_each_engine(Workload::Echo, |def| {
+        let rows = study_rows(&[
+            "echo",
+            "--engine",
+            def.name,
+            "--mode",
+            "stream",
+            "--connections",
+            connections(def),
+        ]);
+        assert_eq!(rows.len(), 1, "{}: {rows:?}", def.name);
+        let row = &rows[0];
+        assert_eq!(row["params"]["mode"], "stream", "{}", def.name);
+        assert_eq!(row["params"]["payload_bytes"], 1024, "{}", def.name);
+        assert_eq!(row["verified"], true, "{}: {row}", def.name);
+        let megabytes = row["bytes"].as_f64().unwrap() / 1e6;
+        let seconds = row["seconds"].as_f64().unwrap();
+        let mb_per_sec = row["mb_per_sec"].as_f64().unwrap();
+        assert!(
+            megabytes > 0.0 && (mb_per_sec - megabytes / seconds).abs() < 1e-6 * mb_per_sec,
+            "{}: {row}",
+            def.name
+        );
+        assert!(row["server_cpu_us_per_mb"].is_f64(), "{}: {row}", def.name);
+        if row["syscalls_source"] != "none" {
+            let per_mb = row["syscalls_per_mb"].as_f64().unwrap();
+            let syscalls = row["syscalls"].as_f64().unwrap();
+            assert!((per_mb - syscalls / megabytes).abs() < 1e-6 * (1.0 + per_mb));
         }
     });
 }

@@ -12,6 +12,7 @@ use super::common::{cpus_arg, duration_arg, parse_list, positive_duration_arg, s
 use super::common::{HelperArgs, OutputArgs};
 use crate::engines::uring::ring::{format_cpus, Helpers};
 use crate::engines::{default_list, select, Workload};
+use crate::load::Mode;
 use crate::studies::contender::Contender;
 use crate::studies::echo::EchoStudy;
 use crate::studies::http::HttpStudy;
@@ -89,9 +90,11 @@ pub struct NetStudyArgs {
     #[arg(long, value_parser = duration_arg)]
     pub idle_timeout: Option<Duration>,
     /// CPU time each request costs the engines' servers (`serve --work`, e.g. 2us), spent the
-    /// same way in every engine; rows record it (`work_ns`). Contenders do their own work.
-    #[arg(long, value_name = "TIME", value_parser = work_arg)]
-    pub work: Option<Duration>,
+    /// same way in every engine, comma separated (`0us,2us,10us`): a cell each, alternated
+    /// with the engines; rows record it (`work_ns`). Contenders do their own work (they run
+    /// at the first).
+    #[arg(long, value_name = "TIMES", value_delimiter = ',', value_parser = work_arg)]
+    pub work: Vec<Duration>,
     /// Open loop at these offered rates, messages (or requests)/s over all connections, comma
     /// separated: a cell each, latency counted from each message's due time (as wrk2), sends
     /// more than 1 ms behind it counted (`client_late_share`). Without it, a closed loop.
@@ -195,11 +198,18 @@ pub struct EchoArgs {
         default_value = default_list(Workload::Echo)
     )]
     pub engine: Vec<String>,
-    /// Connection counts, comma separated: one column each.
-    #[arg(long, short = 'c', value_delimiter = ',', default_value = "1,50,256")]
+    /// How each connection uses the server: ping-pong (one message in flight), or stream
+    /// (writes of --payload bytes without waiting, up to 256 KiB ahead of the echo, every
+    /// byte checked; rows carry MB/s and the server's CPU µs, syscalls and SQEs per MB).
+    #[arg(long, value_enum, default_value_t = Mode::PingPong)]
+    pub mode: Mode,
+    /// Connection counts, comma separated: one column each [default: 1,50,256; stream:
+    /// 128,256, tcpkali's counts in seed 004].
+    #[arg(long, short = 'c', value_delimiter = ',')]
     pub connections: Vec<String>,
-    /// Message sizes, comma separated (k suffix allowed): one table each.
-    #[arg(long, value_delimiter = ',', default_value = "64")]
+    /// Message (stream: write) sizes, comma separated (k suffix allowed): one table each
+    /// [default: 64; stream: 1k, tcpkali's message in seed 004].
+    #[arg(long, value_delimiter = ',')]
     pub payload: Vec<String>,
     /// Measured time per run.
     #[arg(long, short = 'd', default_value = "5s", value_parser = positive_duration_arg)]
@@ -345,6 +355,14 @@ impl NetStudyArgs {
                 })
             }
         };
+        let works: Vec<Option<Duration>> = match self.work.as_slice() {
+            [] => vec![None],
+            works => works.iter().copied().map(Some).collect(),
+        };
+        anyhow::ensure!(
+            (works.iter()).all(|work| works.iter().filter(|w| *w == work).count() == 1),
+            "--work names a time twice"
+        );
         let placement = Placement {
             online,
             server_cpus,
@@ -372,6 +390,7 @@ impl NetStudyArgs {
             server_thread_counts,
             contender_connection_counts,
             runs: self.runs,
+            works,
             rates,
             sweep: load_sweep,
             duration,
@@ -389,7 +408,7 @@ impl NetStudyArgs {
                 path: self.path.plan(),
                 ring_events: self.ring_events,
                 idle_timeout: self.idle_timeout,
-                work: self.work,
+                work: None,
             },
             placement,
             payload_flag: None,
@@ -401,20 +420,40 @@ impl NetStudyArgs {
 
 impl EchoArgs {
     pub fn run(&self) -> anyhow::Result<ExitCode> {
+        let stream = self.mode == Mode::Stream;
+        let or_default = |given: &[String], ping_pong: &str, stream_default: &str| match (
+            given.is_empty(),
+            stream,
+        ) {
+            (false, _) => given.to_vec(),
+            (true, false) => ping_pong.split(',').map(String::from).collect(),
+            (true, true) => stream_default.split(',').map(String::from).collect(),
+        };
+        anyhow::ensure!(
+            !stream || (self.study.rate.is_empty() && !self.study.sweep),
+            "--mode stream is a closed loop (each connection writes as fast as its window \
+             allows): leave out --rate and --sweep"
+        );
+        let connections = or_default(&self.connections, "1,50,256", "128,256");
+        let payload = or_default(&self.payload, "64", "1k");
         let net = self.study.study(
             Workload::Echo,
             &self.engine,
-            &self.connections,
+            &connections,
             self.duration,
             vec!["echo".into()],
         )?;
-        let payloads = parse_list(&self.payload, "--payload", |text| {
+        let payloads = parse_list(&payload, "--payload", |text| {
             crate::units::parse_size(text)
                 .ok()
                 .filter(|&n| (1..=1 << 24).contains(&n))
                 .map(|n| n as usize)
         })?;
-        let study = EchoStudy { net, payloads };
+        let study = EchoStudy {
+            net,
+            payloads,
+            mode: self.mode,
+        };
         crate::studies::echo::run(&study)
     }
 }

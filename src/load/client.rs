@@ -26,6 +26,10 @@ use crate::system::epoll_wait::{empty_event, EpollWait};
 const EVENTS_PER_WAIT: usize = 512;
 /// Bytes taken per `recv`; echoes larger than this arrive in several.
 const RECV_BUFFER_BYTES: usize = 64 * 1024;
+/// Bytes a stream takes per `recv`: odd, so reads and writes never line up; a slow reader's
+/// are small, so its pauses pace it closely.
+const STREAM_READ_BYTES: usize = 65_521;
+const SLOW_READ_BYTES: usize = 1499;
 
 /// What one client thread measured is a `LoadReport` of its own connections (its CPU in
 /// `client_usage`); the coordinator adds them up.
@@ -83,7 +87,6 @@ pub fn client_thread(
             ..LoadReport::empty()
         },
         scratch: vec![0u8; RECV_BUFFER_BYTES],
-        expected: vec![0u8; RECV_BUFFER_BYTES],
     };
     if client.connections.is_empty() {
         return Ok(client.report);
@@ -104,9 +107,8 @@ struct Client<'a> {
     schedule: Option<Schedule>,
     slow_reader: Option<SlowReader>,
     report: LoadReport,
-    /// Receive buffer, and the bytes a stream's echo should hold (computed to compare).
+    /// Receive buffer.
     scratch: Vec<u8>,
-    expected: Vec<u8>,
 }
 
 impl Client<'_> {
@@ -221,8 +223,18 @@ impl Client<'_> {
         let received = match mode {
             Mode::Http => receive_http(connection, &self.epoll_fd, &mut self.scratch, errors),
             _ => {
-                let buffers = (&mut self.scratch[..], &mut self.expected[..]);
-                receive(connection, mode, &self.epoll_fd, buffers, errors)
+                let limit = match (mode, &self.slow_reader) {
+                    (Mode::Stream, Some(_)) => SLOW_READ_BYTES,
+                    (Mode::Stream, None) => STREAM_READ_BYTES,
+                    _ => RECV_BUFFER_BYTES,
+                };
+                receive(
+                    connection,
+                    mode,
+                    &self.epoll_fd,
+                    &mut self.scratch[..limit],
+                    errors,
+                )
             }
         };
         match received {
@@ -370,7 +382,7 @@ fn prepare_thread(
             sequence: 0,
             message: match &plan.http {
                 Some(http) => http.request.clone().into_boxed_slice(),
-                None => vec![0u8; plan.payload_bytes].into_boxed_slice(),
+                None => vec![0u8; plan.write_bytes()].into_boxed_slice(),
             },
             sent: 0,
             received: 0,

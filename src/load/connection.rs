@@ -13,11 +13,10 @@ use rustix::io::Errno;
 use rustix::net::{RecvFlags, SendFlags};
 
 use super::{LoadErrors, Mode};
-use crate::protocols::echo::{fill_echo_message, fill_echo_stream, first_mismatch};
+use crate::protocols::echo::{
+    fill_echo_message, fill_echo_stream, first_mismatch, stream_mismatch,
+};
 use crate::protocols::http::{Framed, ResponseFramer};
-
-/// Bytes taken per `recv` in stream mode: odd, so reads and writes never line up.
-const STREAM_READ_BYTES: usize = 1499;
 
 /// One client connection and the message (ping-pong) or stretch of stream it is sending.
 pub struct Connection {
@@ -209,20 +208,16 @@ fn recv_or_close(
     }
 }
 
-/// One `recv`, checked against what was sent.
+/// One `recv` of at most `scratch.len()` bytes, checked against what was sent.
 pub fn receive(
     connection: &mut Connection,
     mode: Mode,
     epoll_fd: &OwnedFd,
-    (scratch, expected): (&mut [u8], &mut [u8]),
+    scratch: &mut [u8],
     errors: &mut LoadErrors,
 ) -> Received {
     debug_assert!(mode != Mode::Http, "HTTP answers go to receive_http");
-    let limit = match mode {
-        Mode::PingPong | Mode::Http => scratch.len(),
-        Mode::Stream => STREAM_READ_BYTES,
-    };
-    let Some(received) = recv_or_close(connection, epoll_fd, &mut scratch[..limit], errors) else {
+    let Some(received) = recv_or_close(connection, epoll_fd, scratch, errors) else {
         return Received::Nothing;
     };
     let got = &scratch[..received];
@@ -240,9 +235,7 @@ pub fn receive(
             if connection.stream_received + received as u64 > sent_end {
                 Some(0)
             } else {
-                let want = &mut expected[..received];
-                fill_echo_stream(want, connection.id, connection.stream_received);
-                first_mismatch(want, got)
+                stream_mismatch(got, connection.id, connection.stream_received)
             }
         }
     };

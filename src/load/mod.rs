@@ -41,8 +41,9 @@ use crate::system::tuning::Sched;
 pub enum Mode {
     /// Closed loop: send a message of `--payload` bytes, wait for all of it, repeat.
     PingPong,
-    /// Send an endless pattern in `--payload`-byte writes while reading the echo in odd-sized
-    /// reads; the sender stays at most `--window` bytes ahead of the checked echo.
+    /// Send an endless pattern in `--payload`-byte messages, combined into writes of up to
+    /// 64 KiB (as tcpkali does), while reading the echo in odd-sized reads; the sender stays at
+    /// most `--window` bytes ahead of the checked echo.
     Stream,
     /// HTTP requests and framed responses (`load http`; not an echo mode).
     #[value(skip)]
@@ -90,6 +91,22 @@ pub struct LoadPlan {
     /// Open the measured window at this wall-clock time (connecting and warming up before
     /// it), so loads on several hosts measure the same seconds (`ringside merge` checks).
     pub start_at: Option<SystemTime>,
+}
+
+impl LoadPlan {
+    /// Bytes each send offers: a message (ping-pong), or in a stream as many whole `--payload`
+    /// messages as fit in `STREAM_WRITE_BYTES` and the window, combined into one write as
+    /// tcpkali does (`--write-combine`). A slow reader keeps one message a write: the shape
+    /// that caught the peers' short-send bugs.
+    pub fn write_bytes(&self) -> usize {
+        match (self.mode, self.read_bytes_per_sec) {
+            (Mode::Stream, None) => {
+                let room = STREAM_WRITE_BYTES.min(self.window_bytes as usize);
+                self.payload_bytes * (room / self.payload_bytes).max(1)
+            }
+            _ => self.payload_bytes,
+        }
+    }
 }
 
 /// What an HTTP run sends.
@@ -229,6 +246,8 @@ pub(crate) const SATURATED_SHARE: f64 = 0.9;
 pub const LATE_BOUND: Duration = Duration::from_millis(1);
 /// How long a client loop blocks at most, so it notices the window's edges and timeouts.
 pub(crate) const WAIT_TIMEOUT: Duration = Duration::from_millis(10);
+/// Most bytes a stream offers per send (its `--payload` messages combined).
+pub const STREAM_WRITE_BYTES: usize = 64 * 1024;
 /// How far a stream may run ahead of its echo by default: bounds what the server must hold.
 pub const STREAM_WINDOW_BYTES: u64 = 256 * 1024;
 /// The default window with a slow reader: twice Linux's default send-buffer maximum

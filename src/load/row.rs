@@ -70,6 +70,9 @@ pub fn load_row(
             .notes
             .push("server not measured: pass --server-pid to count its syscalls and CPU".into()),
     }
+    if plan.mode == Mode::Stream {
+        row.set_per_megabyte();
+    }
     row
 }
 

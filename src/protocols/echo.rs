@@ -17,28 +17,69 @@ pub fn fill_echo_message(message: &mut [u8], connection: u64, sequence: u64) {
     }
 }
 
+/// The 8 bytes of block `block` (bytes `8 * block..8 * block + 8`) of connection
+/// `connection`'s stream: splitmix64 of the two.
+#[inline]
+fn stream_block(connection: u64, block: u64) -> u64 {
+    let mut z = (connection << 48 ^ block).wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Splits the stretch `offset..offset + len` of a stream into its head (bytes before the first
+/// whole block), the whole blocks, and the tail after them, as lengths.
+fn stream_parts(offset: u64, len: usize) -> (usize, usize, usize) {
+    let head = ((8 - offset % 8) % 8).min(len as u64) as usize;
+    let blocks = (len - head) / 8;
+    (head, blocks, len - head - blocks * 8)
+}
+
 /// Fills `out` with the bytes at `offset..offset + out.len()` of the endless byte stream
 /// connection `connection` sends in stream mode. Stateless (each 8-byte block is a hash of its
 /// index), so the sender and the checker compute any stretch of it independently, and a
-/// stretch that is lost, duplicated or shifted by even one byte fails the check.
+/// stretch that is lost, duplicated or shifted by even one byte fails the check. Whole blocks
+/// are written a word at a time: a streaming client fills and checks every byte it moves.
 pub fn fill_echo_stream(out: &mut [u8], connection: u64, offset: u64) {
-    let block_bytes = |block: u64| -> [u8; 8] {
-        // splitmix64 of (connection, block index).
-        let mut z = (connection << 48 ^ block).wrapping_add(0x9E37_79B9_7F4A_7C15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        (z ^ (z >> 31)).to_le_bytes()
+    let (head, blocks, _) = stream_parts(offset, out.len());
+    let byte = |position: u64| {
+        stream_block(connection, position / 8).to_le_bytes()[(position % 8) as usize]
     };
-    let mut position = offset;
-    let mut filled = 0;
-    while filled < out.len() {
-        let bytes = block_bytes(position / 8);
-        let start = (position % 8) as usize;
-        let take = (8 - start).min(out.len() - filled);
-        out[filled..filled + take].copy_from_slice(&bytes[start..start + take]);
-        filled += take;
-        position += take as u64;
+    for (at, slot) in out[..head].iter_mut().enumerate() {
+        *slot = byte(offset + at as u64);
     }
+    let first_block = (offset + head as u64) / 8;
+    let body = &mut out[head..head + blocks * 8];
+    for (index, chunk) in body.chunks_exact_mut(8).enumerate() {
+        chunk.copy_from_slice(&stream_block(connection, first_block + index as u64).to_le_bytes());
+    }
+    let tail_start = head + blocks * 8;
+    for (at, slot) in out[tail_start..].iter_mut().enumerate() {
+        *slot = byte(offset + (tail_start + at) as u64);
+    }
+}
+
+/// Whether `received` is the stretch of connection `connection`'s stream at `offset`: the
+/// offset in `received` of the first byte that differs, compared a word at a time.
+pub fn stream_mismatch(received: &[u8], connection: u64, offset: u64) -> Option<usize> {
+    let (head, blocks, _) = stream_parts(offset, received.len());
+    let byte = |position: u64| {
+        stream_block(connection, position / 8).to_le_bytes()[(position % 8) as usize]
+    };
+    let differs = |at: usize| received[at] != byte(offset + at as u64);
+    if let Some(at) = (0..head).find(|&at| differs(at)) {
+        return Some(at);
+    }
+    let first_block = (offset + head as u64) / 8;
+    let body = &received[head..head + blocks * 8];
+    for (index, chunk) in body.chunks_exact(8).enumerate() {
+        let word = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+        if word != stream_block(connection, first_block + index as u64) {
+            let at = head + index * 8;
+            return (at..at + 8).find(|&at| differs(at));
+        }
+    }
+    (head + blocks * 8..received.len()).find(|&at| differs(at))
 }
 
 /// The offset of the first byte where `received` differs from `expected` (equal lengths).
@@ -93,6 +134,30 @@ mod tests {
         let mut other = vec![0u8; 1000];
         fill_echo_stream(&mut other, 6, 0);
         assert!(first_mismatch(&whole, &other).is_some());
+    }
+
+    #[test]
+    fn the_stream_check_finds_the_first_wrong_byte_at_any_alignment() {
+        let mut whole = vec![0u8; 300];
+        fill_echo_stream(&mut whole, 9, 0);
+        for (start, len) in [(0, 300), (3, 5), (5, 200), (8, 16), (299, 1)] {
+            let stretch = &whole[start..start + len];
+            assert_eq!(
+                stream_mismatch(stretch, 9, start as u64),
+                None,
+                "{start}+{len}"
+            );
+            assert!(stream_mismatch(stretch, 10, start as u64).is_some());
+            for flipped in [0, len / 2, len - 1] {
+                let mut bad = stretch.to_vec();
+                bad[flipped] ^= 0x20;
+                assert_eq!(stream_mismatch(&bad, 9, start as u64), Some(flipped));
+            }
+        }
+        assert!(
+            stream_mismatch(&whole[1..101], 9, 0).is_some(),
+            "shifted by one byte"
+        );
     }
 
     #[test]

@@ -229,6 +229,35 @@ pub const STEPS: &[Step] = &[
         contender_seconds: [20, 45, 440],
     },
     Step {
+        // Issue 22's shapes beyond 64-byte ping-pong, one short cell each within the run's
+        // budget: 16 KiB messages at 50 connections (beside the echo step's 64 B there, the
+        // report's size sweep) for epoll and the rungs that pay or cost at that size
+        // (incremental buffers, SEND_ZC); tcpkali's stream (seed 004: 1 KiB messages, 128
+        // connections; MB/s and the server's CPU per MB) for epoll and the receive rungs
+        // PhotonLibOS found losing to it. The full sweeps are `echo --payload` and `--mode
+        // stream` (bench/shapes.md).
+        name: "echo 16k",
+        command: &["echo"],
+        args: [None, Some(SHAPE_16K), Some(SHAPE_16K)],
+        takes_dir: false,
+        takes_network: true,
+        seconds: [0, 4, 4],
+        control: None,
+        contenders: [None, None, None],
+        contender_seconds: [0, 0, 0],
+    },
+    Step {
+        name: "echo stream",
+        command: &["echo"],
+        args: [None, Some(SHAPE_STREAM), Some(SHAPE_STREAM)],
+        takes_dir: false,
+        takes_network: true,
+        seconds: [0, 4, 4],
+        control: None,
+        contenders: [None, None, None],
+        contender_seconds: [0, 0, 0],
+    },
+    Step {
         name: "http",
         command: &["http"],
         args: [
@@ -317,6 +346,36 @@ const FULL_SWEEP: &[&str] = &[
     "3",
     "--duration",
     "5s",
+];
+
+/// The shape steps' arguments: one cell per engine, one short run.
+const SHAPE_16K: &[&str] = &[
+    "--engine",
+    "epoll,uring-recv-inc,uring-send-zc",
+    "--payload",
+    "16k",
+    "--connections",
+    "50",
+    "--runs",
+    "1",
+    "--duration",
+    "300ms",
+    "--warmup",
+    "200ms",
+];
+const SHAPE_STREAM: &[&str] = &[
+    "--engine",
+    "epoll,uring-multishot,uring-bundle",
+    "--mode",
+    "stream",
+    "--connections",
+    "128",
+    "--runs",
+    "1",
+    "--duration",
+    "300ms",
+    "--warmup",
+    "200ms",
 ];
 
 /// The echo and HTTP steps' arguments under `--quick`.

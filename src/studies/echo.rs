@@ -25,25 +25,36 @@ pub struct EchoStudy {
     pub net: NetStudy,
     /// Message sizes: one table each.
     pub payloads: Vec<usize>,
+    /// Ping-pong (messages/s), or stream (MB/s and the server's costs per MB).
+    pub mode: Mode,
 }
 
 pub fn run(study: &EchoStudy) -> anyhow::Result<ExitCode> {
     let net = &study.net;
     let payloads: Vec<Option<usize>> = study.payloads.iter().copied().map(Some).collect();
-    let plan_of = |cell: &NetCell| {
-        net.load_plan(cell, cell.payload_bytes.expect("a payload"), Mode::PingPong)
-    };
+    let plan_of =
+        |cell: &NetCell| net.load_plan(cell, cell.payload_bytes.expect("a payload"), study.mode);
     let line = |cell: &NetCell, run: u32, row: &mut Row| {
-        format!(
-            "{:<16} run {run} conn {:>4} payload {:>5} B: {:>9.0} msg/s, {:.2} syscalls/msg, \
-             {:.1} µs server CPU/msg",
+        let head = format!(
+            "{:<16} run {run} conn {:>4} payload {:>5} B",
             cell.server_label(),
             cell.connections,
             cell.payload_bytes.unwrap_or(0),
-            row.ops_per_sec,
-            per_message(row, row.syscalls as f64),
-            per_message(row, (row.cpu_user_s + row.cpu_sys_s) * 1e6),
-        )
+        );
+        match study.mode {
+            Mode::Stream => format!(
+                "{head}: {:>7.1} MB/s, {:.0} syscalls/MB, {:.0} µs server CPU/MB",
+                row.mb_per_sec.unwrap_or(0.0),
+                row.syscalls_per_mb.unwrap_or(f64::NAN),
+                row.server_cpu_us_per_mb.unwrap_or(f64::NAN),
+            ),
+            _ => format!(
+                "{head}: {:>9.0} msg/s, {:.2} syscalls/msg, {:.1} µs server CPU/msg",
+                row.ops_per_sec,
+                per_message(row, row.syscalls as f64),
+                per_message(row, (row.cpu_user_s + row.cpu_sys_s) * 1e6),
+            ),
+        }
     };
     // The slow-reader integrity stream every contender gets once per study: its connections
     // stream odd-sized writes while reading their echo slowly through a small SO_RCVBUF, far
@@ -73,6 +84,74 @@ const INTEGRITY_DURATION: Duration = Duration::from_millis(1500);
 
 /// One of the echo study's tables: its title, and a cell's text from the cell's runs.
 type Metric = (&'static str, fn(&[&Row]) -> String);
+
+/// The median of a figure over the runs that have it, `-` where none has.
+fn median_text(runs: &[&Row], figure: fn(&Row) -> Option<f64>, decimals: usize) -> String {
+    let values: Vec<f64> = runs.iter().filter_map(|r| figure(r)).collect();
+    match values.is_empty() {
+        true => "-".into(),
+        false => format!("{:.decimals$}", median(&values)),
+    }
+}
+
+/// The core shares every echo table ends its explanation with.
+const CORE_SHARES: Metric = (
+    "server core softirq / steal share of the window, median",
+    |runs| {
+        let share = |f: fn(&Row) -> Option<f64>| {
+            let values: Vec<f64> = runs
+                .iter()
+                .filter_map(|r| f(r).map(|s| s / r.seconds))
+                .collect();
+            median(&values) * 100.0
+        };
+        format!(
+            "{:.0}% / {:.0}%",
+            share(|r| r.server_core_softirq_s),
+            share(|r| r.server_core_steal_s)
+        )
+    },
+);
+
+/// The streaming tables, in order: MB/s (tcpkali's figure), then what explains it.
+const STREAM_METRICS: [Metric; 6] = [
+    (
+        "MB/s echoed and checked, median (lowest-highest) of the runs",
+        |runs| {
+            let rates: Vec<f64> = runs.iter().filter_map(|r| r.mb_per_sec).collect();
+            let low = rates.iter().copied().fold(f64::INFINITY, f64::min);
+            let high = rates.iter().copied().fold(0.0, f64::max);
+            match rates.is_empty() {
+                true => "-".into(),
+                false => format!("{:.1} ({low:.1}-{high:.1})", median(&rates)),
+            }
+        },
+    ),
+    ("server CPU µs per MB (user+sys), median", |runs| {
+        median_text(runs, |r| r.server_cpu_us_per_mb, 0)
+    }),
+    ("server syscalls per MB, median", |runs| {
+        median_text(runs, |r| r.syscalls_per_mb, 0)
+    }),
+    (
+        "server SQEs per MB, median (counted with --ring-events)",
+        |runs| median_text(runs, |r| r.sqes_per_mb, 0),
+    ),
+    (
+        "client CPU µs per MB, median (its sends run the server's TCP receive)",
+        |runs| {
+            median_text(
+                runs,
+                |r| {
+                    let client = r.client_cpu_user_s? + r.client_cpu_sys_s?;
+                    (r.bytes > 0).then(|| client * 1e6 / (r.bytes as f64 / 1e6))
+                },
+                0,
+            )
+        },
+    ),
+    CORE_SHARES,
+];
 
 /// The echo study's tables, in order: the seeds' messages/s, then what explains it.
 const METRICS: [Metric; 6] = [
@@ -109,23 +188,7 @@ const METRICS: [Metric; 6] = [
             format!("{:.1}", median(&values))
         },
     ),
-    (
-        "server core softirq / steal share of the window, median",
-        |runs| {
-            let share = |f: fn(&Row) -> Option<f64>| {
-                let values: Vec<f64> = runs
-                    .iter()
-                    .filter_map(|r| f(r).map(|s| s / r.seconds))
-                    .collect();
-                median(&values) * 100.0
-            };
-            format!(
-                "{:.0}% / {:.0}%",
-                share(|r| r.server_core_softirq_s),
-                share(|r| r.server_core_steal_s)
-            )
-        },
-    ),
+    CORE_SHARES,
     ("round-trip latency p50 / p99 µs, median", |runs| {
         let p = |f: fn(&Row) -> Option<u64>| {
             let values: Vec<f64> = runs.iter().filter_map(|r| f(r)).map(|v| v as f64).collect();
@@ -139,14 +202,24 @@ const METRICS: [Metric; 6] = [
     }),
 ];
 
-/// The seeds' table per payload size, then the tables that explain it, then the contenders'
-/// integrity streams.
+/// The seeds' table per payload size (or the streaming tables), then the tables that explain
+/// it, then the contenders' integrity streams.
 pub fn render_study(all_rows: &[Row], connection_counts: &[usize]) -> String {
+    // The integrity streams are the slow reader's: the only rows with a read rate.
     let (streams, rows): (Vec<Row>, Vec<Row>) = all_rows
         .iter()
         .cloned()
-        .partition(|row| row.params.get("mode") == Some(&Mode::Stream.name().into()));
+        .partition(|row| row.params.contains_key("read_bytes_per_sec"));
     let rows = rows.as_slice();
+    let streaming =
+        (rows.iter()).any(|row| row.params.get("mode") == Some(&Mode::Stream.name().into()));
+    let (shape, metrics): (fn(u64) -> String, _) = match streaming {
+        true => (
+            |bytes| format!("echo stream, {bytes} B writes"),
+            &STREAM_METRICS,
+        ),
+        false => (|bytes| format!("echo, {bytes} B messages"), &METRICS),
+    };
     let mut payloads: Vec<u64> = rows
         .iter()
         .filter_map(|r| param(r, "payload_bytes"))
@@ -157,8 +230,8 @@ pub fn render_study(all_rows: &[Row], connection_counts: &[usize]) -> String {
     let lines = lines_in(rows);
     let mut text = String::new();
     for payload in &payloads {
-        for (title, metric) in &METRICS {
-            text.push_str(&format!("echo, {payload} B messages: {title}\n"));
+        for (title, metric) in metrics {
+            text.push_str(&format!("{}: {title}\n", shape(*payload)));
             let mut table = Table::new();
             table.load_style(presets::ASCII_MARKDOWN);
             let mut header = vec!["engine".to_string()];
@@ -266,6 +339,28 @@ mod tests {
         );
         assert!(text.contains("server syscalls per message"));
         assert!(text.contains(" 2.00 |"), "syscalls per message: {text}");
+    }
+
+    #[test]
+    fn streams_get_the_streaming_tables_and_integrity_streams_a_line() {
+        let mut stream = row("epoll", 128, 1000.0, false);
+        stream.params.insert("mode".into(), Value::from("stream"));
+        stream.mb_per_sec = Some(512.5);
+        stream.server_cpu_us_per_mb = Some(400.0);
+        let mut integrity = stream.clone();
+        integrity.engine = "contender:x".into();
+        integrity.bytes = 3 << 20;
+        (integrity.params).insert("read_bytes_per_sec".into(), Value::from(4 << 20));
+        let text = render_study(&[stream, integrity], &[128]);
+        assert!(text.contains("echo stream, 64 B writes: MB/s"), "{text}");
+        assert!(text.contains("512.5 (512.5-512.5)"), "{text}");
+        assert!(text.contains("| epoll  |      400 |"), "{text}");
+        assert!(!text.contains("messages/s"), "{text}");
+        assert!(
+            text.contains("slow-reader integrity stream, contender:x: passed, 3 MiB"),
+            "{text}"
+        );
+        assert!(!text.contains("| contender:x"), "{text}");
     }
 
     #[test]

@@ -50,6 +50,9 @@ pub struct NetStudy {
     /// default), so `ringside run` can add them within its time.
     pub contender_connection_counts: Vec<usize>,
     pub runs: u32,
+    /// The engines' work per request (`--work 0us,2us`): a cell each, a fresh server started
+    /// with it; `[None]` without the flag. The contenders (who do their own) run at the first.
+    pub works: Vec<Option<Duration>>,
     /// Offered rates (`--rate`): an open-loop cell each; empty: closed loop.
     pub rates: Vec<f64>,
     /// The equal-load sweep (`--sweep`) instead of one closed-loop cell per server.
@@ -91,6 +94,8 @@ pub struct NetCell {
     pub server_threads: usize,
     pub connections: usize,
     pub payload_bytes: Option<usize>,
+    /// The engine's work per request (`serve --work`).
+    pub work: Option<Duration>,
     /// Open loop at this many messages or requests per second; None: closed loop.
     pub rate: Option<f64>,
     /// Its part in an equal-load sweep.
@@ -149,6 +154,9 @@ impl Cell for NetCell {
             (_, Some(rate)) => text.push_str(&format!(" at {rate:.0}/s")),
             (_, None) => {}
         }
+        if let Some(work) = self.work {
+            text.push_str(&format!(" work {work:?}"));
+        }
         text
     }
 
@@ -189,6 +197,7 @@ impl NetStudy {
             server_threads: cell.server_threads,
             cpus: self.placement.split(cell.server_threads),
             serve,
+            work: cell.work,
             ..self.rig.clone()
         }
     }
@@ -255,14 +264,17 @@ impl NetStudy {
         // Set up once for the whole study, removed when it ends, however it ends.
         let path = self.rig.path.open()?;
         let mut cells = Vec::new();
-        let first_count = self.server_thread_counts[0];
+        let (first_count, first_work) = (self.server_thread_counts[0], self.works[0]);
         for &payload_bytes in payloads {
             for &connections in &self.connection_counts {
-                for &server_threads in &self.server_thread_counts {
+                for (&server_threads, &work) in (self.server_thread_counts.iter())
+                    .flat_map(|t| self.works.iter().map(move |w| (t, w)))
+                {
                     let runs_here = |server: &&Server| match server {
                         Server::Engine(engine) => server_threads == 1 || runs_event_loops(engine),
                         Server::Contender(_) => {
                             server_threads == first_count
+                                && work == first_work
                                 && self.contender_connection_counts.contains(&connections)
                         }
                     };
@@ -276,6 +288,7 @@ impl NetStudy {
                             server_threads,
                             connections,
                             payload_bytes,
+                            work,
                             rate,
                             sweep: None,
                         }));
@@ -375,6 +388,7 @@ fn integrity_cell(contender: &Contender, plan: &dyn Fn(&NetCell) -> LoadPlan) ->
         server_threads: 1,
         connections: 1,
         payload_bytes: None,
+        work: None,
         rate: None,
         sweep: None,
     };

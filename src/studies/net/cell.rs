@@ -11,7 +11,7 @@ use super::process::ServerProcess;
 use crate::engines::shared_counters::SharedCounters;
 use crate::engines::uring::ring::{format_cpus, Helpers};
 use crate::engines::EngineDef;
-use crate::load::{load_row, LoadPlan, LoadReport, WindowEdge};
+use crate::load::{load_row, LoadPlan, LoadReport, Mode, WindowEdge};
 use crate::measure::{CoreTimes, Measured};
 use crate::row::Row;
 use crate::studies::serve::ServerStats;
@@ -188,6 +188,10 @@ pub fn measure_server(
     let mut row = load_row(engine, params, run, &plan, &report, Some(&measured));
     let [own_start, own_stop] = own_syscalls;
     row.set_server_own_syscalls(own_stop.zip(own_start).map(|(stop, start)| stop - start));
+    if plan.mode == Mode::Stream {
+        // Again: the syscall count may be the server's own now.
+        row.set_per_megabyte();
+    }
     let [server_core, client_core] = cores_during;
     row.server_core_softirq_s = server_core.map(|t| t.softirq_s);
     row.server_core_steal_s = server_core.map(|t| t.steal_s);

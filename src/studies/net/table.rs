@@ -51,28 +51,41 @@ pub fn failure_lines(rows: &[Row]) -> String {
     text
 }
 
-/// One line of a study's table: an engine, at one server-thread count.
+/// One line of a study's table: an engine, at one server-thread count and work per request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TableLine<'a> {
     pub engine: &'a str,
     /// `params.server_threads` (absent: one loop).
     pub server_threads: u64,
+    /// `params.work_ns` (absent: no `--work`).
+    pub work_ns: Option<u64>,
     /// Whether the study swept server threads, so the label names the count.
     sweep: bool,
+    /// Whether the study swept `--work`, so the label names it.
+    work_sweep: bool,
 }
 
 impl TableLine<'_> {
     pub fn label(&self) -> String {
-        match self.sweep {
+        let mut label = match self.sweep {
             true if self.server_threads == 1 => format!("{}, 1 loop", self.engine),
             true => format!("{}, {} loops", self.engine, self.server_threads),
             false => self.engine.to_string(),
+        };
+        if let (true, Some(work)) = (self.work_sweep, self.work_ns) {
+            label.push_str(&format!(
+                ", work {:?}",
+                std::time::Duration::from_nanos(work)
+            ));
         }
+        label
     }
 
     /// Whether `row` is a run of this line.
     pub fn holds(&self, row: &Row) -> bool {
-        row.engine == self.engine && server_threads(row) == self.server_threads
+        row.engine == self.engine
+            && server_threads(row) == self.server_threads
+            && param(row, "work_ns") == self.work_ns
     }
 }
 
@@ -88,12 +101,18 @@ pub fn lines_in(rows: &[Row]) -> Vec<TableLine<'_>> {
     counts.sort_unstable();
     counts.dedup();
     let sweep = counts.len() > 1;
+    let mut works: Vec<Option<u64>> = rows.iter().map(|row| param(row, "work_ns")).collect();
+    works.sort_unstable();
+    works.dedup();
+    let work_sweep = works.len() > 1;
     let mut lines: Vec<TableLine> = Vec::new();
     for row in rows {
         let line = TableLine {
             engine: &row.engine,
             server_threads: server_threads(row),
+            work_ns: param(row, "work_ns"),
             sweep,
+            work_sweep,
         };
         if !lines.contains(&line) {
             lines.push(line);
@@ -103,7 +122,7 @@ pub fn lines_in(rows: &[Row]) -> Vec<TableLine<'_>> {
     engines.dedup();
     lines.sort_by_key(|line| {
         let first = engines.iter().position(|&engine| engine == line.engine);
-        (first, line.server_threads)
+        (first, line.server_threads, line.work_ns)
     });
     lines
 }
