@@ -1,6 +1,8 @@
 #!/bin/sh
 # bench/shapes.md: the ladder at 64 B, 16 KiB and 64 KiB; the server's --work at 0, 2 and
-# 10 µs; each invocation under the bench lock (each well under 10 minutes).
+# 10 µs; each invocation under the bench lock (each well under 10 minutes); with
+# SETS=stream, streaming beside tcpkali (TCPKALI=its binary): three rounds of
+# shapes-stream.sh, each on a quiet machine (/work/wt/quiet.sh, about 2.5 minutes a round).
 set -eu
 BIN=${BIN:-target/release/ringside}
 OUT=${OUT:-bench/shapes}
@@ -20,4 +22,23 @@ for work in 0us 2us 10us; do
     $LOCK $BIN echo --engine epoll,uring-defer,uring-bundle --connections 50 --work $work \
         --runs 3 --duration 2s --warmup 500ms --quiet --format json --output "$OUT/work-$work.json"
 done
+;; esac
+case " $SETS " in *" stream "*)
+# 3. Streaming, ringside's stream load and tcpkali against the same servers; then the
+# servers given --work 100us, so the server and not the client saturates.
+QUIET=${QUIET:-/work/wt/quiet.sh}
+for round in 1 2 3; do
+    $QUIET bash -c "bench/shapes-stream.sh $round; \
+        WORK=100us ENGINES='epoll uring-bundle' bench/shapes-stream.sh $round"
+done
+# ringside's load with a 4 MiB window (tcpkali bounds nothing): the server's reads, and so its
+# work per MB, as large as under tcpkali.
+for round in 1 2 3; do
+    $QUIET env WORK=100us WINDOW=4m ENGINES=epoll bench/shapes-stream.sh "$round"
+done
+# Does epoll's CPU per message grow by more than --work? The scheduler's clock beside /proc's.
+for round in 1 2 3; do
+    $QUIET bench/shapes-work.sh "$round"
+done
+python3 bench/shapes-stream-summary.py "$OUT/stream" > "$OUT/stream/summary.md"
 ;; esac
