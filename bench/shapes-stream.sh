@@ -23,7 +23,9 @@ WINDOW=${WINDOW:-}
 tag=${WORK:+-work$WORK}${WINDOW:+-window$WINDOW}
 mkdir -p "$OUT"
 message=$(mktemp)
-trap 'rm -f "$message"' EXIT
+pid=
+# The server of the moment goes with the script, however it ends.
+trap 'rm -f "$message"; [ -n "$pid" ] && kill -INT "$pid" 2> /dev/null' EXIT
 # tcpkali repeats the file's bytes; 1 KiB of text, as seed 004's 1024.in.
 head -c 768 /dev/urandom | base64 -w 0 > "$message"
 
@@ -59,7 +61,7 @@ for count in $COUNTS; do
         pid=$!
         port=
         for _ in $(seq 50); do
-            port=$(sed -n 's/^listening on 127.0.0.1:\([0-9]*\)$/\1/p' "$log")
+            port=$(sed -n 's/^listening on 127.0.0.1:\([0-9]*\)$/\1/p' "$log" 2> /dev/null || true)
             [ -n "$port" ] && break
             sleep 0.1
         done

@@ -12,6 +12,9 @@ round=$1
 BIN=${BIN:-target/release/ringside}
 OUT=${OUT:-bench/shapes}/work-schedstat
 mkdir -p "$OUT"
+pid=
+# The server of the moment goes with the script, however it ends.
+trap '[ -n "$pid" ] && kill -INT "$pid" 2> /dev/null' EXIT
 
 server_ns() { # PID -> nanoseconds all its threads have run (nothing once it has exited)
     cat /proc/"$1"/task/*/schedstat 2> /dev/null | awk '{ sum += $1 } END { if (NR) printf "%.0f\n", sum }'
@@ -24,7 +27,7 @@ for work in 0us 10us; do
         pid=$!
         port=
         for _ in $(seq 50); do
-            port=$(sed -n 's/^listening on 127.0.0.1:\([0-9]*\)$/\1/p' "$log")
+            port=$(sed -n 's/^listening on 127.0.0.1:\([0-9]*\)$/\1/p' "$log" 2> /dev/null || true)
             [ -n "$port" ] && break
             sleep 0.1
         done
