@@ -25,7 +25,7 @@ mkdir -p "$OUT"
 message=$(mktemp)
 pid=
 # The server of the moment goes with the script, however it ends.
-trap 'rm -f "$message"; [ -n "$pid" ] && kill -INT "$pid" 2> /dev/null' EXIT
+trap 'rm -f "$message"; [ -n "$pid" ] && kill -INT "$pid" 2> /dev/null || true' EXIT
 # tcpkali repeats the file's bytes; 1 KiB of text, as seed 004's 1024.in.
 head -c 768 /dev/urandom | base64 -w 0 > "$message"
 

@@ -14,7 +14,7 @@ OUT=${OUT:-bench/shapes}/work-schedstat
 mkdir -p "$OUT"
 pid=
 # The server of the moment goes with the script, however it ends.
-trap '[ -n "$pid" ] && kill -INT "$pid" 2> /dev/null' EXIT
+trap '[ -n "$pid" ] && kill -INT "$pid" 2> /dev/null || true' EXIT
 
 server_ns() { # PID -> nanoseconds all its threads have run (nothing once it has exited)
     cat /proc/"$1"/task/*/schedstat 2> /dev/null | awk '{ sum += $1 } END { if (NR) printf "%.0f\n", sum }'
