@@ -128,6 +128,7 @@ for svg in re.findall(r"<svg.*?</svg>", page, re.S):
         if title in svg:
             open(f"{sys.argv[2]}-{name}.svg", "w").write(svg)
 PY
+        rm "$out/report-$cache/report.html" # its charts are the files above; report.md stays
         sleep 3 # the scratch file's deletion sends discards; let them land before the next part
     done
     uptime >> "$out/uptime-study.txt"
