@@ -99,15 +99,18 @@ fn client_paced<'a>(
             _ => names.join(""),
         }
     };
+    let whom = match free.len() {
+        n if n < saturated.len() => format!("every engine but {}", names(&free)),
+        _ => names(&saturated),
+    };
     let mut text = match free.as_slice() {
         [] => "the client was saturated in every engine's closed-loop runs, so their \
                throughputs rank the load generator, not the servers"
             .to_string(),
         _ => format!(
-            "the client was saturated in the closed-loop runs of every engine but {}, so those \
-             engines' throughputs rank the load generator, not the servers, and none of them is \
-             named a winner",
-            names(&free)
+            "the client was saturated in the closed-loop runs of {whom}, so those engines' \
+             throughputs rank the load generator, not the servers, and none of them is named a \
+             winner"
         ),
     };
     let fastest_free =
@@ -458,8 +461,8 @@ mod tests {
         assert!(!text.contains("at least"), "overlapping runs: {text}");
         assert!(
             text.contains(
-                "every engine but blocking and epoll, so those engines' throughputs rank the \
-                 load generator"
+                "the closed-loop runs of uring, so those engines' throughputs rank the load \
+                 generator"
             ),
             "{text}"
         );

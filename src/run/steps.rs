@@ -213,11 +213,12 @@ pub const STEPS: &[Step] = &[
             // A smoke run: every engine and contender once, at the connection count where the
             // engines differ most (all three counts made --quick take 3.5 min here).
             Some(QUICK_NET),
-            // 10 engines (every rung of the ladder available here) x 3 connection counts x 3
-            // runs: 1 s windows keep it near five minutes (measured: 5 s windows and a 1 s
-            // warm-up made a 5-engine default run 7m52s). The reference contenders add
+            // 12 engines (every rung of the ladder available here) x 3 connection counts x 3
+            // runs: 0.8 s windows after 0.2 s keep the default run near eight minutes with the
+            // equal-load steps (measured: 5 s windows and a 1 s warm-up made a 5-engine
+            // default run 7m52s; 1 s after 0.3 s made the whole run 553 s). The reference contenders add
             // their cells at 50 connections and their integrity streams.
-            Some(&["--duration", "1s", "--warmup", "200ms", "--runs", "3"]),
+            Some(&["--duration", "800ms", "--warmup", "200ms", "--runs", "3"]),
             Some(&[
                 "--duration",
                 "20s",
@@ -230,7 +231,7 @@ pub const STEPS: &[Step] = &[
         takes_dir: false,
         takes_network: true,
         realtime: false,
-        seconds: [20, 155, 900],
+        seconds: [20, 130, 900],
         control: None,
         contenders: [Some("50"), Some("50"), Some("50")],
         // A contender's cell costs about one engine cell and its start (Node's ≈ 0.3 s), plus
@@ -242,7 +243,7 @@ pub const STEPS: &[Step] = &[
         command: &["http"],
         args: [
             Some(QUICK_NET),
-            Some(&["--duration", "1s", "--warmup", "200ms", "--runs", "3"]),
+            Some(&["--duration", "800ms", "--warmup", "200ms", "--runs", "3"]),
             Some(&[
                 "--duration",
                 "20s",
@@ -255,7 +256,7 @@ pub const STEPS: &[Step] = &[
         takes_dir: false,
         takes_network: true,
         realtime: false,
-        seconds: [20, 95, 700],
+        seconds: [20, 80, 700],
         control: Some(Control::WrkHttp),
         contenders: [Some("50"), Some("50"), Some("50")],
         contender_seconds: [12, 36, 420],
@@ -385,7 +386,7 @@ mod tests {
             "a cell per loop count"
         );
         assert!(
-            seconds <= 530,
+            seconds <= 490,
             "the default study should take about eight minutes: every rung of the ladder, the \
              reference contenders and the read step ({seconds} s estimated)"
         );
