@@ -118,7 +118,9 @@ pub fn serve(run: Run<'_>) -> anyhow::Result<()> {
         } else {
             pause.left().or(timeout)
         };
-        let ready = match counters.call(waits.wait(&epoll_fd, &mut events[..], wait)) {
+        let waited = waits.wait(&epoll_fd, &mut events[..], wait);
+        counters.syscalls(waits.take_syscalls());
+        let ready = match waited {
             Ok(ready) => ready,
             Err(Errno::INTR) => continue,
             Err(error) => return Err(anyhow::anyhow!("epoll_wait failed: {error}")),

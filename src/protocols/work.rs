@@ -4,7 +4,7 @@
 //! the server starts, so a request of any size costs the time asked for.
 
 use std::hint::black_box;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The steps of the chain one request costs; zero: no work.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -14,7 +14,9 @@ pub struct Work {
 
 /// The bytes and steps the calibration runs over: long enough that the clock's own cost and
 /// resolution vanish (about a millisecond), repeated so that the fastest (least disturbed)
-/// trial sets the step time.
+/// trial sets the step time. Timed in this thread's CPU time, not wall time: on a busy machine
+/// every trial may be preempted, and the wall clock would count the other work as ours
+/// (calibrating too few steps).
 const CALIBRATION_BYTES: usize = 1024;
 const CALIBRATION_STEPS: u64 = 1 << 20;
 const CALIBRATION_TRIALS: usize = 7;
@@ -31,9 +33,9 @@ impl Work {
         };
         let fastest = (0..CALIBRATION_TRIALS)
             .map(|_| {
-                let start = Instant::now();
+                let start = thread_cpu_time();
                 trial.spend(black_box(&bytes[..]));
-                start.elapsed()
+                thread_cpu_time().saturating_sub(start)
             })
             .min()
             .unwrap_or(Duration::from_nanos(1));
@@ -64,6 +66,12 @@ impl Work {
     }
 }
 
+/// The CPU time this thread has run (CLOCK_THREAD_CPUTIME_ID).
+fn thread_cpu_time() -> Duration {
+    let now = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    Duration::new(now.tv_sec as u64, now.tv_nsec as u32)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -74,25 +82,38 @@ mod tests {
         assert!(Work::calibrated(Duration::from_micros(2)).steps > 0);
     }
 
-    /// The calibrated work takes about the time asked for, whatever the request's size
+    /// The calibrated work takes about the CPU time asked for, whatever the request's size
     /// (loosely: a shared machine's test must not flake; the study's test measures it closely).
+    /// CPU time, as the calibration: under load every wall-clock trial was preempted (630 µs
+    /// for 200 µs beside two busy loops). A busy sibling hyperthread or a stolen vCPU still
+    /// slows a calibration or a trial now and then (1 attempt in 20 beside two busy loops), so
+    /// one of a few attempts, each calibrated afresh, must hold for every size.
     #[test]
     fn calibrated_work_takes_about_its_time() {
-        let work = Work::calibrated(Duration::from_micros(200));
-        for size in [1, 64, 16 << 10] {
-            let input = vec![7u8; size];
-            let fastest = (0..5)
-                .map(|_| {
-                    let start = Instant::now();
-                    work.spend(&input);
-                    start.elapsed()
-                })
-                .min()
-                .unwrap();
-            assert!(
-                fastest > Duration::from_micros(150) && fastest < Duration::from_micros(400),
-                "{size} B: {fastest:?}"
-            );
-        }
+        let attempt = || {
+            let work = Work::calibrated(Duration::from_micros(200));
+            [1, 64, 16 << 10].map(|size| {
+                let input = vec![7u8; size];
+                let fastest = (0..5)
+                    .map(|_| {
+                        let start = thread_cpu_time();
+                        work.spend(&input);
+                        thread_cpu_time().saturating_sub(start)
+                    })
+                    .min()
+                    .unwrap();
+                (size, fastest)
+            })
+        };
+        let about = |fastest: Duration| {
+            fastest > Duration::from_micros(150) && fastest < Duration::from_micros(400)
+        };
+        let attempts: Vec<_> = (0..5).map(|_| attempt()).collect();
+        assert!(
+            attempts
+                .iter()
+                .any(|sizes| sizes.iter().all(|&(_, fastest)| about(fastest))),
+            "(bytes, fastest) per attempt: {attempts:?}"
+        );
     }
 }

@@ -9,6 +9,7 @@
 //! in bursts, which is what its schedule exists to avoid. Which call the kernel has is found
 //! once per process; `RINGSIDE_NO_EPOLL_PWAIT2=1` takes the fallback on any kernel (tests).
 
+use std::cell::Cell;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -90,6 +91,9 @@ pub fn empty_event() -> Event {
 pub struct EpollWait {
     call: WaitCall,
     timer: Option<OwnedFd>,
+    /// Syscalls the waits made since `take_syscalls` last read them: the fallback's wait is
+    /// two (the timer armed, then `epoll_wait`) whenever its timeout has a sub-millisecond part.
+    syscalls: Cell<u64>,
 }
 
 impl EpollWait {
@@ -111,7 +115,20 @@ impl EpollWait {
                 Some(timer)
             }
         };
-        Ok(EpollWait { call, timer })
+        Ok(EpollWait {
+            call,
+            timer,
+            syscalls: Cell::new(0),
+        })
+    }
+
+    /// The syscalls the waits made since the last call (a server counts them as its own).
+    pub fn take_syscalls(&self) -> u64 {
+        self.syscalls.take()
+    }
+
+    fn made_syscall(&self) {
+        self.syscalls.set(self.syscalls.get() + 1);
     }
 
     /// Waits on `epoll` (the set this was made for) for at most `timeout` (None: until an event)
@@ -128,6 +145,7 @@ impl EpollWait {
             None => None,
         };
         let Some(timer) = &self.timer else {
+            self.made_syscall();
             return pwait2(epoll, events, timespec.as_ref());
         };
         debug_assert_eq!(self.call, WaitCall::WaitWithTimer);
@@ -138,10 +156,12 @@ impl EpollWait {
                 it_interval: Timespec::default(),
                 it_value: exact,
             };
+            self.made_syscall();
             timerfd_settime(timer, TimerfdTimerFlags::empty(), &once)?;
         }
         // rustix's epoll_wait rounds the timeout up to the millisecond: the timer comes first.
         // A timer armed by an earlier wait may fire in any later one: it is never an event.
+        self.made_syscall();
         let ready = epoll::wait(epoll, &mut *events, timespec.as_ref())?;
         Ok(without_timer(&mut events[..ready]))
     }
@@ -270,6 +290,26 @@ mod tests {
         // ... and fires inside a whole-millisecond wait, which reports nothing.
         let whole_ms = Some(Duration::from_millis(5));
         assert_eq!(waiter.wait(&epoll, &mut events, whole_ms).unwrap(), 0);
+    }
+
+    /// What a server counts as its own syscalls: the fallback's wait with a sub-millisecond
+    /// part arms the timer too.
+    #[test]
+    fn the_waits_count_the_syscalls_they_make() {
+        let epoll = epoll::create(CreateFlags::CLOEXEC).unwrap();
+        let mut events = [empty_event(); 4];
+        let fallback = EpollWait::with_call(&epoll, WaitCall::WaitWithTimer).unwrap();
+        let sub_ms = Some(Duration::from_micros(200));
+        let whole_ms = Some(Duration::from_millis(1));
+        for (timeout, syscalls) in [(sub_ms, 2), (whole_ms, 1), (Some(Duration::ZERO), 1)] {
+            fallback.wait(&epoll, &mut events, timeout).unwrap();
+            assert_eq!(fallback.take_syscalls(), syscalls, "{timeout:?}");
+        }
+        let pwait2 = EpollWait::with_call(&epoll, WaitCall::Pwait2).unwrap();
+        if pwait2_exists() {
+            pwait2.wait(&epoll, &mut events, sub_ms).unwrap();
+            assert_eq!(pwait2.take_syscalls(), 1);
+        }
     }
 
     #[test]

@@ -267,13 +267,23 @@ pub fn row_engines(document: &[u8]) -> Vec<String> {
         .collect()
 }
 
-/// `load echo --mode stream` with the slow reader, for 1.5 s.
+/// `load echo --mode stream` with the slow reader, for 1.5 s, through a 64 KiB SO_RCVBUF.
+///
+/// Not smaller: a zero-copy sender (`uring-send-zc`) charges a whole page of socket memory to
+/// each fragment, so 1000-byte echoes arrive at about 5 bytes of truesize per byte of payload,
+/// and the receiver's window shrinks to that share of its buffer. With a 4 KiB SO_RCVBUF
+/// (8 KiB after the kernel doubles it) the window fell to 1000 or 2000 bytes, below the
+/// sender's MSS (half the largest window it had seen, 2048): TCP then sends nothing but a
+/// zero-window probe every 200 ms (`ss -tmi`: persist timer, snd_wnd 1000, the reader's
+/// Recv-Q 0), 40 KiB in 1.5 s, in 1 run of 6 on a quiet machine. With 64 KiB the window
+/// stays above the MSS (0 stalls in 55 runs under load) and the server's sends still go
+/// short (epoll, strace: 17 of 646 sends short, 21 EAGAIN).
 pub fn slow_reader_stream(address: SocketAddr, connections: &str) -> std::process::Output {
     Command::new(BIN)
         .args(["load", "echo", "--mode", "stream", "--read-rate", "4m"])
         .args([
             "--rcvbuf",
-            "4k",
+            "64k",
             "--connections",
             connections,
             "--payload",

@@ -447,7 +447,7 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
         if self.connections[slot].closing {
             let chunk = Chunk::new(Source::Received(buffer), len);
             self.connections[slot].pending.push_back(chunk);
-            self.release_pending(slot);
+            self.release_pending(sq, slot);
             return;
         }
         self.reply(sq, slot, buffer, len);
@@ -494,7 +494,7 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
         connection.closing = true;
         let cancel_recv = R::MULTISHOT && connection.recv_armed && !connection.cancel_sent;
         let cancel_hangup = connection.hangup_armed;
-        self.release_pending(slot);
+        self.release_pending(sq, slot);
         if cancel_recv {
             self.cancel(sq, slot, Op::Recv);
         }
@@ -504,8 +504,8 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
     }
 
     /// Gives back the receive buffers of a closing connection, except one a send still reads.
-    fn release_pending(&mut self, slot: usize) {
-        let connection = &mut self.connections[slot];
+    fn release_pending(&mut self, sq: &mut SubmissionQueue<'_>, slot: usize) {
+        let connection = &self.connections[slot];
         debug_assert!(connection.closing);
         // A send in flight reads its chunk, or every chunk handed to a bundle.
         let keep = if connection.send_in_flight {
@@ -513,17 +513,20 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
         } else {
             0
         };
-        for chunk in connection
-            .pending
-            .drain(keep.min(connection.pending.len())..)
-        {
+        while self.connections[slot].pending.len() > keep {
+            let chunk = self.connections[slot].pending.pop_back().expect("a chunk");
             if let Source::Received(buffer) = chunk.source {
-                self.receive.release(buffer);
+                self.release(sq, buffer);
             }
         }
     }
 
-    /// Gives a receive buffer back and re-arms a connection that was starved of one.
+    /// Gives a receive buffer back and, when it went back to the pool, re-arms every connection
+    /// starved of one. Every one, not one per buffer: a re-armed receive whose peer sends
+    /// nothing more leaves the buffer in the ring, and an incrementally consumed buffer serves
+    /// many receives, so waking one per buffer left connections starved beside a pool with
+    /// room, for good once no buffer came back (`uring-recv-inc`'s 2 buffers: an echo stalled
+    /// 10 s). One that finds the pool empty again ends with ENOBUFS and waits again.
     fn release(&mut self, sq: &mut SubmissionQueue<'_>, buffer: u16) {
         if !self.receive.release(buffer) {
             return;
@@ -535,7 +538,6 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
                 .is_some_and(|c| c.generation == generation && c.starved && !c.closing);
             if still_waiting {
                 self.arm_recv(sq, slot);
-                return;
             }
         }
     }

@@ -40,7 +40,7 @@ impl<R: ReceiveStrategy, S: SendStrategy> Server<'_, R, S> {
             }
             self.start_closing(sq, slot);
             // Closing may have begun while this send was in flight; its chunk is free now.
-            self.release_pending(slot);
+            self.release_pending(sq, slot);
             return;
         }
         ServerCounters::add(&self.counters.bytes_sent, result as u64);
@@ -78,7 +78,7 @@ impl<R: ReceiveStrategy, S: SendStrategy> Server<'_, R, S> {
             return; // Its next completion says what else went out.
         }
         if connection.closing {
-            self.release_pending(slot);
+            self.release_pending(sq, slot);
         } else if !connection.pending.is_empty() {
             // A short send: the rest of the head, or the next chunk, goes out next.
             self.send_head(sq, slot);
