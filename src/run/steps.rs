@@ -241,18 +241,18 @@ pub const STEPS: &[Step] = &[
     Step {
         // Issue 22's shapes beyond 64-byte ping-pong, one short cell each within the run's
         // budget: 16 KiB messages at 50 connections (beside the echo step's 64 B there, the
-        // report's size sweep) for epoll and the rungs that pay or cost at that size
-        // (incremental buffers, SEND_ZC); tcpkali's stream (seed 004: 1 KiB messages, 128
-        // connections; MB/s and the server's CPU per MB) for epoll and the receive rungs
-        // PhotonLibOS found losing to it. The full sweeps are `echo --payload` and `--mode
-        // stream` (bench/shapes.md).
+        // report's size sweep) for epoll and the cheapest io_uring rung at that size
+        // (incremental buffers); tcpkali's stream (seed 004: 1 KiB messages, 128 connections;
+        // MB/s and the server's CPU per MB) for the top receive rung, bundles. The full sweeps
+        // and epoll beside the stream are `echo --payload` and `--mode stream` (bench/shapes.md).
         name: "echo 16k",
         command: &["echo"],
         args: [None, Some(SHAPE_16K), Some(SHAPE_16K)],
         takes_dir: false,
         takes_network: true,
-        // Measured: 1.8 s here.
-        seconds: [0, 3, 3],
+        realtime: false,
+        // Measured: 1.8 s here with a third engine.
+        seconds: [0, 2, 2],
         control: None,
         contenders: [None, None, None],
         contender_seconds: [0, 0, 0],
@@ -263,8 +263,9 @@ pub const STEPS: &[Step] = &[
         args: [None, Some(SHAPE_STREAM), Some(SHAPE_STREAM)],
         takes_dir: false,
         takes_network: true,
-        // Measured: 2.7 s with a 200 ms warm-up; 0.8 s more per engine now.
-        seconds: [0, 6, 6],
+        realtime: false,
+        // Measured: 2.7 s for three engines with a 200 ms warm-up; 0.8 s more each now.
+        seconds: [0, 2, 2],
         control: None,
         contenders: [None, None, None],
         contender_seconds: [0, 0, 0],
@@ -371,7 +372,7 @@ const FULL_SWEEP: &[&str] = &[
 /// The shape steps' arguments: one cell per engine, one short run.
 const SHAPE_16K: &[&str] = &[
     "--engine",
-    "epoll,uring-recv-inc,uring-send-zc",
+    "epoll,uring-recv-inc",
     "--payload",
     "16k",
     "--connections",
@@ -387,7 +388,7 @@ const SHAPE_16K: &[&str] = &[
 /// nothing within the first 500 ms here while its provided buffers refilled.
 const SHAPE_STREAM: &[&str] = &[
     "--engine",
-    "epoll,uring-multishot,uring-bundle",
+    "uring-bundle",
     "--mode",
     "stream",
     "--connections",
