@@ -121,9 +121,59 @@ fn libaio_without_direct_is_refused_with_the_reason() {
     assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.contains("skipping libaio: it reads asynchronously only from an O_DIRECT file"),
+        stderr.contains(
+            "libaio cannot read this file: it reads asynchronously only from an O_DIRECT file"
+        ),
         "{stderr}"
     );
+}
+
+/// An engine named that cannot read here gets a row at each depth saying why, beside the
+/// engines measured, and the study exits 4 (docs/exit-codes.md): libaio on a buffered file,
+/// and an io_uring rung where io_uring is switched off.
+#[test]
+fn named_engines_that_cannot_read_get_failure_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    for (engine, switch_off, reason) in [
+        (
+            "libaio",
+            false,
+            "refused: it reads asynchronously only from an O_DIRECT file",
+        ),
+        (
+            "uring-ring",
+            true,
+            "unavailable here: io_uring is switched off",
+        ),
+    ] {
+        let mut command = ringside();
+        if switch_off {
+            command.env("RINGSIDE_FORCE_NO_URING", "1");
+        }
+        let engines = format!("blocking,{engine}");
+        let output = command
+            .args([
+                "fs", "read", "--size", "1m", "--depth", "1,4", "--runs", "1",
+            ])
+            .args(["--engine", &engines, "--format", "json", "--quiet", "--dir"])
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(4), "{output:?}");
+        let document: Value = serde_json::from_slice(&output.stdout).unwrap();
+        let rows = document["results"].as_array().unwrap();
+        let measured: Vec<&Value> = rows.iter().filter(|r| r["engine"] == "blocking").collect();
+        assert_eq!(measured.len(), 1);
+        assert_eq!(measured[0]["verified"], true);
+        let failed: Vec<&Value> = rows.iter().filter(|r| r["engine"] == engine).collect();
+        assert_eq!(failed.len(), 2, "a row at each depth: {rows:?}");
+        for row in failed {
+            let failure = row["failure"].as_str().unwrap();
+            assert!(failure.contains(reason), "{failure}");
+            assert_eq!(row["verified"], false);
+        }
+    }
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
 
 /// A block whose content is not what the layout stamped (here: block 5 holds block 6's data)
@@ -168,6 +218,7 @@ fn every_read_engine_catches_a_wrong_block() {
                 depth: 4,
                 threads: None,
                 stamp,
+                advice: rustix::fs::Advice::Random,
                 helpers: &helpers,
                 should_stop: &|| false,
             };

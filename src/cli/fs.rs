@@ -221,6 +221,7 @@ impl ReadArgs {
         };
         ReadStudy {
             engines: select(Workload::FsRead, &common.engine)?,
+            engines_named: !common.engine.is_empty(),
             depths: self.depth.clone(),
             threads: self.threads,
             runs: common.runs,

@@ -55,6 +55,9 @@ pub struct ReadJob<'a> {
     /// Threads of the `threads` engine's pool (None: as many as `depth`).
     pub threads: Option<u32>,
     pub stamp: Stamp,
+    /// The access advice the file was given (random or sequential, as fio's `fadvise_hint`),
+    /// for an engine that opens the file again: advice belongs to one open file description.
+    pub advice: rustix::fs::Advice,
     /// The kernel threads an io_uring engine sets up for its ring.
     pub helpers: &'a Helpers,
     /// Stop early (Ctrl-C or the runtime cap) once this returns true; checked between reads.

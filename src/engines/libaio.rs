@@ -6,17 +6,16 @@
 //! up, and the ABI (`linux/aio_abi.h`) is four calls and two structs.
 //!
 //! The loop keeps `--depth` reads in flight: it submits every free slot's read in one
-//! `io_submit`, then waits in `io_getevents` for three quarters of what is in flight, as the
-//! io_uring ring rung waits, so the two differ only in their API.
+//! `io_submit`, then waits in `io_getevents` for at least one completion and takes every one
+//! that is ready, as fio's libaio engine does (`iodepth_batch_complete_min=1`) and as the io_uring
+//! rungs' reads do, so the two differ only in their API.
 
-use std::os::fd::{AsRawFd, BorrowedFd};
-use std::time::Instant;
-
-use crate::engines::aligned::AlignedBuffer;
 use crate::engines::blocking::file::io_error;
 use crate::engines::file::{FileEngine, FileOutcome, ReadJob};
+use crate::engines::slots::Slots;
 use crate::measure::Meter;
 use crate::row::Tally;
+use std::os::fd::{AsRawFd, BorrowedFd};
 
 /// `struct iocb` of `linux/aio_abi.h` (64 bytes; `aio_key` before `aio_rw_flags` on
 /// little-endian machines, and both stay zero here).
@@ -130,38 +129,30 @@ impl FileEngine for Libaio {
     fn read(&mut self, job: &ReadJob, meter: &mut Meter) -> anyhow::Result<FileOutcome> {
         check_direct(job.file)?;
         let depth = job.depth.max(1) as usize;
-        let mut buffers = AlignedBuffer::zeroed(depth * job.block_size);
-        let base = buffers.as_mut_slice().as_mut_ptr() as u64;
+        let mut slots = Slots::new(depth, job.block_size);
         let context = Context::new(depth)?;
         // One iocb per slot, rewritten for each read; the pointers to submit point at them.
         let mut iocbs = vec![Iocb::default(); depth];
         let mut to_submit: Vec<*mut Iocb> = Vec::with_capacity(depth);
         let mut events = vec![IoEvent::default(); depth];
-        let mut slot_block = vec![0u32; depth];
-        let mut started = vec![Instant::now(); depth];
-        let mut free: Vec<usize> = (0..depth).rev().collect();
-        let mut latency = crate::stats::histogram::new_latency();
         let mut tally = Tally::default();
-        let mut mismatches = 0;
         let mut next = 0usize;
         let fd = job.file.as_raw_fd() as u32;
         meter.start();
         loop {
             to_submit.clear();
-            while next < job.blocks.len() && !free.is_empty() && !(job.should_stop)() {
-                let slot = free.pop().expect("a free slot");
+            while next < job.blocks.len() && slots.has_free() && !(job.should_stop)() {
                 let block = job.blocks[next];
+                let (slot, buffer) = slots.start(block).expect("a free slot");
                 iocbs[slot] = Iocb {
                     aio_data: slot as u64,
                     aio_lio_opcode: IOCB_CMD_PREAD,
                     aio_fildes: fd,
-                    aio_buf: base + (slot * job.block_size) as u64,
+                    aio_buf: buffer.as_mut_ptr() as u64,
                     aio_nbytes: job.block_size as u64,
                     aio_offset: i64::from(block) * job.block_size as i64,
                     ..Iocb::default()
                 };
-                slot_block[slot] = block;
-                started[slot] = Instant::now();
                 to_submit.push(&mut iocbs[slot]);
                 next += 1;
             }
@@ -170,35 +161,26 @@ impl FileEngine for Libaio {
                 submitted += context.submit(&mut to_submit[submitted..])?;
                 tally.syscalls_self += 1;
             }
-            let in_flight = depth - free.len();
-            if in_flight == 0 {
+            if slots.in_flight() == 0 {
                 break;
             }
-            let got = context.events((in_flight * 3 / 4).max(1), &mut events)?;
+            // As fio's libaio engine: wait for one completion, take all that are ready.
+            let got = context.events(1, &mut events)?;
             tally.syscalls_self += 1;
             for event in &events[..got] {
-                let slot = event.data as usize;
-                debug_assert!(slot < depth, "an event of no slot");
-                latency.saturating_record(started[slot].elapsed().as_nanos() as u64);
                 if event.res < 0 {
                     let errno = rustix::io::Errno::from_raw_os_error(-event.res as i32);
                     return Err(io_error("an AIO read", errno));
                 }
                 let read = event.res as usize;
-                let buffer = &buffers.as_slice()[slot * job.block_size..][..read];
-                mismatches += u64::from(!job.stamp.matches(buffer, slot_block[slot]));
+                slots.finish(event.data as usize, read, Some(job.stamp))?;
                 tally.ops += 1;
                 tally.bytes += read as u64;
-                free.push(slot);
             }
         }
         let measured = meter.stop();
         drop(context);
-        Ok(FileOutcome {
-            mismatches,
-            latency_ns: Some(latency),
-            ..FileOutcome::new(measured, tally)
-        })
+        Ok(slots.outcome(measured, tally))
     }
 }
 

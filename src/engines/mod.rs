@@ -21,6 +21,7 @@ mod lookup;
 pub mod needs;
 pub mod server;
 pub mod shared_counters;
+pub mod slots;
 pub mod threads;
 pub mod uring;
 mod workload;

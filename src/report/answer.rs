@@ -52,16 +52,12 @@ pub fn answer(document: &Document, studies: &[Study]) -> Answer {
     let mut answered: Vec<&EqualLoad> = Vec::new();
     let mut found: Vec<(String, String)> = Vec::new();
     for study in studies {
-        let text = match client_set_the_pace(study, &loads) {
-            Some(load) => {
-                answered.push(load);
-                format!(
-                    "the client was saturated in every engine's closed-loop runs, so their \
-                     throughputs rank the load generator, not the servers. At equal load: {}",
-                    load.verdict()
-                )
+        let text = match client_paced(study, &loads) {
+            Some((text, load)) => {
+                answered.extend(load);
+                text
             }
-            None => finding(study),
+            None => finding(study, &compared(study)),
         };
         found.push((study.title.clone(), text));
     }
@@ -79,17 +75,78 @@ pub fn answer(document: &Document, studies: &[Study]) -> Answer {
     }
 }
 
-/// The equal-load comparison that answers `study` instead of its throughputs: a network study
-/// whose every verified engine had its client saturated, when a sweep ran at its connections.
-fn client_set_the_pace<'a>(study: &Study, loads: &'a [EqualLoad]) -> Option<&'a EqualLoad> {
+/// A network study whose closed loop saturated the client for some engines: their throughputs
+/// are the load generator's limit, so no winner is named among them and the equal-load verdict
+/// of the same connections (when a sweep ran) speaks for them. The engines whose client kept
+/// up are ranked among themselves, and against the saturated ones only where that holds
+/// whatever the client's limit: every run of the slowest saturated engine outran every run of
+/// the fastest free one, so each saturated engine served at least that much more. None when
+/// no engine saturated its client.
+fn client_paced<'a>(
+    study: &Study,
+    loads: &'a [EqualLoad],
+) -> Option<(String, Option<&'a EqualLoad>)> {
     let engines = compared(study);
-    let saturated = engines.iter().all(|engine| engine.figures.client_saturated);
-    if engines.is_empty() || !saturated {
-        return None;
+    let (saturated, free): (Vec<&EngineSummary>, Vec<&EngineSummary>) =
+        (engines.iter()).partition(|engine| engine.figures.client_saturated);
+    let slowest = (saturated.iter().copied())
+        .min_by(|a, b| a.throughput.median.total_cmp(&b.throughput.median))?;
+    let unit = study.unit();
+    let names = |group: &[&EngineSummary]| {
+        let names: Vec<&str> = group.iter().map(|engine| engine.engine.as_str()).collect();
+        match names.as_slice() {
+            [many @ .., last] if !many.is_empty() => format!("{} and {last}", many.join(", ")),
+            _ => names.join(""),
+        }
+    };
+    let whom = match free.len() {
+        n if n < saturated.len() => format!("every engine but {}", names(&free)),
+        _ => names(&saturated),
+    };
+    let mut text = match free.as_slice() {
+        [] => "the client was saturated in every engine's closed-loop runs, so their \
+               throughputs rank the load generator, not the servers"
+            .to_string(),
+        _ => format!(
+            "the client was saturated in the closed-loop runs of {whom}, so those engines' \
+             throughputs rank the load generator, not the servers, and none of them is named a \
+             winner"
+        ),
+    };
+    let fastest_free =
+        (free.iter().copied()).max_by(|a, b| a.throughput.median.total_cmp(&b.throughput.median));
+    if let Some(fastest) = fastest_free {
+        if slowest.throughput.min > fastest.throughput.max {
+            text.push_str(&format!(
+                "; each still reached at least {} the {unit} of {} (the slowest, {}: {} vs {} \
+                 {unit}, every run above every run of it, client not saturated)",
+                ratio(slowest.throughput.median / fastest.throughput.median),
+                fastest.engine,
+                slowest.engine,
+                throughput(study.headline, slowest.throughput.median),
+                throughput(study.headline, fastest.throughput.median),
+            ));
+        }
+    }
+    text.push('.');
+    if free.len() > 1 {
+        text.push_str(&format!(
+            " Among {}: {}",
+            names(&free),
+            finding(study, &free)
+        ));
     }
     let param = |key: &str| study.params.get(key).and_then(Value::as_u64);
     let connections = param("connections");
-    matching(loads, &study.workload, connections, param("payload_bytes"))
+    let load = matching(loads, &study.workload, connections, param("payload_bytes"));
+    match load {
+        Some(load) => text.push_str(&format!(" At equal load: {}", load.verdict())),
+        None => text.push_str(
+            " No equal-load sweep ran at these connections (`--sweep` compares the servers at \
+             the same offered rates).",
+        ),
+    }
+    Some((text, load))
 }
 
 /// The verified engines ringside measured: the first is the baseline.
@@ -101,8 +158,9 @@ fn compared(study: &Study) -> Vec<&EngineSummary> {
         .collect()
 }
 
-/// "uring-link reached 4.10× the pages/s of blocking (3.80–4.50× across runs): fsyncs shared…".
-fn finding(study: &Study) -> String {
+/// "uring-link reached 4.10× the pages/s of blocking (3.80–4.50× across runs): fsyncs shared…",
+/// over `engines` (verified, the first the baseline).
+fn finding(study: &Study, engines: &[&EngineSummary]) -> String {
     if study.measured().is_empty() && !study.contenders.is_empty() {
         // E.g. `run`'s integrity stream, which only the contenders run: their table says more.
         let verified = study.contenders.iter().filter(|c| c.verified).count();
@@ -111,9 +169,8 @@ fn finding(study: &Study) -> String {
             study.contenders.len()
         );
     }
-    let engines = compared(study);
     let unit = study.unit();
-    let [baseline, rest @ ..] = engines.as_slice() else {
+    let [baseline, rest @ ..] = engines else {
         return "no engine's data was verified, so no result.".to_string();
     };
     let Some(best) = rest
@@ -306,19 +363,11 @@ mod tests {
     #[test]
     fn a_client_saturated_closed_loop_gets_the_equal_load_verdict() {
         use crate::report::equal_load::tests::point_row;
-        let closed = |engine: &str, run: u32, rate: f64| {
-            let mut row = point_row(engine, rate, 3.0, 300);
-            row.run = run;
-            (row.offered_rate, row.client_late_share) = (None, None);
-            row.params.remove(crate::row::P99_BOUND_PARAM);
-            row.client_saturated = Some(true);
-            row
-        };
         let mut rows = vec![
-            closed("epoll", 1, 100_000.0),
-            closed("uring-defer", 1, 120_000.0),
-            closed("epoll", 2, 101_000.0),
-            closed("uring-defer", 2, 121_000.0),
+            closed_row("epoll", 1, 100_000.0, true),
+            closed_row("uring-defer", 1, 120_000.0, true),
+            closed_row("epoll", 2, 101_000.0, true),
+            closed_row("uring-defer", 2, 121_000.0, true),
         ];
         for (engine, cpu) in [("epoll", 6.0), ("uring-defer", 5.4)] {
             rows.push(point_row(engine, 50_000.0, cpu, 200));
@@ -333,6 +382,100 @@ mod tests {
             text.contains(
                 "At equal load: at 50000 messages/s (the highest rate every engine \
                  held), uring-defer used 0.90× epoll's server CPU per message"
+            ),
+            "{text}"
+        );
+    }
+
+    /// A closed-loop echo row at 50 connections, its client saturated or not.
+    fn closed_row(engine: &str, run: u32, rate: f64, saturated: bool) -> Row {
+        use crate::report::equal_load::tests::point_row;
+        let mut row = point_row(engine, rate, 3.0, 300);
+        row.run = run;
+        (row.offered_rate, row.client_late_share) = (None, None);
+        row.params.remove(crate::row::P99_BOUND_PARAM);
+        row.client_saturated = Some(saturated);
+        row
+    }
+
+    /// Echo at 50 connections as `run` measured it: blocking (a thread per connection) kept
+    /// its client under the limit, every other engine saturated it. No winner is named among
+    /// the saturated ones; blocking is compared with them only as a lower bound, since every
+    /// run of the slowest of them outran every run of blocking.
+    #[test]
+    fn saturated_engines_are_set_apart_from_one_whose_client_kept_up() {
+        use crate::report::equal_load::tests::point_row;
+        let mut rows = Vec::new();
+        for run in 1..=2 {
+            let wobble = f64::from(run) * 100.0;
+            rows.push(closed_row("blocking", run, 18_000.0 + wobble, false));
+            rows.push(closed_row("epoll", run, 200_000.0 + wobble, true));
+            rows.push(closed_row("uring-defer", run, 230_000.0 + wobble, true));
+        }
+        for (engine, cpu) in [("epoll", 6.0), ("uring-defer", 5.4)] {
+            rows.push(point_row(engine, 50_000.0, cpu, 200));
+        }
+        let document = document(rows);
+        let answer = answer(&document, &studies(&document.results));
+        assert_eq!(answer.studies.len(), 1, "{:?}", answer.studies);
+        let text = &answer.studies[0].1;
+        assert!(
+            !text.contains("reached 12"),
+            "no winner among saturated: {text}"
+        );
+        assert!(
+            text.starts_with(
+                "the client was saturated in the closed-loop runs of every engine but \
+                 blocking, so those engines' throughputs rank the load generator"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "each still reached at least 11.03× the messages/s of blocking (the slowest, \
+                 epoll: "
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("At equal load: at 50000 messages/s (the highest rate every engine"),
+            "{text}"
+        );
+    }
+
+    /// Where a saturated engine's runs overlap a free engine's, no comparison across the two
+    /// groups holds; the free engines are still ranked among themselves, and without a sweep
+    /// the text says none ran.
+    #[test]
+    fn free_engines_are_ranked_among_themselves_and_overlap_is_not_compared() {
+        let mut rows = Vec::new();
+        for run in 1..=2 {
+            let wobble = f64::from(run) * 1000.0;
+            rows.push(closed_row("blocking", run, 20_000.0 + wobble, false));
+            rows.push(closed_row("epoll", run, 60_000.0 + wobble, false));
+            rows.push(closed_row("uring", run, 59_000.0 + 3.0 * wobble, true));
+        }
+        let document = document(rows);
+        let answer = answer(&document, &studies(&document.results));
+        let text = &answer.studies[0].1;
+        assert!(!text.contains("at least"), "overlapping runs: {text}");
+        assert!(
+            text.contains(
+                "the closed-loop runs of uring, so those engines' throughputs rank the load \
+                 generator"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "Among blocking and epoll: epoll reached 2.86× the messages/s of blocking"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.ends_with(
+                "No equal-load sweep ran at these connections (`--sweep` \
+                 compares the servers at the same offered rates)."
             ),
             "{text}"
         );

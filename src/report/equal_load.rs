@@ -140,12 +140,31 @@ impl EqualLoad {
             })
     }
 
-    /// The highest offered rate every engine was measured at and held.
+    /// The engines that held none of the rates they were offered. When they are fewer than
+    /// half, they are left out of the common rate and named beside it: an engine that holds
+    /// nothing (an SQPOLL poller sharing the server's CPU here) would otherwise leave every
+    /// other engine without one. When most held nothing, the machine held them back, and no
+    /// rate is common.
+    pub fn held_none(&self) -> Vec<&str> {
+        (self.engines.iter())
+            .filter(|(name, _)| self.highest_held(name).is_none())
+            .map(|(name, _)| name.as_str())
+            .collect()
+    }
+
+    /// The highest offered rate every engine that held any was measured at and held.
     pub fn common_rate(&self) -> Option<f64> {
-        let (_, first) = self.engines.first()?;
+        let none = self.held_none();
+        if 2 * none.len() >= self.engines.len() {
+            return None;
+        }
+        let holding: Vec<&(String, Vec<Point>)> = (self.engines.iter())
+            .filter(|(name, _)| !none.contains(&name.as_str()))
+            .collect();
+        let (_, first) = holding.first()?;
         (first.iter().map(|p| p.offered))
             .filter(|&rate| {
-                (self.engines.iter()).all(|(name, _)| self.at(name, rate).is_some_and(|p| p.held))
+                (holding.iter()).all(|(name, _)| self.at(name, rate).is_some_and(|p| p.held))
             })
             .fold(None, |best: Option<f64>, rate| {
                 Some(best.map_or(rate, |b| b.max(rate)))
@@ -163,7 +182,9 @@ impl EqualLoad {
                 self.highest_rates()
             );
         };
+        let none = self.held_none();
         let mut at: Vec<(&str, &Point)> = (self.engines.iter())
+            .filter(|(name, _)| !none.contains(&name.as_str()))
             .filter_map(|(name, _)| Some((name.as_str(), self.at(name, rate)?)))
             .collect();
         let baseline = at[0];
@@ -173,7 +194,13 @@ impl EqualLoad {
                 .total_cmp(&b.1.cpu_us_per_op.median)
         });
         let best = at[0];
-        let mut text = format!("at {rate:.0} {noun}s/s (the highest rate every engine held), ");
+        let but = match none.as_slice() {
+            [] => String::new(),
+            [one] => format!(" but {one}, which held none"),
+            [many @ .., last] => format!(" but {} and {last}, which held none", many.join(", ")),
+        };
+        let mut text =
+            format!("at {rate:.0} {noun}s/s (the highest rate every engine held{but}), ");
         let reference = match (best.0 == baseline.0, at.get(1)) {
             (true, Some(second)) => *second,
             (true, None) => {
@@ -306,5 +333,52 @@ pub mod tests {
             verdict.contains("epoll 40000/s, uring-defer 20000/s"),
             "{verdict}"
         );
+    }
+
+    /// An engine that held none of its rates (an SQPOLL poller taking turns with the server on
+    /// its CPU) is named beside the verdict instead of leaving the others without one.
+    #[test]
+    fn an_engine_that_held_nothing_does_not_take_the_verdict_from_the_others() {
+        let rows = vec![
+            point_row("epoll", 10_000.0, 10.0, 100),
+            point_row("uring-sqpoll", 10_000.0, 40.0, 2900),
+            point_row("uring-defer", 10_000.0, 8.0, 90),
+            point_row("epoll", 20_000.0, 6.0, 200),
+            point_row("uring-defer", 20_000.0, 4.8, 150),
+        ];
+        let load = &equal_loads(&rows)[0];
+        assert_eq!(load.held_none(), ["uring-sqpoll"]);
+        assert_eq!(load.common_rate(), Some(20_000.0));
+        let verdict = load.verdict();
+        assert!(
+            verdict.starts_with(
+                "at 20000 messages/s (the highest rate every engine held but uring-sqpoll, \
+                 which held none), uring-defer used 0.80× epoll's server CPU per message"
+            ),
+            "{verdict}"
+        );
+        assert!(verdict.contains("uring-sqpoll none"), "{verdict}");
+        // When most engines held nothing, the machine held them back: no rate is common.
+        let mut rows = rows;
+        rows.push(point_row("uring", 10_000.0, 12.0, 2500));
+        rows.push(point_row("uring-multishot", 10_000.0, 12.0, 2500));
+        let load = &equal_loads(&rows)[0];
+        assert_eq!(load.common_rate(), None);
+        assert!(load
+            .verdict()
+            .starts_with("no offered rate was held by every engine"));
+    }
+
+    /// A point run twice (a single run not held is run once more) is held when one of the two
+    /// held it, as the sweep decided.
+    #[test]
+    fn a_point_held_in_one_of_two_runs_is_held() {
+        let mut missed = point_row("uring", 10_000.0, 10.0, 3000);
+        missed.client_late_share = Some(0.02);
+        let mut again = point_row("uring", 10_000.0, 10.0, 300);
+        again.run = 2;
+        let load = &equal_loads(&[missed, again])[0];
+        assert_eq!(load.highest_held("uring"), Some(10_000.0));
+        assert_eq!(load.engines[0].1[0].runs, 2);
     }
 }

@@ -26,6 +26,7 @@ use crate::studies::ENGINE_FAILED_EXIT;
 use crate::system::network::{Network, PathPlan};
 use crate::system::stop::stopped;
 use crate::system::stop::{interrupted_exit_code, is_interrupted_exit, stop_flag, stop_signal};
+use crate::system::tuning::Sched;
 use steps::{plan, Control, Mode, Step};
 
 /// The whole study, as `run`'s flags asked for it.
@@ -217,6 +218,18 @@ fn run_step(context: &StepContext, step: &Step, collected: &mut Collected) {
                 .map(usize::to_string)
                 .collect();
             command.args(["--server-threads", &counts.join(",")]);
+        }
+    }
+    if step.realtime {
+        if Sched::Fifo.permitted() {
+            command.args(["--sched", "fifo"]);
+        } else {
+            collected.note(format!(
+                "{}: ran under SCHED_OTHER, as SCHED_FIFO was refused (it needs root or \
+                 CAP_SYS_NICE): other work on the machine delays the open loop's sends and \
+                 answers there, so fewer offered rates may be held",
+                step.name
+            ));
         }
     }
     if context.quiet {

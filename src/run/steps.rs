@@ -45,6 +45,9 @@ pub struct Step {
     pub takes_dir: bool,
     /// Whether the subcommand takes `--network` and its shaping (the network studies).
     pub takes_network: bool,
+    /// Whether server and client run under SCHED_FIFO where the process may (`--sched fifo`),
+    /// else under the normal class with a note.
+    pub realtime: bool,
     /// Seconds per mode, for the time left on stderr (default: measured on a 2-vCPU VM).
     pub seconds: [u64; 3],
     pub control: Option<Control>,
@@ -100,6 +103,7 @@ pub const STEPS: &[Step] = &[
         ],
         takes_dir: true,
         takes_network: false,
+        realtime: false,
         seconds: [15, 45, 120],
         control: Some(Control::FioWrite),
         contenders: [None, None, None],
@@ -115,6 +119,7 @@ pub const STEPS: &[Step] = &[
         ],
         takes_dir: true,
         takes_network: false,
+        realtime: false,
         seconds: [0, 20, 60],
         control: Some(Control::FioWrite),
         contenders: [None, None, None],
@@ -141,6 +146,7 @@ pub const STEPS: &[Step] = &[
         ],
         takes_dir: true,
         takes_network: false,
+        realtime: false,
         seconds: [0, 20, 120],
         control: None,
         contenders: [None, None, None],
@@ -178,6 +184,7 @@ pub const STEPS: &[Step] = &[
         ],
         takes_dir: true,
         takes_network: false,
+        realtime: false,
         seconds: [0, 25, 220],
         control: Some(Control::FioRead),
         contenders: [None, None, None],
@@ -193,6 +200,7 @@ pub const STEPS: &[Step] = &[
         ],
         takes_dir: true,
         takes_network: false,
+        realtime: false,
         seconds: [20, 15, 400],
         control: None,
         contenders: [None, None, None],
@@ -205,11 +213,12 @@ pub const STEPS: &[Step] = &[
             // A smoke run: every engine and contender once, at the connection count where the
             // engines differ most (all three counts made --quick take 3.5 min here).
             Some(QUICK_NET),
-            // 10 engines (every rung of the ladder available here) x 3 connection counts x 3
-            // runs: 1 s windows keep it near five minutes (measured: 5 s windows and a 1 s
-            // warm-up made a 5-engine default run 7m52s). The reference contenders add
+            // 12 engines (every rung of the ladder available here) x 3 connection counts x 3
+            // runs: 0.8 s windows after 0.2 s keep the default run near eight minutes with the
+            // equal-load steps (measured: 5 s windows and a 1 s warm-up made a 5-engine
+            // default run 7m52s; 1 s after 0.3 s made the whole run 553 s). The reference contenders add
             // their cells at 50 connections and their integrity streams.
-            Some(&["--duration", "1s", "--warmup", "300ms", "--runs", "3"]),
+            Some(&["--duration", "800ms", "--warmup", "200ms", "--runs", "3"]),
             Some(&[
                 "--duration",
                 "20s",
@@ -221,7 +230,8 @@ pub const STEPS: &[Step] = &[
         ],
         takes_dir: false,
         takes_network: true,
-        seconds: [20, 165, 900],
+        realtime: false,
+        seconds: [20, 130, 900],
         control: None,
         contenders: [Some("50"), Some("50"), Some("50")],
         // A contender's cell costs about one engine cell and its start (Node's ≈ 0.3 s), plus
@@ -233,7 +243,7 @@ pub const STEPS: &[Step] = &[
         command: &["http"],
         args: [
             Some(QUICK_NET),
-            Some(&["--duration", "1s", "--warmup", "300ms", "--runs", "3"]),
+            Some(&["--duration", "800ms", "--warmup", "200ms", "--runs", "3"]),
             Some(&[
                 "--duration",
                 "20s",
@@ -245,7 +255,8 @@ pub const STEPS: &[Step] = &[
         ],
         takes_dir: false,
         takes_network: true,
-        seconds: [20, 100, 700],
+        realtime: false,
+        seconds: [20, 80, 700],
         control: Some(Control::WrkHttp),
         contenders: [Some("50"), Some("50"), Some("50")],
         contender_seconds: [12, 36, 420],
@@ -258,7 +269,8 @@ pub const STEPS: &[Step] = &[
         args: [Some(QUICK_SWEEP), Some(DEFAULT_SWEEP), Some(FULL_SWEEP)],
         takes_dir: false,
         takes_network: true,
-        seconds: [30, 65, 1150],
+        realtime: true,
+        seconds: [30, 35, 1150],
         control: None,
         contenders: [None, None, None],
         contender_seconds: [0, 0, 0],
@@ -269,7 +281,8 @@ pub const STEPS: &[Step] = &[
         args: [Some(QUICK_SWEEP), Some(DEFAULT_SWEEP), Some(FULL_SWEEP)],
         takes_dir: false,
         takes_network: true,
-        seconds: [30, 65, 1150],
+        realtime: true,
+        seconds: [30, 35, 1150],
         control: None,
         contenders: [None, None, None],
         contender_seconds: [0, 0, 0],
@@ -278,7 +291,12 @@ pub const STEPS: &[Step] = &[
 
 /// The equal-load sweeps' arguments per mode: a short probe per engine, then points below
 /// what the open-loop client sends on time here (it costs the client several times a closed
-/// loop's CPU per message: every send wakes an idle server).
+/// loop's CPU per message: every send wakes an idle server). The steps run under SCHED_FIFO
+/// (`Step::realtime`): under the normal class, other work on this 2-CPU machine held the
+/// client and server back for 2–7 ms at a time, so at 17k msg/s, 50 connections, every echo
+/// engine sent 0.4–4.5% of its messages more than 1 ms late with p99 1.4–3.3 ms, where under
+/// SCHED_FIFO all of them held 19k, 38k and 67k msg/s with p99 116–414 µs (bench/equal-load.md).
+/// Half-second windows: a point's p99 still rests on 90+ latencies above it.
 const QUICK_SWEEP: &[&str] = &[
     "--sweep",
     "--connections",
@@ -301,9 +319,9 @@ const DEFAULT_SWEEP: &[&str] = &[
     "--runs",
     "1",
     "--duration",
-    "1s",
+    "500ms",
     "--warmup",
-    "300ms",
+    "200ms",
     "--probe-duration",
     "500ms",
     "--sweep-points",
@@ -368,7 +386,7 @@ mod tests {
             "a cell per loop count"
         );
         assert!(
-            seconds <= 610,
+            seconds <= 490,
             "the default study should take about eight minutes: every rung of the ladder, the \
              reference contenders and the read step ({seconds} s estimated)"
         );

@@ -56,6 +56,14 @@ impl Sched {
         })
     }
 
+    /// Whether this process may run under the class: tried on a thread of its own, which ends
+    /// at once, so the calling thread keeps its class.
+    pub fn permitted(self) -> bool {
+        std::thread::spawn(move || self.set_on_calling_thread().is_ok())
+            .join()
+            .unwrap_or(false)
+    }
+
     /// The class set on the calling thread with one syscall and no allocation, so that a
     /// forked child may call it before exec (a contender's command).
     pub fn set_on_calling_thread(self) -> std::io::Result<()> {

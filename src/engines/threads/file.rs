@@ -12,11 +12,12 @@
 //! reports its own CPU time and context switches (getrusage of the thread), summed into the
 //! row's `pool_*` fields.
 
-use std::os::fd::BorrowedFd;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::RwLock;
 
 use hdrhistogram::Histogram;
+use rustix::fs::{Advice, Mode, OFlags};
 
 use crate::engines::aligned::AlignedBuffer;
 use crate::engines::blocking::file::{io_error, pread_exact, pwrite_all};
@@ -30,6 +31,56 @@ const THREAD_STACK_BYTES: usize = 128 * 1024;
 
 pub struct ThreadPool;
 
+/// What one pool thread works with, made before the clock starts: its own open file
+/// description of the study's file, a buffer, and (reads, the page cycle) its latencies.
+struct Worker {
+    /// The file opened again for this thread. Threads sharing one description contend on it:
+    /// in a process of several threads every `pread` takes and drops a reference on the shared
+    /// `struct file` (one atomic cache line for all CPUs), which fio's jobs, processes that each
+    /// open the file, never do.
+    file: OwnedFd,
+    buffer: AlignedBuffer,
+    latency: Option<Histogram<u64>>,
+}
+
+/// What a pool is made of: its size, each thread's buffer, whether it records latencies, and
+/// the access advice its file descriptions get (advice belongs to a description).
+struct PoolPlan {
+    threads: usize,
+    buffer_bytes: usize,
+    latency: bool,
+    advice: Option<Advice>,
+}
+
+impl PoolPlan {
+    fn worker(&self, file: BorrowedFd) -> anyhow::Result<Worker> {
+        let own = reopen(file)?;
+        if let Some(advice) = self.advice {
+            rustix::fs::fadvise(&own, 0, None, advice)
+                .map_err(|error| io_error("posix_fadvise", error))?;
+        }
+        Ok(Worker {
+            file: own,
+            buffer: AlignedBuffer::zeroed(self.buffer_bytes),
+            latency: self.latency.then(crate::stats::histogram::new_latency),
+        })
+    }
+}
+
+/// `file` opened again through /proc/self/fd with the same access mode and O_DIRECT: the same
+/// file, but an open file description of its own.
+fn reopen(file: BorrowedFd) -> anyhow::Result<OwnedFd> {
+    let flags = rustix::fs::fcntl_getfl(file).map_err(|error| io_error("fcntl", error))?;
+    let kept = flags & (OFlags::ACCMODE | OFlags::DIRECT);
+    let path = format!("/proc/self/fd/{}", file.as_raw_fd());
+    rustix::fs::open(&path, kept | OFlags::CLOEXEC, Mode::empty()).map_err(|error| {
+        anyhow::anyhow!(
+            "cannot open the file again for a pool thread through {path} ({error}); the \
+             threads engine needs /proc mounted"
+        )
+    })
+}
+
 /// What one pool thread did: its tally, read-backs that differed, latencies, and its usage.
 struct WorkerResult {
     tally: Tally,
@@ -38,57 +89,59 @@ struct WorkerResult {
     usage: Usage,
 }
 
-/// Runs `work` on `threads` threads from one start line, the calling thread being the first,
-/// between `meter.start` and `meter.stop`; stops them all once `should_stop` says so or one
-/// fails. `prepare(thread)` makes each thread's state (its buffers) before the clock starts;
-/// `work(state, stop)` takes items until the work runs out or `stop()` says to end. With
-/// `fsync_end`, the file is synced once every thread is done, inside the window.
-fn run_pool<S: Send>(
-    threads: usize,
+/// Runs `work` on `plan.threads` threads from one start line, the calling thread being the
+/// first, between `meter.start` and `meter.stop`; stops them all once `should_stop` says so or
+/// one fails. Every thread's `Worker` is made before the clock starts; `work(worker, stop)`
+/// takes items until the work runs out or `stop()` says to end, and returns its tally and
+/// mismatches. With `fsync_end`, the file is synced once every thread is done, inside the
+/// window.
+fn run_pool(
+    plan: &PoolPlan,
+    file: BorrowedFd,
     meter: &mut Meter,
     should_stop: &dyn Fn() -> bool,
-    fsync_end: Option<BorrowedFd>,
-    prepare: impl Fn(usize) -> S,
-    work: impl Fn(&mut S, &dyn Fn() -> bool) -> anyhow::Result<(Tally, u64, Option<Histogram<u64>>)>
-        + Sync,
+    fsync_end: bool,
+    work: impl Fn(&mut Worker, &dyn Fn() -> bool) -> anyhow::Result<(Tally, u64)> + Sync,
 ) -> anyhow::Result<FileOutcome> {
-    assert!(threads >= 1, "a pool has at least one thread");
+    assert!(plan.threads >= 1, "a pool has at least one thread");
     // The start line: held while the threads are spawned and the meter starts.
     let start_line = RwLock::new(());
     let stop = AtomicBool::new(false);
     let (work, start_line, stop) = (&work, &start_line, &stop);
-    let run_one = move |mut state: S, own_stop: &dyn Fn() -> bool| {
+    let run_one = move |mut worker: Worker, own_stop: &dyn Fn() -> bool| {
         drop(
             start_line
                 .read()
                 .unwrap_or_else(|poisoned| poisoned.into_inner()),
         );
         let before = Usage::of_thread();
-        let result = work(&mut state, own_stop);
+        let result = work(&mut worker, own_stop);
         let usage = Usage::of_thread().since(&before);
         if result.is_err() {
             stop.store(true, Ordering::Relaxed);
         }
-        result.map(|(tally, mismatches, latency)| WorkerResult {
+        result.map(|(tally, mismatches)| WorkerResult {
             tally,
             mismatches,
-            latency,
+            latency: worker.latency.take(),
             usage,
         })
     };
-    let mut states: Vec<S> = (0..threads).map(&prepare).collect();
-    let first = states.remove(0);
+    let mut workers = (0..plan.threads)
+        .map(|_| plan.worker(file))
+        .collect::<anyhow::Result<Vec<Worker>>>()?;
+    let first = workers.remove(0);
     let (measured, results, synced) = std::thread::scope(|scope| -> anyhow::Result<_> {
         let held = start_line
             .write()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let mut handles = Vec::with_capacity(threads - 1);
-        for state in states {
+        let mut handles = Vec::with_capacity(plan.threads - 1);
+        for worker in workers {
             let spawned = std::thread::Builder::new()
                 .name("ringside-pool".into())
                 .stack_size(THREAD_STACK_BYTES)
                 .spawn_scoped(scope, move || {
-                    run_one(state, &|| stop.load(Ordering::Relaxed))
+                    run_one(worker, &|| stop.load(Ordering::Relaxed))
                 });
             if let Err(error) = spawned.map(|handle| handles.push(handle)) {
                 // The threads already started find the stop set and end at once.
@@ -113,9 +166,10 @@ fn run_pool<S: Send>(
                     .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
             );
         }
-        let synced = match fsync_end {
-            Some(file) => rustix::fs::fsync(file).map_err(|error| io_error("fsync", error)),
-            None => Ok(()),
+        let synced = if fsync_end {
+            rustix::fs::fsync(file).map_err(|error| io_error("fsync", error))
+        } else {
+            Ok(())
         };
         Ok((meter.stop(), results, synced))
     })?;
@@ -185,88 +239,115 @@ impl FileEngine for ThreadPool {
         let blocks = Items::new(job.data.len().div_ceil(job.block_size));
         // The pool's threads share these, not the job (its stop check is the measuring
         // thread's alone).
-        let (file, data, block_size) = (job.file, job.data, job.block_size);
+        let (data, block_size) = (job.data, job.block_size);
+        let plan = PoolPlan {
+            threads: pool_size(job.depth, job.threads),
+            buffer_bytes: 0,
+            latency: false,
+            advice: None,
+        };
         // Blocks are taken in order and each taken block is written whole, so what was
         // written is the file's first `bytes` (what the study reads back).
         run_pool(
-            pool_size(job.depth, job.threads),
+            &plan,
+            job.file,
             meter,
             job.should_stop,
-            job.fsync_end.then_some(file),
-            |_| (),
-            |_, stop| {
+            job.fsync_end,
+            |worker, stop| {
                 let mut tally = Tally::default();
                 while let Some(block) = blocks.take(stop) {
                     let start = block * block_size;
                     let end = (start + block_size).min(data.len());
+                    let file = worker.file.as_fd();
                     tally.bytes +=
                         pwrite_all(file, &data[start..end], start as u64, &mut tally)? as u64;
                     tally.ops += 1;
                 }
-                Ok((tally, 0, None))
+                Ok((tally, 0))
             },
         )
     }
 
     fn cycle(&mut self, job: &CycleJob, meter: &mut Meter) -> anyhow::Result<FileOutcome> {
         let pages = Items::new(job.data.len().div_ceil(job.page_size));
-        let (file, data, page_size, datasync) = (job.file, job.data, job.page_size, job.datasync);
+        let (data, page_size, datasync) = (job.data, job.page_size, job.datasync);
+        // Page-aligned buffers, so a read-back from an O_DIRECT file (--direct) is accepted.
+        let plan = PoolPlan {
+            threads: pool_size(job.depth, job.threads),
+            buffer_bytes: page_size,
+            latency: true,
+            advice: None,
+        };
         run_pool(
-            pool_size(job.depth, job.threads),
+            &plan,
+            job.file,
             meter,
             job.should_stop,
-            None,
-            // Page-aligned, so a read-back from an O_DIRECT file (--direct) is accepted.
-            |_| AlignedBuffer::zeroed(page_size),
-            |buffer, stop| {
+            false,
+            |worker, stop| {
                 let mut tally = Tally::default();
                 let mut mismatches = 0;
-                let mut latency = crate::stats::histogram::new_latency();
                 while let Some(page) = pages.take(stop) {
                     let started = std::time::Instant::now();
                     let start = page * page_size;
                     let expected = &data[start..(start + page_size).min(data.len())];
+                    let buffer = &mut worker.buffer;
+                    let file = worker.file.as_fd();
                     cycle_page(file, expected, start as u64, datasync, buffer, &mut tally)?;
                     if &buffer.as_slice()[..expected.len()] != expected {
                         mismatches += 1;
                     }
-                    latency.saturating_record(started.elapsed().as_nanos() as u64);
+                    record(&mut worker.latency, started);
                     tally.ops += 1;
                     tally.bytes += expected.len() as u64;
                 }
-                Ok((tally, mismatches, Some(latency)))
+                Ok((tally, mismatches))
             },
         )
     }
 
     fn read(&mut self, job: &ReadJob, meter: &mut Meter) -> anyhow::Result<FileOutcome> {
         let reads = Items::new(job.blocks.len());
-        let (file, blocks, block_size, stamp) = (job.file, job.blocks, job.block_size, job.stamp);
+        let (blocks, block_size, stamp) = (job.blocks, job.block_size, job.stamp);
+        let plan = PoolPlan {
+            threads: pool_size(job.depth, job.threads),
+            buffer_bytes: block_size,
+            latency: true,
+            advice: Some(job.advice),
+        };
         run_pool(
-            pool_size(job.depth, job.threads),
+            &plan,
+            job.file,
             meter,
             job.should_stop,
-            None,
-            |_| AlignedBuffer::zeroed(block_size),
-            |buffer, stop| {
+            false,
+            |worker, stop| {
                 let mut tally = Tally::default();
                 let mut mismatches = 0;
-                let mut latency = crate::stats::histogram::new_latency();
                 while let Some(read) = reads.take(stop) {
                     let started = std::time::Instant::now();
                     let block = blocks[read];
                     let offset = u64::from(block) * block_size as u64;
-                    pread_exact(file, buffer.as_mut_slice(), offset, &mut tally)?;
-                    latency.saturating_record(started.elapsed().as_nanos() as u64);
-                    if !stamp.matches(buffer.as_slice(), block) {
+                    let buffer = worker.buffer.as_mut_slice();
+                    pread_exact(worker.file.as_fd(), buffer, offset, &mut tally)?;
+                    record(&mut worker.latency, started);
+                    if !stamp.matches(worker.buffer.as_slice(), block) {
                         mismatches += 1;
                     }
                     tally.ops += 1;
                     tally.bytes += block_size as u64;
                 }
-                Ok((tally, mismatches, Some(latency)))
+                Ok((tally, mismatches))
             },
         )
+    }
+}
+
+/// Records the time since `started` in a worker's latencies.
+fn record(latency: &mut Option<Histogram<u64>>, started: std::time::Instant) {
+    if let Some(latency) = latency {
+        latency.saturating_record(started.elapsed().as_nanos() as u64);
     }
 }
 

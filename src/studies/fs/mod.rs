@@ -297,15 +297,20 @@ pub fn stop_check(runtime: std::time::Duration) -> impl Fn() -> bool {
     use std::time::Instant;
     let limit = Some(runtime).filter(|limit| !limit.is_zero());
     let deadline = limit.map(|limit| (Instant::now() + limit, std::cell::Cell::new(0u32)));
+    // Once passed, the deadline stays passed: a loop that asks again (an engine draining its
+    // reads in flight, then filling its free slots) must not be told to go on.
+    let passed = std::cell::Cell::new(false);
     move || {
-        if crate::system::stop::stopped() {
+        if crate::system::stop::stopped() || passed.get() {
             return true;
         }
         // Reading the clock every operation would cost more than a small one; look every 64.
-        deadline.as_ref().is_some_and(|(until, calls)| {
+        let now_passed = deadline.as_ref().is_some_and(|(until, calls)| {
             calls.set(calls.get().wrapping_add(1));
             calls.get() % 64 == 0 && Instant::now() >= *until
-        })
+        });
+        passed.set(now_passed);
+        now_passed
     }
 }
 
@@ -320,4 +325,21 @@ fn lay_out(file: &File, data: &[u8], block_size: usize) -> anyhow::Result<()> {
             .map_err(|error| io_error("laying out the file", error))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::stop_check;
+
+    #[test]
+    fn a_passed_runtime_stays_passed() {
+        let should_stop = stop_check(std::time::Duration::from_nanos(1));
+        std::thread::sleep(std::time::Duration::from_millis(1));
+        let first = (1..=64)
+            .find(|_| should_stop())
+            .expect("stops within 64 asks");
+        assert_eq!(first, 64, "the clock is read every 64th ask");
+        assert!((0..200).all(|_| should_stop()), "and stays stopped");
+        assert!(!stop_check(std::time::Duration::ZERO)(), "zero: no limit");
+    }
 }

@@ -68,6 +68,9 @@ impl Cache {
 pub struct ReadStudy {
     /// The engines named (or the workload's defaults), before the availability check.
     pub engines: Vec<&'static EngineDef>,
+    /// Whether `--engine` named them: a named engine that cannot run here, or cannot read this
+    /// file, gets failure rows that say why, and the study exits 4.
+    pub engines_named: bool,
     pub depths: Vec<u32>,
     /// The `threads` engine's pool size (None: each cell's depth).
     pub threads: Option<u32>,
@@ -86,6 +89,9 @@ pub struct ReadStudy {
     pub runtime: Duration,
     pub seed: u64,
 }
+
+/// Engines named that cannot read here, each with the reason its rows give.
+type Refused = Vec<(&'static EngineDef, String)>;
 
 /// One measurement: an engine at a depth.
 struct ReadCell {
@@ -156,12 +162,24 @@ impl ReadStudy {
         params
     }
 
-    /// The (engine, depth) cells: depth by depth, every engine that runs there.
-    fn cells(&self) -> anyhow::Result<Vec<ReadCell>> {
-        let engines = choose(self.engines_for_the_file(), false, self.quiet)?.runnable;
+    /// The (engine, depth) cells, depth by depth, every engine that runs there; and the named
+    /// engines that cannot, each with why.
+    fn cells(&self) -> anyhow::Result<(Vec<ReadCell>, Refused)> {
+        let (for_the_file, mut refused) = self.engines_for_the_file();
+        let chosen = choose(for_the_file, self.engines_named, self.quiet)?;
+        refused.extend(
+            (chosen.unavailable.iter())
+                .map(|(def, reason)| (*def, format!("unavailable here: {reason}"))),
+        );
+        let engines = chosen.runnable;
+        let runs = |def: &EngineDef| engines.iter().any(|runnable| runnable.name == def.name);
+        // In the order asked for: the refused among the runnable.
+        let all: Vec<&'static EngineDef> = (self.engines.iter().copied())
+            .filter(|def| runs(def) || refused.iter().any(|(named, _)| named.name == def.name))
+            .collect();
         let mut cells = Vec::new();
         for &depth in &self.depths {
-            for &def in &engines {
+            for &def in &all {
                 if depth == 1 || !ONE_AT_A_TIME.contains(&def.name) {
                     cells.push(ReadCell { def, depth });
                 }
@@ -174,12 +192,16 @@ impl ReadStudy {
                 }
             }
         }
-        anyhow::ensure!(!cells.is_empty(), "no engine reads at the depths asked for");
-        Ok(cells)
+        anyhow::ensure!(
+            cells.iter().any(|cell| runs(cell.def)),
+            "no engine reads at the depths asked for"
+        );
+        Ok((cells, refused))
     }
 
-    /// The chosen engines that can read this study's file: libaio and IOPOLL only O_DIRECT.
-    fn engines_for_the_file(&self) -> Vec<&'static EngineDef> {
+    /// The chosen engines that can read this study's file (libaio and IOPOLL only O_DIRECT),
+    /// and those named that cannot, with why. An engine not named is skipped with a line.
+    fn engines_for_the_file(&self) -> (Vec<&'static EngineDef>, Refused) {
         let direct = self.cache == Cache::Direct;
         let (kept, refused): (Vec<&'static EngineDef>, Vec<&'static EngineDef>) =
             self.engines.iter().partition(|engine| {
@@ -187,19 +209,26 @@ impl ReadStudy {
                     || !(engine.needs.setup.iopoll
                         || engine.needs.features.contains(&Feature::DirectFile))
             });
-        for engine in refused.iter().filter(|_| !self.quiet) {
-            eprintln!(
-                "ringside: skipping {}: it reads asynchronously only from an O_DIRECT file; \
-                 add --direct",
-                engine.name
-            );
+        let reason = "it reads asynchronously only from an O_DIRECT file; add --direct";
+        for engine in refused.iter().filter(|_| !self.quiet || self.engines_named) {
+            if self.engines_named {
+                eprintln!("ringside: {} cannot read this file: {reason}", engine.name);
+            } else {
+                eprintln!("ringside: skipping {}: {reason}", engine.name);
+            }
         }
-        kept
+        let refused = match self.engines_named {
+            true => (refused.into_iter())
+                .map(|engine| (engine, format!("refused: {reason}")))
+                .collect(),
+            false => Vec::new(),
+        };
+        (kept, refused)
     }
 
     pub fn run(&self) -> anyhow::Result<ExitCode> {
         self.check()?;
-        let cells = self.cells()?;
+        let (cells, refused) = self.cells()?;
         if let Some(cpu) = self.cpu {
             crate::system::pin::pin_current_thread(cpu)?;
         }
@@ -216,7 +245,24 @@ impl ReadStudy {
         advise(&file, self.access_advice())?;
         let mut order: Vec<u32> = (0..self.blocks() as u32).collect();
         let progress = Progress::new(u64::from(self.runs) * cells.len() as u64, self.quiet);
+        let failed_row = |cell: &ReadCell, run: u32, reason: &str| {
+            let params = self.params(cell.depth);
+            let measured = Default::default();
+            let mut row = Row::measured(
+                "fs-read",
+                cell.def.name,
+                params,
+                run,
+                &measured,
+                Tally::default(),
+            );
+            row.fail(reason);
+            row
+        };
         let measure = |cell: &ReadCell, run: u32| -> anyhow::Result<Row> {
+            if let Some((_, reason)) = refused.iter().find(|(def, _)| def.name == cell.def.name) {
+                return Ok(failed_row(cell, run, reason));
+            }
             if !self.sequential {
                 fastrand::Rng::with_seed(self.seed ^ u64::from(run)).shuffle(&mut order);
             }
@@ -233,20 +279,6 @@ impl ReadStudy {
             })?;
             progress.line(line(&row));
             Ok(row)
-        };
-        let failed_row = |cell: &ReadCell, run: u32, reason: &str| {
-            let params = self.params(cell.depth);
-            let measured = Default::default();
-            let mut row = Row::measured(
-                "fs-read",
-                cell.def.name,
-                params,
-                run,
-                &measured,
-                Tally::default(),
-            );
-            row.fail(reason);
-            row
         };
         let outcome = run_alternating(self.runs, &cells, &progress, measure, failed_row);
         progress.finish();
@@ -282,6 +314,7 @@ impl ReadStudy {
             depth: cell.depth,
             threads: self.threads,
             stamp,
+            advice: self.access_advice(),
             helpers: &self.helpers,
             should_stop: &should_stop,
         };

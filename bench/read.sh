@@ -1,0 +1,179 @@
+#!/bin/sh
+# Issue 21, the read study: random 4 KiB reads at queue depths 1-128.
+#
+#   /work/wt/quiet.sh bench/read.sh parity warm|direct [RINGSIDE] [OUT_DIR] [SCRATCH_DIR]
+#     ringside's engines beside fio's job for the same API, alternated depth by depth and round by
+#     round (A B A B): `threads` against fio psync with numjobs = depth, `libaio` against fio
+#     libaio (direct only: buffered libaio is synchronous), `uring-ring` against fio io_uring at
+#     iodepth = depth. One hold of the quiet lock per mode (each under 5 minutes).
+#     With RINGSIDE_NO_PERF=1, ringside runs without its kernel syscall counter (files
+#     parity-<mode>-noperf-*).
+#   /work/wt/quiet.sh bench/read.sh fixes RINGSIDE_BEFORE RINGSIDE_AFTER [OUT_DIR] [SCRATCH_DIR]
+#     the engines before and after this branch's fixes (the pool's own file descriptions, the
+#     reads' wait for one completion), alternated binary by binary, three rounds.
+#   /work/wt/quiet.sh bench/read.sh fresh [RINGSIDE] [OUT_DIR] [SCRATCH_DIR]
+#     does a file just laid out read slower through O_DIRECT? ringside's runs 1-3 after its
+#     layout, and fio libaio on a file it lays out just before against one read before.
+#   /work/wt/quiet.sh bench/read.sh placement [RINGSIDE] [OUT_DIR] [SCRATCH_DIR]
+#     is it the file? fio libaio at depths 1 and 4 on its kept file, and on a file laid out in a
+#     new directory just before (as ringside's study lays out its own), alternated with ringside
+#     (with and without its perf syscall counter).
+#   flock -x /tmp/ringside-bench.lock bench/read.sh study [RINGSIDE] [OUT_DIR] [SCRATCH_DIR]
+#     the whole study, warm, cold and direct, every default engine (and libaio when direct),
+#     with `ringside report` of each for the depth chart.
+# Then `python3 bench/read-summary.py bench/read` prints the tables of bench/read.md.
+set -eu
+part=$1
+case $part in
+parity) mode=$2; shift 2 ;;
+study | fresh | placement) shift 1 ;;
+fixes) before=$2; after=$3; shift 3 ;;
+*) echo "usage: $0 parity warm|direct | study | fixes BEFORE AFTER  [RINGSIDE] [OUT_DIR] [SCRATCH_DIR]" >&2; exit 2 ;;
+esac
+if [ "$part" = fixes ]; then
+    out=${1:-bench/read}
+    scratch=${2:-/tmp/ringside-read-bench}
+    mkdir -p "$out" "$scratch"
+    uptime >> "$out/uptime-fixes.txt"
+    for round in 1 2 3; do
+        for which in before after; do
+            eval "bin=\$$which"
+            "$bin" fs read --size 1g --depth 16,128 --runtime 1s --runs 1 --quiet \
+                --engine threads --dir "$scratch" --format json \
+                > "$out/fixes-warm-$which-r$round.json"
+            "$bin" fs read --size 256m --depth 4,16,64 --runtime 1s --runs 1 --quiet --direct \
+                --engine uring-ring,libaio --dir "$scratch" --format json \
+                > "$out/fixes-direct-$which-r$round.json"
+            sleep 3 # the deleted file's discards land now, not in the next run
+        done
+    done
+    uptime >> "$out/uptime-fixes.txt"
+    exit 0
+fi
+bin=${1:-target/release/ringside}
+out=${2:-bench/read}
+scratch=${3:-/tmp/ringside-read-bench}
+mkdir -p "$out" "$scratch"
+rounds=3
+depths="1 4 16 64 128"
+"$bin" probe --dir "$scratch" > "$out/probe.txt" 2>&1 || true
+fio --version > "$out/fio-version.txt"
+
+if [ "$part" = fresh ]; then
+    uptime >> "$out/uptime-fresh.txt"
+    fio_file="$scratch/fio.bin"
+    layout() { fio --name=layout --filename="$fio_file" --size=256m --rw=write --bs=1m --end_fsync=1 --output-format=terse > /dev/null; }
+    fio_libaio() { fio --name=randread --filename="$fio_file" --size=256m --rw=randread --bs=4k --ioengine=libaio --direct=1 --invalidate=0 --runtime=1 --iodepth=4 --output-format=json > "$1"; }
+    for round in 1 2 3; do
+        "$bin" fs read --size 256m --depth 4 --runtime 1s --runs 3 --quiet --direct \
+            --engine uring-ring,libaio --dir "$scratch" --format json > "$out/fresh-ringside-r$round.json"
+        sleep 3
+        rm -f "$fio_file"; sleep 3; layout
+        fio_libaio "$out/fresh-fio-new-r$round.json"
+        fio_libaio "$out/fresh-fio-again-r$round.json"
+        fio_libaio "$out/fresh-fio-third-r$round.json"
+    done
+    rm -f "$fio_file"
+    uptime >> "$out/uptime-fresh.txt"
+    exit 0
+fi
+if [ "$part" = placement ]; then
+    uptime >> "$out/uptime-placement.txt"
+    kept="$scratch/fio.bin"
+    fio --name=layout --filename="$kept" --size=256m --rw=write --bs=1m --end_fsync=1 --output-format=terse > /dev/null
+    for round in 1 2 3; do
+        new_dir="$scratch/new-$round"
+        mkdir -p "$new_dir"
+        fio --name=layout --filename="$new_dir/fio.bin" --size=256m --rw=write --bs=1m --end_fsync=1 --output-format=terse > /dev/null
+        for depth in 1 4; do
+            for file in "$kept" "$new_dir/fio.bin"; do
+                which=kept
+                [ "$file" = "$kept" ] || which=new
+                fio --name=randread --filename="$file" --size=256m --rw=randread --bs=4k --ioengine=libaio \
+                    --direct=1 --invalidate=0 --runtime=1 --iodepth=$depth --output-format=json \
+                    > "$out/placement-fio-$which-d$depth-r$round.json"
+            done
+        done
+        rm -rf "$new_dir"
+        "$bin" fs read --size 256m --depth 1,4 --runtime 1s --runs 1 --quiet --direct \
+            --engine libaio --dir "$scratch" --format json > "$out/placement-ringside-r$round.json"
+        sleep 3
+        # The same without the kernel's syscall counter (a perf tracepoint on every syscall).
+        RINGSIDE_NO_PERF=1 "$bin" fs read --size 256m --depth 1,4 --runtime 1s --runs 1 --quiet \
+            --direct --engine libaio --dir "$scratch" --format json \
+            > "$out/placement-ringside-noperf-r$round.json"
+        sleep 3
+    done
+    rm -f "$kept"
+    uptime >> "$out/uptime-placement.txt"
+    exit 0
+fi
+if [ "$part" = study ]; then
+    uptime >> "$out/uptime-study.txt"
+    for cache in warm cold direct; do
+        flag="" extra=""
+        [ "$cache" = cold ] && flag=--cold
+        [ "$cache" = direct ] && flag=--direct && extra=,libaio
+        # shellcheck disable=SC2086 # $flag is empty or one flag.
+        "$bin" fs read --size 256m --depth 1,4,16,64,128 --runtime 1s --runs 3 --quiet $flag \
+            --engine blocking,threads,uring-single,uring-ring,uring-fixed,uring-defer,uring-nop$extra \
+            --dir "$scratch" --format json > "$out/study-$cache.json"
+        "$bin" report "$out/study-$cache.json" --out "$out/report-$cache" > /dev/null
+        # The report's two depth charts (reads/s and CPU per read against depth), as files.
+        python3 - "$out/report-$cache/report.html" "$out/chart-$cache" <<'PY'
+import re, sys
+page = open(sys.argv[1]).read()
+for svg in re.findall(r"<svg.*?</svg>", page, re.S):
+    for title, name in [("reads/s against queue depth", "reads"), ("CPU µs per read against queue depth", "cpu")]:
+        if title in svg:
+            open(f"{sys.argv[2]}-{name}.svg", "w").write(svg)
+PY
+        rm "$out/report-$cache/report.html" # its charts are the files above; report.md stays
+        sleep 3 # the scratch file's deletion sends discards; let them land before the next part
+    done
+    uptime >> "$out/uptime-study.txt"
+    exit 0
+fi
+
+# Warm reads are fast: a 1 GiB file keeps a pass over it long enough (>= 0.1 s at 2M reads/s)
+# that starting 128 threads is not what is measured. O_DIRECT reads stop at the 1 s cap.
+size=256m
+[ "$mode" = warm ] && size=1g
+# With RINGSIDE_NO_PERF=1 in the environment ringside counts no syscalls in the kernel (fio
+# counts none): the files are named parity-<mode>-noperf-*.
+[ -n "${RINGSIDE_NO_PERF:-}" ] && mode_tag="$mode-noperf" || mode_tag=$mode
+direct=0 engines=threads,uring-ring fio_engines="psync io_uring"
+[ "$mode" = direct ] && direct=1 engines=threads,uring-ring,libaio fio_engines="psync libaio io_uring"
+uptime >> "$out/uptime-parity-$mode_tag.txt"
+# fio's own file, laid out once and kept: no delete sends discards into a run (FINDINGS).
+fio_file="$scratch/fio.bin"
+fio --name=layout --filename="$fio_file" --size=$size --rw=write --bs=1m --output-format=terse > /dev/null
+for round in $(seq 1 $rounds); do
+    for depth in $depths; do
+        # ringside lays out its own file of the same size, reads it once in a shuffled order
+        # (every read checked against its block's stamp), and deletes it.
+        direct_flag=""
+        [ "$direct" = 1 ] && direct_flag=--direct
+        # shellcheck disable=SC2086 # $direct_flag is empty or one flag.
+        "$bin" fs read --size $size --depth "$depth" --runtime 1s --runs 1 --quiet $direct_flag \
+            --engine $engines --dir "$scratch" --format json \
+            > "$out/parity-$mode_tag-ringside-d$depth-r$round.json"
+        sleep 3 # the deleted file's discards land now, not in fio's run
+        for engine in $fio_engines; do
+            if [ "$engine" = psync ]; then
+                jobs="--numjobs=$depth --iodepth=1"
+            else
+                jobs="--numjobs=1 --iodepth=$depth"
+            fi
+            # fio's randread: every job reads the file once in a random order (its random map),
+            # stopped at 1 s; processes, each with its own open file.
+            # shellcheck disable=SC2086 # $jobs is a list of flags.
+            fio --name=randread --filename="$fio_file" --size=$size --rw=randread --bs=4k \
+                --ioengine="$engine" --direct=$direct --invalidate=0 --runtime=1 $jobs \
+                --group_reporting --output-format=json \
+                > "$out/parity-$mode_tag-fio-$engine-d$depth-r$round.json"
+        done
+    done
+done
+rm -f "$fio_file"
+uptime >> "$out/uptime-parity-$mode_tag.txt"
