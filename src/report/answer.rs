@@ -286,6 +286,7 @@ fn feature_line(studies: &[Study], first: &Rung, gained: bool) -> String {
                 && rung.parent == first.parent
                 && !rung.within_noise()
                 && (rung.ratio > 1.0) == gained
+                && ranks_the_servers(study, rung, gained)
         });
         if let Some(rung) = same {
             places.push(format!("{} in {}", ratio(rung.ratio), study.title));
