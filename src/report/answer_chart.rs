@@ -46,9 +46,12 @@ pub fn answer_chart(study: &Study) -> anyhow::Result<Option<String>> {
             high: engine.throughput.max / base,
         })
         .collect();
+    // A client-bound bar is the load generator's limit: when the longest bar is one, no engine
+    // is marked best (the first screen's sentence says the same).
     let winner = (lines.iter().enumerate())
         .max_by(|(_, a), (_, b)| a.ratio.total_cmp(&b.ratio))
-        .map_or(0, |(index, _)| index);
+        .filter(|(_, line)| !saturated(line))
+        .map(|(index, _)| index);
     let noise = (
         baseline.throughput.min / base,
         baseline.throughput.max / base,
@@ -76,7 +79,7 @@ pub fn answer_chart(study: &Study) -> anyhow::Result<Option<String>> {
 /// What the chart marks besides the bars: the winner's index, the baseline's run range as
 /// ratios, and whether every engine was client-bound.
 struct Marked {
-    winner: usize,
+    winner: Option<usize>,
     noise: (f64, f64),
     all_saturated: bool,
 }
@@ -137,7 +140,7 @@ fn draw(
             .draw()?;
         for (index, line) in lines.iter().enumerate() {
             let slot = count - 1 - index as u32;
-            let color = if index == winner {
+            let color = if Some(index) == winner {
                 WINNER
             } else if index == 0 {
                 BASELINE
@@ -145,7 +148,7 @@ fn draw(
                 PALETTE[0]
             };
             let mut text = ratio(line.ratio);
-            if index == winner {
+            if Some(index) == winner {
                 text.push_str(" ★ best");
             }
             if saturated(line) && !marked.all_saturated {
@@ -210,9 +213,27 @@ mod tests {
         }
         let study = &studies(&rows)[0];
         let svg = answer_chart(study).unwrap().unwrap();
-        assert_eq!(svg.matches("★ best").count(), 1);
-        assert!(svg.contains("2.00× ★ best (client-bound)"), "{svg}");
+        assert!(
+            !svg.contains("★ best"),
+            "no winner among client-bound: {svg}"
+        );
+        assert!(svg.contains("2.00× (client-bound)"), "{svg}");
         assert!(svg.contains("× blocking&apos;s MB/s"), "{svg}");
+    }
+
+    #[test]
+    fn a_free_engine_above_every_client_bound_one_is_marked_best() {
+        let mut rows = Vec::new();
+        for run in 1..=2 {
+            rows.push(row("blocking", run, 1000.0 + f64::from(run), 10));
+            rows.push(row("uring-ring", run, 1500.0, 10));
+            rows.push(Row {
+                client_saturated: Some(true),
+                ..row("uring-defer", run, 1200.0, 10)
+            });
+        }
+        let svg = answer_chart(&studies(&rows)[0]).unwrap().unwrap();
+        assert!(svg.contains("1.50× ★ best"), "{svg}");
     }
 
     #[test]
