@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 
+use crate::engines::{self, Workload};
 use crate::output::progress::Progress;
 use crate::output::{render, render_csv, Format};
 use crate::report::load::load_document;
@@ -181,6 +182,47 @@ struct StepContext<'a> {
     contenders_dir: &'a Path,
 }
 
+/// The step's arguments, less the engines its `--engine` names that this kernel cannot run: the
+/// run chose those cells, so on an older kernel they are left out with a note rather than failed
+/// (as a user's own `--engine` is). None when none of them can run here: the step is skipped.
+fn args_for_this_kernel(step: &Step, mode: Mode, collected: &mut Collected) -> Option<Vec<String>> {
+    let mut args: Vec<String> = step
+        .args(mode)
+        .unwrap_or_default()
+        .iter()
+        .map(|arg| arg.to_string())
+        .collect();
+    let workload = Workload::ALL
+        .into_iter()
+        .find(|workload| workload.name() == step.command.join("-"))?;
+    let Some(list) = args
+        .iter()
+        .position(|arg| arg == "--engine")
+        .and_then(|flag| args.get_mut(flag + 1))
+    else {
+        return Some(args);
+    };
+    let mut here = Vec::new();
+    for name in list.split(',') {
+        match engines::find(workload, name).map_err(|error| error.to_string()) {
+            Ok(engine) => match engine.availability() {
+                Ok(()) => here.push(name),
+                Err(reason) => collected.note(format!("{}: {name} left out: {reason}", step.name)),
+            },
+            Err(reason) => collected.note(format!("{}: {name} left out: {reason}", step.name)),
+        }
+    }
+    if here.is_empty() {
+        collected.note(format!(
+            "{}: skipped, none of its engines runs on this kernel",
+            step.name
+        ));
+        return None;
+    }
+    *list = here.join(",");
+    Some(args)
+}
+
 /// Runs one step as a child process and keeps its rows (the finished ones, if it failed).
 fn run_step(context: &StepContext, step: &Step, collected: &mut Collected) {
     let StepContext {
@@ -199,11 +241,14 @@ fn run_step(context: &StepContext, step: &Step, collected: &mut Collected) {
         ));
         return;
     }
+    let Some(args) = args_for_this_kernel(step, mode, collected) else {
+        return;
+    };
     let file = out.join(".step.json");
     let mut command = Command::new(exe);
     command
         .args(step.command)
-        .args(step.args(mode).unwrap_or_default())
+        .args(&args)
         .args(["--format", "json", "--output"])
         .arg(&file);
     if step.takes_dir {
@@ -506,4 +551,35 @@ fn write_results(document: &Document, out: &Path) -> anyhow::Result<()> {
         .with_context(|| format!("cannot write {}", csv.display()))?;
     crate::report::write_reports(document, out)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A step's named engine this kernel cannot run (here: NAPI, which needs a NIC's receive
+    /// queue) is left out with a note; a step left with none is skipped.
+    #[test]
+    fn a_step_runs_only_the_engines_this_kernel_has() {
+        let step = |args: &'static [&'static str]| Step {
+            name: "echo shape",
+            command: &["echo"],
+            args: [None, Some(args), None],
+            takes_dir: false,
+            takes_network: true,
+            realtime: false,
+            seconds: [0, 1, 0],
+            control: None,
+            contenders: [None, None, None],
+            contender_seconds: [0, 0, 0],
+        };
+        let mut collected = Collected::default();
+        let both = step(&["--engine", "epoll,uring-napi", "--connections", "50"]);
+        let args = args_for_this_kernel(&both, Mode::Default, &mut collected).unwrap();
+        assert_eq!(args, ["--engine", "epoll", "--connections", "50"]);
+        assert!(collected.notes[0].starts_with("echo shape: uring-napi left out: "));
+        let none = step(&["--engine", "uring-napi"]);
+        assert!(args_for_this_kernel(&none, Mode::Default, &mut collected).is_none());
+        assert!(collected.notes.iter().any(|note| note.contains("skipped")));
+    }
 }
