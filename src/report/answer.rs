@@ -239,6 +239,9 @@ fn features(studies: &[Study]) -> (Vec<String>, Vec<String>) {
     for study in studies.iter().filter(judged) {
         for rung in ladder(study).iter().filter(|rung| !rung.within_noise()) {
             let gained = rung.ratio > 1.0;
+            if !ranks_the_servers(study, rung, gained) {
+                continue;
+            }
             let key = (rung.engine.clone(), rung.parent.clone(), gained);
             if seen.contains(&key) {
                 continue;
@@ -255,6 +258,23 @@ fn features(studies: &[Study]) -> (Vec<String>, Vec<String>) {
     (helped, hurt)
 }
 
+/// Whether a rung's direction is the servers' and not the load generator's: not where the client
+/// set the pace for both engines, and where it did for one, only the way that limit cannot
+/// reverse (a saturated engine that gained on a free parent gained at least that much; a free
+/// engine that fell below a saturated parent fell at least that far).
+fn ranks_the_servers(study: &Study, rung: &Rung, gained: bool) -> bool {
+    let saturated = |name: &str| {
+        (study.engines.iter())
+            .any(|engine| engine.engine == name && engine.figures.client_saturated)
+    };
+    match (saturated(&rung.engine), saturated(&rung.parent)) {
+        (true, true) => false,
+        (true, false) => gained,
+        (false, true) => !gained,
+        (false, false) => true,
+    }
+}
+
 /// "uring-defer over uring-fixed: 1.75× in fs-write, 1.10× in fs-cycle; it ran its
 /// completions …" for one feature, in every study where it moved the same way outside noise.
 fn feature_line(studies: &[Study], first: &Rung, gained: bool) -> String {
@@ -266,6 +286,7 @@ fn feature_line(studies: &[Study], first: &Rung, gained: bool) -> String {
                 && rung.parent == first.parent
                 && !rung.within_noise()
                 && (rung.ratio > 1.0) == gained
+                && ranks_the_servers(study, rung, gained)
         });
         if let Some(rung) = same {
             places.push(format!("{} in {}", ratio(rung.ratio), study.title));
@@ -384,6 +405,33 @@ mod tests {
                  held), uring-defer used 0.90× epoll's server CPU per message"
             ),
             "{text}"
+        );
+    }
+
+    /// A rung whose engine and parent both saturated the client is the load generator's, not a
+    /// feature that helped; a saturated engine over a free parent it outran still is.
+    #[test]
+    fn features_leave_out_rungs_the_client_paced() {
+        let helped = |parent_saturated: bool| {
+            let mut rows = Vec::new();
+            for run in 1..=2 {
+                let wobble = f64::from(run) * 100.0;
+                rows.push(closed_row(
+                    "uring-multishot",
+                    run,
+                    120_000.0 + wobble,
+                    parent_saturated,
+                ));
+                rows.push(closed_row("uring-defer", run, 200_000.0 + wobble, true));
+            }
+            let document = document(rows);
+            answer(&document, &studies(&document.results)).helped
+        };
+        assert!(helped(true).is_empty(), "{:?}", helped(true));
+        let bound = helped(false);
+        assert!(
+            bound[0].starts_with("uring-defer over uring-multishot: 1.67×"),
+            "{bound:?}"
         );
     }
 

@@ -226,7 +226,7 @@ pub fn wrk_http(rows: &[Row], duration: &str) -> anyhow::Result<Vec<Row>> {
             let output = Command::new("taskset")
                 .args(["-c", &rig.client_cpu().to_string(), "wrk", "-t1"])
                 .arg(format!("-c{connections}"))
-                .arg(format!("-d{duration}"))
+                .arg(format!("-d{}", wrk_duration(duration)?))
                 .arg("--latency")
                 .arg(format!("http://{}/", server.address))
                 .stdin(Stdio::null())
@@ -247,6 +247,12 @@ pub fn wrk_http(rows: &[Row], duration: &str) -> anyhow::Result<Vec<Row>> {
         }
     }
     Ok(controls)
+}
+
+/// A step's `--duration` in wrk's syntax: whole seconds, rounded up (wrk refuses `800ms`).
+fn wrk_duration(duration: &str) -> anyhow::Result<String> {
+    let duration = crate::units::parse_duration(duration).map_err(anyhow::Error::msg)?;
+    Ok(format!("{}s", duration.as_secs_f64().ceil().max(1.0)))
 }
 
 /// What wrk prints for one run, in ringside's units.
@@ -407,6 +413,14 @@ pub fn wrk_row(params: &Map<String, Value>, run: u32, wrk: &WrkOutput) -> Row {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// wrk takes whole seconds: the default run's 800 ms windows are given as 1 s.
+    #[test]
+    fn wrk_gets_whole_seconds() {
+        assert_eq!(wrk_duration("800ms").unwrap(), "1s");
+        assert_eq!(wrk_duration("20s").unwrap(), "20s");
+        assert_eq!(wrk_duration("1.5s").unwrap(), "2s");
+    }
 
     #[test]
     fn fio_json_becomes_a_control_row() {
