@@ -188,12 +188,19 @@ impl BufRing {
     }
 
     /// The buffer the kernel took after buffer `id` for the same bundle: a bundle takes
-    /// consecutive ring entries from the head. The entries after `id`'s are not given back
-    /// yet (the bundle holds them), so they still name the buffers the kernel filled.
+    /// consecutive ring entries from the head, in the order they were given back, not by id.
+    /// Neither `id` nor the buffers after it may have been given back since the kernel took
+    /// them (the bundle holds them), so their entries still name the buffers the kernel filled.
     pub fn next_in_ring(&self, id: u16) -> u16 {
-        let next = self
-            .ring
-            .id_at(self.entry_of[usize::from(id)].wrapping_add(1));
+        let position = self.entry_of[usize::from(id)].wrapping_add(1);
+        // The kernel takes only entries before the tail: one at or past it means `id` was
+        // given back already, and the entry read would be stale.
+        let behind_tail = self.ring.tail().wrapping_sub(position);
+        assert!(
+            (1..=self.entries()).contains(&behind_tail),
+            "buffer {id} was given back before its bundle was followed past it"
+        );
+        let next = self.ring.id_at(position);
         assert!(next < self.entries() && next != id);
         next
     }
@@ -306,6 +313,20 @@ mod tests {
         let sent: Vec<u8> = (100..200u8).collect();
         receive(&mut ring, &mut buffers, &sent);
         drop(ring);
+    }
+
+    /// The kernel took buffers 0 and 1 as one bundle; once 0 is given back, its ring entry is
+    /// new and no longer says that 1 followed it: the walk must refuse, not read a stale entry.
+    #[test]
+    #[should_panic(expected = "given back before its bundle was followed")]
+    fn a_bundle_is_not_followed_past_a_buffer_given_back() {
+        let mut buffers = BufRing::new(4, 16, 0);
+        for id in 0..4 {
+            buffers.push(id);
+        }
+        assert_eq!(buffers.next_in_ring(0), 1);
+        buffers.recycle(0);
+        buffers.next_in_ring(0);
     }
 
     #[test]

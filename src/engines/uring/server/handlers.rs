@@ -417,12 +417,14 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
             };
             loop {
                 let len = rest.min(self.receive.buffer_bytes());
-                self.received_into(sq, slot, buffer, len);
                 rest -= len;
-                if rest == 0 {
-                    break;
-                }
-                buffer = self.receive.bundled_after(buffer);
+                // The ring says which buffer the bundle filled next only while this one is not
+                // given back: giving it back (a closing connection, a parsed HTTP request)
+                // writes it into a fresh ring entry, and the walk would follow stale entries.
+                let next = (rest > 0).then(|| self.receive.bundled_after(buffer));
+                self.received_into(sq, slot, buffer, len);
+                let Some(next) = next else { break };
+                buffer = next;
             }
         } else if result == -libc::ENOBUFS {
             // The pool is empty: wait for a buffer to come back, then re-arm.

@@ -1,0 +1,99 @@
+//! A provided-buffer pool under abuse, against the real binary: clients that stream far ahead
+//! of their echoes, reset mid-stream (SO_LINGER 0) and are replaced by new ones, so the pool
+//! runs dry and connections close with receive bundles still in flight.
+//!
+//! Goal: the bundle engines (one completion naming several ring buffers) survive it and echo
+//! every later byte right. A closing connection gives a bundle's buffers back as it meets them;
+//! the server once gave the first back before reading off the ring which buffer followed it, so
+//! it walked stale ring entries: it gave back buffers other connections still held (wrong
+//! bytes echoed), leaked others (streams starved) and, once, tripped the ring walk's assert.
+//! Methodology: each engine serves with a small pool (64 buffers of 8 KiB) for three seconds
+//! of churn from raw non-blocking sockets, then `ringside load` verifies every byte of a fresh
+//! streaming run and the server must still be up and stop cleanly.
+
+use std::io::{ErrorKind, Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use ringside::engines::needs::Feature;
+use ringside::engines::{engines_of, Workload};
+
+mod common;
+use common::{linger_zero, Server, BIN};
+
+/// Connections open at once during the churn.
+const CHURNING: usize = 48;
+const CHURN_FOR: Duration = Duration::from_secs(3);
+
+/// Writes as much as the socket takes and reads whatever echo waits, without blocking.
+fn stream_ahead(stream: &mut TcpStream, block: &[u8], sink: &mut [u8]) {
+    while let Ok(written) = stream.write(block) {
+        if written == 0 {
+            break;
+        }
+    }
+    loop {
+        match stream.read(sink) {
+            Ok(0) => break,
+            Ok(_) => continue,
+            Err(error) if error.kind() == ErrorKind::WouldBlock => break,
+            Err(_) => break,
+        }
+    }
+}
+
+/// `CHURNING` connections stream far ahead; every round one in three is reset, one in three
+/// closed, and each is replaced by a new connection.
+fn churn(server: &Server) {
+    let block = vec![0x5a_u8; 64 * 1024];
+    let mut sink = vec![0u8; 64 * 1024];
+    let open = |server: &Server| {
+        let stream = TcpStream::connect(server.address)
+            .unwrap_or_else(|error| panic!("the server stopped accepting mid-churn: {error}"));
+        stream.set_nonblocking(true).unwrap();
+        stream
+    };
+    let mut streams: Vec<TcpStream> = (0..CHURNING).map(|_| open(server)).collect();
+    let start = Instant::now();
+    let mut round = 0usize;
+    while start.elapsed() < CHURN_FOR {
+        for stream in &mut streams {
+            stream_ahead(stream, &block, &mut sink);
+        }
+        std::thread::sleep(Duration::from_millis(5));
+        for (index, stream) in streams.iter_mut().enumerate() {
+            match (index + round) % 3 {
+                0 => linger_zero(stream),
+                1 => {}
+                _ => continue,
+            }
+            *stream = open(server);
+        }
+        round += 1;
+    }
+}
+
+#[test]
+fn bundles_survive_a_dry_pool_and_reset_connections() {
+    let bundles = |engine: &&'static ringside::engines::EngineDef| {
+        engine.needs.features.contains(&Feature::Bundles)
+    };
+    let engines: Vec<_> = engines_of(Workload::Echo).filter(bundles).collect();
+    assert!(!engines.is_empty(), "the table has no bundle engine");
+    for engine in engines {
+        let Some(server) = Server::start("echo", engine.name, &["--provided-buffers", "64"]) else {
+            continue;
+        };
+        churn(&server);
+        let output = std::process::Command::new(BIN)
+            .args(["load", "echo", "--mode", "stream", "--connections", "16"])
+            .args(["--payload", "16k", "--duration", "1s", "--warmup", "0s"])
+            .args(["--format", "json", "--target", &server.address.to_string()])
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}: {output:?}", engine.name);
+        let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        assert_eq!(document["results"][0]["verified"], true, "{}", engine.name);
+        server.stop();
+    }
+}
