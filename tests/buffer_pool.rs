@@ -19,7 +19,7 @@ use ringside::engines::needs::Feature;
 use ringside::engines::{engines_of, Workload};
 
 mod common;
-use common::{linger_zero, Server, BIN};
+use common::{linger_zero, Server};
 
 /// Connections open at once during the churn.
 const CHURNING: usize = 48;
@@ -85,15 +85,7 @@ fn bundles_survive_a_dry_pool_and_reset_connections() {
             continue;
         };
         churn(&server);
-        let output = std::process::Command::new(BIN)
-            .args(["load", "echo", "--mode", "stream", "--connections", "16"])
-            .args(["--payload", "16k", "--duration", "1s", "--warmup", "0s"])
-            .args(["--format", "json", "--target", &server.address.to_string()])
-            .output()
-            .unwrap();
-        assert!(output.status.success(), "{}: {output:?}", engine.name);
-        let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
-        assert_eq!(document["results"][0]["verified"], true, "{}", engine.name);
+        common::assert_a_stream_verifies(&server, "16k", engine.name);
         server.stop();
     }
 }

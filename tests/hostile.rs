@@ -264,15 +264,7 @@ fn a_tiny_completion_queue_overflows_and_loses_no_byte() {
         let Some(server) = Server::start("echo", engine.name, &flags) else {
             continue;
         };
-        let output = std::process::Command::new(common::BIN)
-            .args(["load", "echo", "--mode", "stream", "--connections", "16"])
-            .args(["--payload", "4k", "--duration", "1s", "--warmup", "0s"])
-            .args(["--format", "json", "--target", &server.address.to_string()])
-            .output()
-            .unwrap();
-        assert!(output.status.success(), "{}: {output:?}", engine.name);
-        let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
-        assert_eq!(document["results"][0]["verified"], true, "{}", engine.name);
+        common::assert_a_stream_verifies(&server, "4k", engine.name);
         server.stop();
         let overflows = stats_of(stats.path())["cq_overflows"].as_u64().unwrap();
         assert!(overflows > 0, "{}: the queue never overflowed", engine.name);

@@ -294,3 +294,17 @@ pub fn slow_reader_stream(address: SocketAddr, connections: &str) -> std::proces
         .output()
         .unwrap()
 }
+
+/// Streams `payload`-byte messages on 16 connections for 1 s from the load generator to
+/// `server`, every byte checked, and asserts the run succeeded and verified.
+pub fn assert_a_stream_verifies(server: &Server, payload: &str, engine: &str) {
+    let output = Command::new(BIN)
+        .args(["load", "echo", "--mode", "stream", "--connections", "16"])
+        .args(["--payload", payload, "--duration", "1s", "--warmup", "0s"])
+        .args(["--format", "json", "--target", &server.address.to_string()])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{engine}: {output:?}");
+    let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(document["results"][0]["verified"], true, "{engine}");
+}
