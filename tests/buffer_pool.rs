@@ -73,6 +73,31 @@ fn churn(server: &Server) {
     }
 }
 
+/// Connections to the server's port still open (/proc/net/tcp, IPv4 loopback: neither the
+/// listener, 0A, nor closed ones waiting out TIME_WAIT, 06).
+fn server_connections(server: &Server) -> usize {
+    let port = format!(":{:04X}", server.address.port());
+    let table = std::fs::read_to_string("/proc/net/tcp").unwrap();
+    (table.lines().skip(1))
+        .filter(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            fields.len() > 3 && fields[1].ends_with(&port) && !["0A", "06"].contains(&fields[3])
+        })
+        .count()
+}
+
+/// The fresh stream that checks the server starts once the churned connections are gone, or
+/// after 15 s: the bundle servers here hold some of them open over 10 s after their peers left
+/// (megabytes written ahead and a dry pool; the slow drain is open in issue 22), and a stream
+/// started at once was starved for its whole second in 1 of 4 runs. This test checks the bytes
+/// and that the server lives, not how fast it drains.
+fn wait_for_the_churned_connections_to_go(server: &Server) {
+    let start = Instant::now();
+    while server_connections(server) > 0 && start.elapsed() < Duration::from_secs(15) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 #[test]
 fn bundles_survive_a_dry_pool_and_reset_connections() {
     let bundles = |engine: &&'static ringside::engines::EngineDef| {
@@ -85,6 +110,7 @@ fn bundles_survive_a_dry_pool_and_reset_connections() {
             continue;
         };
         churn(&server);
+        wait_for_the_churned_connections_to_go(&server);
         common::assert_a_stream_verifies(&server, "16k", engine.name);
         server.stop();
     }
