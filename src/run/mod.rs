@@ -192,23 +192,19 @@ fn args_for_this_kernel(step: &Step, mode: Mode, collected: &mut Collected) -> O
         .iter()
         .map(|arg| arg.to_string())
         .collect();
-    let workload = Workload::ALL
-        .into_iter()
-        .find(|workload| workload.name() == step.command.join("-"))?;
-    let Some(list) = args
-        .iter()
-        .position(|arg| arg == "--engine")
-        .and_then(|flag| args.get_mut(flag + 1))
-    else {
+    let workload =
+        (Workload::ALL.into_iter()).find(|workload| workload.name() == step.command.join("-"));
+    let list =
+        (args.iter().position(|arg| arg == "--engine")).and_then(|flag| args.get_mut(flag + 1));
+    let (Some(workload), Some(list)) = (workload, list) else {
         return Some(args);
     };
     let mut here = Vec::new();
     for name in list.split(',') {
-        match engines::find(workload, name).map_err(|error| error.to_string()) {
-            Ok(engine) => match engine.availability() {
-                Ok(()) => here.push(name),
-                Err(reason) => collected.note(format!("{}: {name} left out: {reason}", step.name)),
-            },
+        let runs = (engines::find(workload, name).map_err(|error| error.to_string()))
+            .and_then(|engine| engine.availability());
+        match runs {
+            Ok(()) => here.push(name),
             Err(reason) => collected.note(format!("{}: {name} left out: {reason}", step.name)),
         }
     }
