@@ -20,6 +20,7 @@ use crate::engines::uring::registered::Regions;
 use crate::engines::uring::token::{Op, Token, GENERATION_MASK};
 use crate::protocols::http::Responses;
 
+mod pool;
 mod sending;
 
 pub struct Server<'a, R, S> {
@@ -427,10 +428,7 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
                 buffer = next;
             }
         } else if result == -libc::ENOBUFS {
-            // The pool is empty: wait for a buffer to come back, then re-arm.
-            ServerCounters::add(&self.counters.provided_buffers_exhausted, 1);
-            connection.starved = true;
-            self.starved.push_back((slot, connection.generation));
+            self.starve(slot);
         } else if result == -libc::ECANCELED && !R::MULTISHOT {
             // Only its linked timeout cancels a one-shot recv: the peer was idle too long.
             ServerCounters::add(&self.counters.connections_idle_closed, 1);
@@ -505,45 +503,6 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
         }
     }
 
-    /// Gives back the receive buffers of a closing connection, except one a send still reads.
-    fn release_pending(&mut self, sq: &mut SubmissionQueue<'_>, slot: usize) {
-        let connection = &self.connections[slot];
-        debug_assert!(connection.closing);
-        // A send in flight reads its chunk, or every chunk handed to a bundle.
-        let keep = if connection.send_in_flight {
-            connection.handed.max(1)
-        } else {
-            0
-        };
-        while self.connections[slot].pending.len() > keep {
-            let chunk = self.connections[slot].pending.pop_back().expect("a chunk");
-            if let Source::Received(buffer) = chunk.source {
-                self.release(sq, buffer);
-            }
-        }
-    }
-
-    /// Gives a receive buffer back and, when it went back to the pool, re-arms every connection
-    /// starved of one. Every one, not one per buffer: a re-armed receive whose peer sends
-    /// nothing more leaves the buffer in the ring, and an incrementally consumed buffer serves
-    /// many receives, so waking one per buffer left connections starved beside a pool with
-    /// room, for good once no buffer came back (`uring-recv-inc`'s 2 buffers: an echo stalled
-    /// 10 s). One that finds the pool empty again ends with ENOBUFS and waits again.
-    fn release(&mut self, sq: &mut SubmissionQueue<'_>, buffer: u16) {
-        if !self.receive.release(buffer) {
-            return;
-        }
-        while let Some((slot, generation)) = self.starved.pop_front() {
-            let still_waiting = self
-                .connections
-                .get(slot)
-                .is_some_and(|c| c.generation == generation && c.starved && !c.closing);
-            if still_waiting {
-                self.arm_recv(sq, slot);
-            }
-        }
-    }
-
     /// After a completion: re-arm the connection's recv when it may read again, or close it
     /// when it is closing and the kernel holds nothing of it.
     fn rearm_or_close(&mut self, sq: &mut SubmissionQueue<'_>, slot: usize) {
@@ -558,10 +517,20 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
             }
             return;
         }
-        let may_read = R::may_read(connection.pending.len()) && !connection.starved;
-        if !connection.recv_armed && may_read && !connection.close_after_send {
+        if self.may_arm_recv(slot) {
             self.arm_recv(sq, slot);
         }
+    }
+
+    /// The connection reads nothing now and may read again: not closing or about to, not
+    /// waiting for a pool buffer, and not holding more unsent chunks than its strategy allows.
+    fn may_arm_recv(&self, slot: usize) -> bool {
+        let connection = &self.connections[slot];
+        !connection.recv_armed
+            && !connection.closing
+            && !connection.starved
+            && !connection.close_after_send
+            && R::may_read(connection.pending.len())
     }
 }
 

@@ -54,6 +54,12 @@ pub trait ReceiveStrategy: Sized {
     /// that connections starved of a buffer wait for.
     fn release(&mut self, buffer: u16) -> bool;
 
+    /// Whether the kernel may find a buffer in the pool now, as far as the completions reaped
+    /// so far tell. Never false while it could (it can only have taken more, for completions
+    /// not reaped yet), so a receive that found the pool empty waits for a buffer back only
+    /// when this is false. True for a strategy without a pool: it never runs out.
+    fn pool_has_room(&self) -> bool;
+
     /// How many received chunks one connection can hold queued: the bound on its memory.
     fn received_chunks_max(&self) -> usize;
 

@@ -92,6 +92,11 @@ impl ReceiveStrategy for IncrementalReceive {
         true
     }
 
+    /// A buffer stays in the ring, partly consumed, until the kernel lets go of it.
+    fn pool_has_room(&self) -> bool {
+        self.slices.let_go < self.slices.buffers.len()
+    }
+
     fn received_chunks_max(&self) -> usize {
         self.slices.table.len()
     }
@@ -139,6 +144,8 @@ struct Slices {
     /// Handles not in use; taken from the end.
     free: Vec<u16>,
     buffers: Box<[Buffer]>,
+    /// Buffers the kernel let go of and not yet back in the ring.
+    let_go: usize,
 }
 
 impl Slices {
@@ -147,6 +154,7 @@ impl Slices {
             table: vec![Slice::default(); SLICES_MAX].into_boxed_slice(),
             free: (0..SLICES_MAX as u16).rev().collect(),
             buffers: vec![Buffer::default(); usize::from(buffers)].into_boxed_slice(),
+            let_go: 0,
         }
     }
 
@@ -165,10 +173,12 @@ impl Slices {
         let offset = buffer.consumed;
         buffer.consumed += len;
         buffer.kernel_done = !more;
+        self.let_go += usize::from(!more);
         let Some(handle) = self.free.pop() else {
             let recycle = buffer.kernel_done && buffer.users == 0;
             if recycle {
                 *buffer = Buffer::default();
+                self.let_go -= 1;
             }
             return Taken::Dropped { recycle };
         };
@@ -193,6 +203,7 @@ impl Slices {
             return None;
         }
         *buffer = Buffer::default();
+        self.let_go -= 1;
         Some(id)
     }
 }
@@ -231,7 +242,12 @@ mod tests {
         // The kernel's last completion for buffer 1 (no BUF_MORE) starts after the others.
         let last = handle(slices.take(1, 7, false));
         assert_eq!(slices.slice(last).offset, 150);
+        assert_eq!(
+            slices.let_go, 1,
+            "buffer 1 is out of the ring until its slice goes"
+        );
         assert_eq!(slices.release(last), Some(1));
+        assert_eq!(slices.let_go, 0);
         // Recycled, it starts again at 0; one user still holds it after the kernel let go.
         let again = handle(slices.take(1, 8, false));
         let held = handle(slices.take(0, 5, false));
@@ -239,7 +255,9 @@ mod tests {
         assert_eq!(slices.slice(held).offset, 10);
         assert_eq!(slices.release(again), Some(1));
         assert_eq!(slices.release(held), None);
+        assert_eq!(slices.let_go, 1, "buffer 0, let go with a slice still held");
         assert_eq!(slices.release(other), Some(0));
+        assert_eq!(slices.let_go, 0);
         assert_eq!(slices.free.len(), SLICES_MAX);
     }
 

@@ -85,6 +85,11 @@ impl<const BUNDLE: bool> ReceiveStrategy for MultishotReceive<BUNDLE> {
         true
     }
 
+    /// Every buffer not held by a connection is in the ring.
+    fn pool_has_room(&self) -> bool {
+        self.held < usize::from(self.pool.entries())
+    }
+
     fn received_chunks_max(&self) -> usize {
         usize::from(self.pool.entries())
     }

@@ -56,6 +56,10 @@ impl ReceiveStrategy for OwnBufferReceive {
         false
     }
 
+    fn pool_has_room(&self) -> bool {
+        true
+    }
+
     fn received_chunks_max(&self) -> usize {
         1
     }
