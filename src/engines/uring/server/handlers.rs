@@ -384,17 +384,22 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
     }
 
     /// The peer hung up: a fresh recv replaces the armed one, so the rest of its bytes, its EOF
-    /// or its reset is read now rather than never.
+    /// or its reset is read now rather than never. A connection waiting for a pool buffer has no
+    /// recv to replace: reset, it closes now (nothing it sent can be echoed any more, and the
+    /// pool may stay dry for long); after a FIN alone its peer may still read, so it waits on.
     fn hung_up(&mut self, sq: &mut SubmissionQueue<'_>, slot: usize, result: i32) {
         let connection = &mut self.connections[slot];
         connection.hangup_armed = false;
         connection.in_flight -= 1;
-        if result != -libc::ECANCELED
-            && !connection.closing
-            && connection.recv_armed
-            && !connection.cancel_sent
-        {
+        if result == -libc::ECANCELED || connection.closing {
+            return;
+        }
+        let reset = result > 0 && result & i32::from(libc::POLLERR | libc::POLLHUP) != 0;
+        if connection.recv_armed && !connection.cancel_sent {
             self.cancel(sq, slot, Op::Recv);
+        } else if connection.starved && reset {
+            ServerCounters::add(&self.counters.connections_failed, 1);
+            self.start_closing(sq, slot);
         }
     }
 
