@@ -434,6 +434,8 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
             }
         } else if result == -libc::ENOBUFS {
             self.starve(slot);
+        } else if result == -libc::EINVAL && self.receive.drop_cap() {
+            // An older kernel: `rearm_or_close` re-arms it without the cap.
         } else if result == -libc::ECANCELED && !R::MULTISHOT {
             // Only its linked timeout cancels a one-shot recv: the peer was idle too long.
             ServerCounters::add(&self.counters.connections_idle_closed, 1);

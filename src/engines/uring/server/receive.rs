@@ -34,6 +34,12 @@ pub trait ReceiveStrategy: Sized {
     /// The SQE that arms a receive on `fd`; `own` is the connection's own buffer.
     fn arm(&self, fd: types::Fd, own: &mut [u8]) -> squeue::Entry;
 
+    /// The kernel refused a receive with EINVAL: when it was for a cap this kernel lacks (see
+    /// `receive_multishot.rs`), receives are armed without it from now on and this is true.
+    fn drop_cap(&mut self) -> bool {
+        false
+    }
+
     /// The buffer that holds the `len` bytes of a receive completion with `flags` (the first
     /// of them, for a bundle): a pool buffer's id, or the strategy's handle for part of one.
     /// None when the strategy cannot name one more held chunk: the bytes are dropped, and the
