@@ -1,5 +1,6 @@
 //! The sweep charts: each engine's figures against what a sweep's studies differ in (server
-//! threads, size), one line per engine, whiskers from the slowest to the fastest run.
+//! threads, size, the server's work per request), one line per engine, whiskers from the
+//! slowest to the fastest run.
 
 use plotters::prelude::*;
 
@@ -33,13 +34,19 @@ const SIZE_FIGURES: [SweepFigure; 2] = [
     }),
 ];
 
+/// What they draw against the server's work: server CPU per op (how much of an engine's
+/// saving is left as the work grows).
+const WORK_FIGURES: [SweepFigure; 1] =
+    [("server CPU µs per op", |engine, _| engine.cpu_us_per_op)];
+
 /// Throughput and server CPU per operation against the server's event loops (or server CPU
-/// per operation and per byte against size), one line per engine, whiskers from the slowest
-/// to the fastest run.
+/// per operation and per byte against size, server CPU per operation against work), one line
+/// per engine, whiskers from the slowest to the fastest run.
 pub fn thread_sweep_charts(sweep: &ThreadSweep) -> anyhow::Result<Vec<String>> {
-    let figures = match sweep.swept {
+    let figures: &[SweepFigure] = match sweep.swept {
         Swept::ServerThreads => &SWEEP_FIGURES,
         Swept::Size => &SIZE_FIGURES,
+        Swept::Work => &WORK_FIGURES,
     };
     figures
         .iter()
@@ -55,16 +62,17 @@ fn thread_sweep_chart(sweep: &ThreadSweep, figure: &SweepFigure) -> anyhow::Resu
         _ => "µs".to_string(),
     };
     let engines = sweep.engines();
-    // Sizes go on a log2 axis: 64 B to 64 KiB are ten even steps.
+    // Sizes go on a log2 axis: 64 B to 64 KiB are ten even steps; work on a linear one, in µs.
     let x_of = |at: u64| match sweep.swept {
         Swept::ServerThreads => at as f64,
         Swept::Size => (at.max(1) as f64).log2(),
+        Swept::Work => at as f64 / 1e3,
     };
     let xs: Vec<f64> = sweep.points.iter().map(|(at, _)| x_of(*at)).collect();
     let (first, last) = (xs[0], xs[xs.len() - 1]);
     let first = match sweep.swept {
         Swept::ServerThreads => 1.0,
-        Swept::Size => first,
+        Swept::Size | Swept::Work => first,
     };
     let high = (engines.iter())
         .flat_map(|engine| sweep.runs_of(engine).map(|(at, runs)| value(runs, at).max))
@@ -86,6 +94,12 @@ fn thread_sweep_chart(sweep: &ThreadSweep, figure: &SweepFigure) -> anyhow::Resu
                 .to_string(),
             "size",
         ),
+        Swept::Work => (
+            "the server's work per request, µs (median of each work time's runs, whiskers: \
+             slowest to fastest run)"
+                .to_string(),
+            "the server's work per request",
+        ),
     };
     if let Some(first) = shared.first() {
         axis = format!("{axis}; from {first} threads the load shared a CPU with the server");
@@ -103,11 +117,13 @@ fn thread_sweep_chart(sweep: &ThreadSweep, figure: &SweepFigure) -> anyhow::Resu
             .build_cartesian_2d(first - 0.5..last + 0.5, 0.0..(high * 1.15).max(1.0))?;
         chart
             .configure_mesh()
-            .x_labels((last - first) as usize + 2)
+            // At most a dozen labels: a sweep to 100 µs of work has no label per µs.
+            .x_labels(((last - first) as usize + 2).min(12))
             .x_label_formatter(&|position| match (position.fract() == 0.0, swept) {
                 (false, _) => String::new(),
                 (true, Swept::ServerThreads) => format!("{position:.0}"),
                 (true, Swept::Size) => format_size(2f64.powf(*position) as u64),
+                (true, Swept::Work) => format!("{position:.0}"),
             })
             .y_label_formatter(&|position| per_op(*position))
             .y_desc(unit.as_str())
