@@ -9,7 +9,8 @@ use crate::stats::Spread;
 
 /// Each engine of a work sweep against the baseline of its tree, where both ran: its server
 /// CPU per request as a share of the baseline's at each work time, and how much of the
-/// advantage it had at the least work is left at the most.
+/// advantage it had at the least work is left at the most (or that it grew: in a closed loop
+/// an engine that batches its sends wakes the client less often, bench/shapes.md).
 pub fn work_verdicts(sweep: &ThreadSweep) -> Vec<String> {
     if sweep.swept != Swept::Work {
         return Vec::new();
@@ -116,6 +117,13 @@ fn verdict(engine: &str, base: &str, points: &[Point]) -> String {
         }
     } else if after <= 0.0 {
         format!("none of its advantage is left {last_work}")
+    } else if after >= before {
+        format!(
+            "its advantage grew with the work: {:.0}% less CPU {}, {:.0}% less {last_work}",
+            before * 100.0,
+            at_text(first.work_ns),
+            after * 100.0
+        )
     } else {
         format!(
             "{:.0}% of its advantage ({:.0}% less CPU {}) is left {last_work} ({:.0}% less)",
@@ -212,6 +220,15 @@ mod tests {
         );
         assert!(
             verdict.ends_with("none of its advantage is left at 10 µs"),
+            "{verdict}"
+        );
+        let grew = rows([3.0, 5.0, 10.0]);
+        let studies_grew = studies(&grew);
+        let verdict = &work_verdicts(&work_sweeps(&studies_grew)[0])[0];
+        assert!(
+            verdict.ends_with(
+                "its advantage grew with the work: 25% less CPU with no work, 29% less at 10 µs"
+            ),
             "{verdict}"
         );
         let never = rows([4.0, 5.0, 13.0]);
