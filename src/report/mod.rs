@@ -12,6 +12,7 @@ pub mod contenders;
 pub mod depths;
 pub mod environment;
 pub mod equal_load;
+pub mod features;
 pub mod html;
 pub mod ladder;
 pub mod load;
