@@ -12,6 +12,7 @@ pub mod contenders;
 pub mod depths;
 pub mod environment;
 pub mod equal_load;
+pub mod features;
 pub mod html;
 pub mod ladder;
 pub mod load;
@@ -22,6 +23,7 @@ pub mod summary;
 pub mod table;
 pub mod threads;
 pub mod verdict;
+pub mod work;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
