@@ -138,3 +138,60 @@ fn with_len(entry: squeue::Entry, len: u32) -> squeue::Entry {
     }
     entry
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use std::os::fd::AsRawFd;
+    use std::os::unix::net::UnixStream;
+
+    /// With more bytes queued than the cap, every completion of a capped receive bundle holds at
+    /// most the cap, and together they hold every byte: the length written into the SQE is the
+    /// one the kernel reads as the multishot receive's cap.
+    #[test]
+    fn a_capped_bundle_holds_no_more_than_its_cap() {
+        const BUFFER: u32 = 16;
+        const CAP: u32 = 4 * BUFFER;
+        let Ok(mut ring) = crate::engines::uring::ring::RingSetup::with_entries(64).build() else {
+            eprintln!("skipped: io_uring is not usable here");
+            return;
+        };
+        if !ring.params().is_feature_recvsend_bundle() {
+            eprintln!("skipped: this kernel has no bundles");
+            return;
+        }
+        let mut pool = BufRing::new(64, BUFFER, 5);
+        pool.register(&ring.submitter(), 0).unwrap();
+        let (mut writer, reader) = UnixStream::pair().unwrap();
+        let sent = [7u8; 512];
+        writer.write_all(&sent).unwrap();
+        let recv = opcode::RecvMultiBundle::new(types::Fd(reader.as_raw_fd()), pool.group());
+        let recv = with_len(recv.build(), CAP).user_data(1);
+        // SAFETY: the entry points into no user memory (the kernel picks the buffers).
+        unsafe { ring.submission().push(&recv).unwrap() };
+        let mut got = 0;
+        while got < sent.len() {
+            ring.submit_and_wait(1).unwrap();
+            let cqe = ring.completion().next().expect("a completion");
+            if cqe.result() == -libc::EINVAL && got == 0 {
+                eprintln!("skipped: this kernel has no multishot receive cap");
+                drop(ring);
+                return;
+            }
+            assert!(cqe.result() > 0, "recv failed: {}", cqe.result());
+            assert!(
+                cqe.result() as u32 <= CAP,
+                "{} bytes past the cap",
+                cqe.result()
+            );
+            got += cqe.result() as usize;
+            assert!(
+                cqueue::more(cqe.flags()),
+                "the cap ended the multishot receive"
+            );
+        }
+        assert_eq!(got, sent.len());
+        drop(ring);
+    }
+}
