@@ -32,7 +32,7 @@ impl Uring {
         let stamp = (!self.nops).then_some(job.stamp);
         // A ring kept full submits each O_DIRECT read as its slot frees, as fio does
         // (`iodepth_batch_submit=1`): one call for a refill plugs the block queue, and the device
-        // sees none of the reads until the kernel has prepared them all (on virtio-blk, 1.09-1.14x
+        // sees none of the reads until the kernel has prepared them all (on virtio-blk, 1.02-1.14x
         // the reads/s at depths 16 and 64). Buffered reads mostly complete inline from the page
         // cache, where a call per read cost 10% (bench/read.md): they, and the NOPs of the floor
         // (io_uring's least cost, as t/io_uring submits), go in one call per refill.
@@ -40,9 +40,14 @@ impl Uring {
         let submit_each = self.submit == Submit::Ring && !self.nops && direct;
         let mut tally = Tally::default();
         let mut next = 0usize;
+        // Whether an SQE waits in the queue: the last of a refill goes with the wait's call.
+        let mut queued = false;
         meter.start();
         loop {
             while next < job.blocks.len() && slots.has_free() && !(job.should_stop)() {
+                if submit_each && queued {
+                    driver.submit(&mut tally)?;
+                }
                 let block = job.blocks[next];
                 let (slot, buffer) = slots.start(block).expect("a free slot");
                 let entry = if self.nops {
@@ -51,9 +56,7 @@ impl Uring {
                     target.read(buffer, u64::from(block) * job.block_size as u64)
                 };
                 driver.push(&[entry.user_data(slot as u64)], &mut tally)?;
-                if submit_each {
-                    driver.submit(&mut tally)?;
-                }
+                queued = true;
                 next += 1;
             }
             let in_flight = slots.in_flight();
@@ -68,6 +71,7 @@ impl Uring {
                 Submit::Single | Submit::Ring => 1,
             };
             driver.wait(want, &mut tally)?;
+            queued = false;
             while let Some(cqe) = driver.next_completion() {
                 let read = completion_result(&cqe, if self.nops { "nop" } else { "read" })?;
                 slots.finish(cqe.user_data() as usize, read, stamp)?;
