@@ -86,8 +86,13 @@ pub struct Row {
     pub client_sends: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_late_share: Option<f64>,
-    /// The server's CPU (user + sys, all its threads) as a share of one CPU over the window,
-    /// and per message or request in µs.
+    /// The server's CPU time over the window, all its threads (exited ones too), by the
+    /// scheduler's clock (ns resolution); absent where that clock could not be read. `cpu_user_s`
+    /// and `cpu_sys_s` split the same time at the timer tick's resolution (4–10 ms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_cpu_s: Option<f64>,
+    /// The server's CPU (`server_cpu_s`, else user + sys; all its threads) as a share of one
+    /// CPU over the window, and per message or request in µs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_cpu_utilisation: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -343,6 +348,13 @@ impl Row {
         .with_kernel_threads(measured)
     }
 
+    /// The CPU time the row's `cpu_*` fields measure: a server's by the scheduler's clock where
+    /// it was read (`server_cpu_s`), else user + system.
+    pub fn cpu_s(&self) -> f64 {
+        self.server_cpu_s
+            .unwrap_or(self.cpu_user_s + self.cpu_sys_s)
+    }
+
     /// Sets the costs of a process measured from outside (a server): its syscalls as the kernel
     /// counted them (`none` when it refused), CPU, context switches and io_uring threads.
     pub fn set_server_costs(&mut self, measured: &Measured) {
@@ -356,7 +368,8 @@ impl Row {
         self.ctx_switches_voluntary = measured.usage.ctx_switches_voluntary;
         self.ctx_switches_involuntary = measured.usage.ctx_switches_involuntary;
         self.rss_peak_bytes = measured.rss_peak_bytes;
-        let cpu_s = self.cpu_user_s + self.cpu_sys_s;
+        self.server_cpu_s = measured.usage.cpu_sched_s;
+        let cpu_s = self.cpu_s();
         self.server_cpu_utilisation = (self.seconds > 0.0).then(|| cpu_s / self.seconds);
         self.server_cpu_us_per_op = (self.ops > 0).then(|| cpu_s * 1e6 / self.ops as f64);
         *self = std::mem::take(self).with_kernel_threads(measured);
@@ -371,7 +384,7 @@ impl Row {
         }
         self.mb_per_sec = Some(per_second(megabytes, self.seconds));
         // Only a measured server has a utilisation (`set_server_costs`).
-        let cpu_us = (self.cpu_user_s + self.cpu_sys_s) * 1e6;
+        let cpu_us = self.cpu_s() * 1e6;
         self.server_cpu_us_per_mb = self.server_cpu_utilisation.map(|_| cpu_us / megabytes);
         self.syscalls_per_mb =
             (self.syscalls_source != "none").then(|| self.syscalls as f64 / megabytes);

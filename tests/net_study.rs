@@ -39,7 +39,11 @@ fn load_against_ringside_reports_verified_rows_with_the_server_measured() {
     assert_eq!(row["errors"], 0);
     assert!(row["ops"].as_u64().unwrap() > 100, "{row}");
     assert!(row["latency_ns_p99"].as_u64().unwrap() > 0);
-    assert!(row["cpu_sys_s"].as_f64().unwrap() > 0.0, "{row}");
+    // The scheduler's clock counts every ns the server ran; the tick-sampled user and
+    // system times may read 0 over half a second on a machine that rarely ticks on its CPU.
+    assert!(row["server_cpu_s"].as_f64().unwrap() > 0.0, "{row}");
+    assert!(row["server_cpu_us_per_op"].as_f64().unwrap() > 0.0, "{row}");
+    assert!(row["cpu_sys_s"].as_f64().unwrap() >= 0.0, "{row}");
     assert!(row["client_saturated"].is_boolean());
     server.stop();
 }
@@ -88,7 +92,7 @@ fn study_runs_a_small_matrix_with_alternating_engines() {
     for row in rows {
         assert_eq!(row["verified"], true, "{row}");
         assert_eq!(row["workload"], "echo");
-        assert!(row["cpu_user_s"].as_f64().unwrap() + row["cpu_sys_s"].as_f64().unwrap() > 0.0);
+        assert!(row["server_cpu_s"].as_f64().unwrap() > 0.0, "{row}");
         assert!(row["params"]["idle"].is_string() && row["params"]["sched"].is_string());
         assert!(row["client_cpu_sys_s"].is_number());
         // The io_uring server's kernel threads are set and recorded: its io-wq workers stay on

@@ -441,6 +441,90 @@ fn assert_answer_first(page: &str, first_table: &str) {
     assert!(screen.contains(" across runs"), "no spread in the answer");
 }
 
+/// Headless Chromium on `page` with `extra` arguments (`--dump-dom`, `--screenshot=`).
+fn in_chromium(chromium: &Path, page: &str, extra: &[String]) -> Output {
+    Command::new(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--enable-logging=stderr",
+        ])
+        .args(extra)
+        .arg(page)
+        .output()
+        .unwrap()
+}
+
+/// Goal: a study that sweeps `--work` gets a section with server CPU per message against the
+/// work, drawn in a real browser, and a verdict of how much of an engine's advantage over its
+/// tree's baseline is left. Method: a real echo study at no work and 10 µs (epoll and
+/// uring-defer, or blocking and threads without io_uring), one short run each, reported and
+/// loaded by headless Chromium. Which engine leads is the machine's business: only that the
+/// sentence and the chart are there is checked.
+#[test]
+fn a_work_sweep_draws_its_chart_and_verdict() {
+    let uring = ringside::engines::find(ringside::engines::Workload::Echo, "uring-defer")
+        .is_ok_and(|engine| engine.availability().is_ok());
+    let (engines, rung, base) = match uring {
+        true => ("epoll,uring-defer", "uring-defer", "epoll"),
+        false => ("blocking,threads", "threads", "blocking"),
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let study = ringside(&[
+        "echo",
+        "--engine",
+        engines,
+        "--work",
+        "0us,10us",
+        "--connections",
+        "1",
+        "--runs",
+        "1",
+        "--duration",
+        "300ms",
+        "--warmup",
+        "100ms",
+        "--format",
+        "json",
+        "--quiet",
+    ]);
+    assert!(study.status.success(), "{study:?}");
+    std::fs::write(dir.path().join("results.json"), &study.stdout).unwrap();
+    assert!(ringside(&["report", dir.path().to_str().unwrap()])
+        .status
+        .success());
+    let markdown = std::fs::read_to_string(dir.path().join("report.md")).unwrap();
+    let verdict = format!("{rung} against {base}, server CPU per request as a share of {base}'s");
+    assert!(markdown.contains("against work per request"), "{markdown}");
+    assert!(markdown.contains(&verdict), "{markdown}");
+    let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+    let section = &html[html
+        .find("against work per request</h2>")
+        .expect("a section")..];
+    let section = &section[..section.find("</section>").unwrap()];
+    assert_charts_drawn(section, 1);
+    let chromium = Path::new("/usr/bin/chromium");
+    if !chromium.exists() {
+        eprintln!("not drawn: /usr/bin/chromium is missing (CI installs Debian's chromium)");
+        return;
+    }
+    let page = format!("file://{}", dir.path().join("report.html").display());
+    let dom = in_chromium(chromium, &page, &["--dump-dom".to_string()]);
+    assert!(
+        dom.status.success(),
+        "{}",
+        String::from_utf8_lossy(&dom.stderr)
+    );
+    let built = String::from_utf8_lossy(&dom.stdout);
+    let section = &built[built
+        .find("against work per request</h2>")
+        .expect("a section")..];
+    let section = &section[..section.find("</section>").unwrap()];
+    assert!(section.contains(&verdict), "{section}");
+    assert_charts_drawn(section, 1);
+}
+
 /// Goal: the page draws in a real browser, and its first screen is the answer. Method: headless Chromium loads report.html, dumps
 /// the DOM it built and takes a screenshot; the charts must be in the DOM, the screenshot must
 /// be a real PNG, and the console must report no error. Skipped where Chromium is missing.
@@ -457,19 +541,7 @@ fn the_html_report_draws_in_headless_chromium() {
         .success());
     let page = format!("file://{}", dir.path().join("report.html").display());
     let shot = dir.path().join("report.png");
-    let browser = |extra: &[String]| {
-        Command::new(chromium)
-            .args([
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--enable-logging=stderr",
-            ])
-            .args(extra)
-            .arg(&page)
-            .output()
-            .unwrap()
-    };
+    let browser = |extra: &[String]| in_chromium(chromium, &page, extra);
     let dom = browser(&["--dump-dom".to_string()]);
     assert!(
         dom.status.success(),

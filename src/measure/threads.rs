@@ -133,13 +133,49 @@ impl ThreadTimes {
 /// A thread's time on CPU in ns: `schedstat`'s first field (exact), else `stat`'s utime and
 /// stime (clock ticks).
 fn thread_runtime_ns(dir: &str) -> Option<u64> {
-    if let Ok(text) = fs::read_to_string(format!("{dir}/schedstat")) {
-        if let Some(ns) = text.split_whitespace().next().and_then(|f| f.parse().ok()) {
-            return Some(ns);
-        }
+    let schedstat = fs::read_to_string(format!("{dir}/schedstat")).ok();
+    if let Some(ns) = schedstat.as_deref().and_then(schedstat_runtime_ns) {
+        return Some(ns);
     }
     let stat = fs::read_to_string(format!("{dir}/stat")).ok()?;
     let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
     let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
     Some((ticks as f64 / clock_ticks_per_sec() * 1e9) as u64)
+}
+
+/// The ns a task ran, from its `schedstat` (`runtime_ns run_delay_ns timeslices`). The file
+/// exists with CONFIG_SCHED_INFO (with or without CONFIG_SCHEDSTATS: 6.18 without it fills
+/// all three), but reads `0 0 0` where the kernel keeps no sched_info (older kernels with
+/// delay accounting compiled in and switched off): a task that exists has run, so a zero is
+/// no reading. None then, or for text that is no schedstat.
+pub(super) fn schedstat_runtime_ns(text: &str) -> Option<u64> {
+    let mut fields = text.split_whitespace();
+    let runtime_ns = fields.next()?.parse::<u64>().ok()?;
+    let rest_are_numbers = fields.all(|field| field.parse::<u64>().is_ok());
+    (runtime_ns > 0 && rest_are_numbers).then_some(runtime_ns)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schedstat_runtime_is_its_first_field() {
+        assert_eq!(
+            schedstat_runtime_ns("203009591 42483599 841\n"),
+            Some(203_009_591)
+        );
+        // No sched_info kept, or no schedstat at all.
+        assert_eq!(schedstat_runtime_ns("0 0 0\n"), None);
+        assert_eq!(schedstat_runtime_ns(""), None);
+        assert_eq!(schedstat_runtime_ns("12x 3 4"), None);
+        assert_eq!(schedstat_runtime_ns("12 three 4"), None);
+    }
+
+    #[test]
+    fn this_thread_has_run() {
+        let tid = rustix::thread::gettid().as_raw_nonzero().get();
+        let dir = format!("/proc/self/task/{tid}");
+        assert!(thread_runtime_ns(&dir).is_some());
+    }
 }

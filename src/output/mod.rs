@@ -224,7 +224,7 @@ fn group_cells(group: &Group, has_latency: bool) -> Vec<Cell> {
     let bytes_per_sec = pick(|r| r.bytes_per_sec);
     let syscalls = median(&pick(|r| r.syscalls as f64));
     let ops = median(&pick(|r| r.ops as f64));
-    let cpu = median(&pick(|r| r.cpu_user_s + r.cpu_sys_s));
+    let cpu = median(&pick(|r| r.cpu_s()));
     let switches = median(&pick(|r| {
         (r.ctx_switches_voluntary + r.ctx_switches_involuntary) as f64
     }));

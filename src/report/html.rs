@@ -15,8 +15,9 @@ use crate::report::environment::{facts, warnings};
 use crate::report::equal_load::equal_loads;
 use crate::report::summary::Study;
 use crate::report::table::{cells, equal_load_cells, sweep_cells, Cells};
-use crate::report::threads::{size_sweeps, size_verdicts, thread_sweeps};
+use crate::report::threads::{size_sweeps, size_verdicts, thread_sweeps, work_sweeps};
 use crate::report::verdict::verdict;
+use crate::report::work::work_verdicts;
 use crate::row::Document;
 
 const STYLE: &str = "body{font-family:sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;\
@@ -61,13 +62,17 @@ pub fn render_html(document: &Document, studies: &[Study]) -> anyhow::Result<Str
     for sweep in thread_sweeps(studies)
         .into_iter()
         .chain(size_sweeps(studies))
+        .chain(work_sweeps(studies))
     {
         page.push_str(&format!(
             "<section>\n<h2>{}: against {}</h2>\n",
             escape(&sweep.title),
             sweep.noun()
         ));
-        for verdict in size_verdicts(&sweep) {
+        for verdict in size_verdicts(&sweep)
+            .into_iter()
+            .chain(work_verdicts(&sweep))
+        {
             page.push_str(&format!("<p class=\"verdict\">{}</p>\n", escape(&verdict)));
         }
         page.push_str(&table(&sweep_cells(&sweep)));

@@ -10,8 +10,9 @@ use crate::report::depths::{depth_cells, depth_sweeps, depth_verdicts};
 use crate::report::equal_load::equal_loads;
 use crate::report::summary::Study;
 use crate::report::table::{cells, equal_load_cells, sweep_cells, Cells};
-use crate::report::threads::{size_sweeps, size_verdicts, thread_sweeps};
+use crate::report::threads::{size_sweeps, size_verdicts, thread_sweeps, work_sweeps};
 use crate::report::verdict::verdict;
+use crate::report::work::work_verdicts;
 use crate::row::Document;
 
 pub fn render_markdown(document: &Document, studies: &[Study]) -> String {
@@ -41,9 +42,13 @@ pub fn render_markdown(document: &Document, studies: &[Study]) -> String {
     for sweep in thread_sweeps(studies)
         .into_iter()
         .chain(size_sweeps(studies))
+        .chain(work_sweeps(studies))
     {
         text.push_str(&format!("## {}: against {}\n\n", sweep.title, sweep.noun()));
-        for verdict in size_verdicts(&sweep) {
+        for verdict in size_verdicts(&sweep)
+            .into_iter()
+            .chain(work_verdicts(&sweep))
+        {
             text.push_str(&format!("- {verdict}\n"));
         }
         text.push_str(&format!("\n{}\n\n", markdown_table(sweep_cells(&sweep))));

@@ -264,6 +264,7 @@ fn take_server_costs(row: &mut Row, parts: &[&Row]) {
     row.syscalls_source = part.syscalls_source.clone();
     row.cpu_user_s = part.cpu_user_s;
     row.cpu_sys_s = part.cpu_sys_s;
+    row.server_cpu_s = part.server_cpu_s;
     row.ctx_switches_voluntary = part.ctx_switches_voluntary;
     row.ctx_switches_involuntary = part.ctx_switches_involuntary;
     row.iowq_workers = part.iowq_workers;

@@ -22,6 +22,7 @@ pub mod summary;
 pub mod table;
 pub mod threads;
 pub mod verdict;
+pub mod work;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

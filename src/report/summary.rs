@@ -138,7 +138,7 @@ impl EngineSummary {
                 || rows.iter().any(|row| is_control(row)),
             throughput: pick(&|row| headline.value(row)).scaled(headline.scale()),
             syscalls_per_op: counted.then(|| pick(&|row| per_op(row.syscalls as f64, row))),
-            cpu_us_per_op: pick(&|row| per_op((row.cpu_user_s + row.cpu_sys_s) * 1e6, row)),
+            cpu_us_per_op: pick(&|row| per_op(row.cpu_s() * 1e6, row)),
             latency_us,
             p99_us: has_latency.then(|| pick(&|row| row.latency_ns_p99.unwrap_or(0) as f64 / 1e3)),
             verified: rows.iter().all(|row| row.verified && row.errors == 0),

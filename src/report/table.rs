@@ -99,6 +99,7 @@ pub fn sweep_cells(sweep: &ThreadSweep) -> Cells {
         match sweep.swept {
             Swept::ServerThreads => "× its fewest threads".to_string(),
             Swept::Size => "× its smallest size".to_string(),
+            Swept::Work => "× its least work".to_string(),
         },
         format!("CPU µs/{noun}"),
         "CPUs shared with the load".to_string(),

@@ -2,7 +2,8 @@
 //! show each engine's figures against it. Server threads (`echo --server-threads 1,2,4`): the
 //! event loops and the CPUs that loops and load took; sizes (`echo --payload 64,16k`, `http
 //! --body-size 64,16k`): the message or body size, where bundles, incremental buffers and
-//! SEND_ZC start to pay or cost.
+//! SEND_ZC start to pay or cost; work (`echo --work 0us,2us,10us`): the server's CPU per
+//! request, how much of an engine's advantage is left when the application works (`work.rs`).
 
 use serde_json::Value;
 
@@ -17,10 +18,15 @@ pub enum Swept {
     ServerThreads,
     /// The echo payload or the HTTP body, in bytes.
     Size,
+    /// The server's work per request (`--work`), in ns.
+    Work,
 }
 
 /// The parameters a size sweep's studies differ in.
 const SIZE_PARAMS: [&str; 3] = ["payload_bytes", "body_size", "body_bytes"];
+
+/// The parameter a work sweep's studies differ in.
+const WORK_PARAMS: [&str; 1] = ["work_ns"];
 
 /// The parameters a thread sweep's studies may differ in: the loops, and the CPUs split for
 /// them.
@@ -78,6 +84,7 @@ impl ThreadSweep<'_> {
         match self.swept {
             Swept::ServerThreads => "server threads",
             Swept::Size => "size",
+            Swept::Work => "work per request",
         }
     }
 
@@ -86,6 +93,7 @@ impl ThreadSweep<'_> {
         match self.swept {
             Swept::ServerThreads => at.to_string(),
             Swept::Size => format_size(at),
+            Swept::Work => work_text(at),
         }
     }
 
@@ -162,6 +170,20 @@ pub fn size_sweeps(studies: &[Study]) -> Vec<ThreadSweep<'_>> {
     sweeps(studies, Swept::Size)
 }
 
+/// The work sweeps among `studies`: groups of one workload's studies that differ only in the
+/// server's `--work`, with more than one work time.
+pub fn work_sweeps(studies: &[Study]) -> Vec<ThreadSweep<'_>> {
+    sweeps(studies, Swept::Work)
+}
+
+/// `no work`, `2 µs`: a work time in ns as tables and verdicts say it.
+pub fn work_text(ns: u64) -> String {
+    match ns {
+        0 => "no work".to_string(),
+        _ => format!("{} µs", ns as f64 / 1e3),
+    }
+}
+
 /// Where a study sits on a sweep's axis, if it does.
 type PointOf = fn(&Study) -> Option<u64>;
 
@@ -179,6 +201,9 @@ fn sweeps(studies: &[Study], swept: Swept) -> Vec<ThreadSweep<'_>> {
         Swept::Size => (&SIZE_PARAMS, |study| {
             let bytes = |key: &str| study.params.get(key).and_then(Value::as_u64);
             bytes("payload_bytes").or_else(|| bytes("body_bytes"))
+        }),
+        Swept::Work => (&WORK_PARAMS, |study| {
+            study.params.get("work_ns").and_then(Value::as_u64)
         }),
     };
     let mut groups: Vec<(StudyKey, Vec<(u64, &Study)>)> = Vec::new();

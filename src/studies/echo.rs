@@ -52,7 +52,7 @@ pub fn run(study: &EchoStudy) -> anyhow::Result<ExitCode> {
                 "{head}: {:>9.0} msg/s, {:.2} syscalls/msg, {:.1} µs server CPU/msg",
                 row.ops_per_sec,
                 per_message(row, row.syscalls as f64),
-                per_message(row, (row.cpu_user_s + row.cpu_sys_s) * 1e6),
+                per_message(row, row.cpu_s() * 1e6),
             ),
         }
     };
@@ -170,7 +170,7 @@ const METRICS: [Metric; 6] = [
     ("server CPU µs per message (user+sys), median", |runs| {
         let values: Vec<f64> = runs
             .iter()
-            .map(|r| per_message(r, (r.cpu_user_s + r.cpu_sys_s) * 1e6))
+            .map(|r| per_message(r, r.cpu_s() * 1e6))
             .collect();
         format!("{:.1}", median(&values))
     }),

@@ -50,7 +50,7 @@ pub fn run(study: &HttpStudy) -> anyhow::Result<ExitCode> {
             cell.connections,
             row.ops_per_sec,
             per_message(row, row.syscalls as f64),
-            per_message(row, (row.cpu_user_s + row.cpu_sys_s) * 1e6),
+            per_message(row, row.cpu_s() * 1e6),
         )
     };
     let table = |rows: &[Row]| render_study(rows, &net.connection_counts);
@@ -150,7 +150,7 @@ fn engine_cells(label: &str, runs: &[&Row], baseline: Option<f64>, is_baseline: 
     };
     let cpu: Vec<f64> = runs
         .iter()
-        .map(|r| per_message(r, (r.cpu_user_s + r.cpu_sys_s) * 1e6))
+        .map(|r| per_message(r, r.cpu_s() * 1e6))
         .collect();
     let syscalls: Vec<f64> = runs
         .iter()
