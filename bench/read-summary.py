@@ -6,7 +6,8 @@ numjobs=depth, libaio : libaio, uring-ring : io_uring iodepth=depth), the median
 reads/s with its range, and engine / fio: the ratio of the medians with the range of the
 rounds' own ratios (each round ran both back to back). fixes: the engines before and after
 this branch's fixes. study: every engine at every depth, warm, cold and direct.
-Usage: python3 bench/read-summary.py [bench/read]
+Usage: python3 bench/read-summary.py [bench/read] [MORE_DIRS...]: the parity rounds of the same
+mode in several directories (holds of the quiet lock) are pooled into one table.
 """
 import glob
 import json
@@ -15,8 +16,10 @@ import statistics
 import sys
 
 out = sys.argv[1] if len(sys.argv) > 1 else "bench/read"
+more = sys.argv[2:]
 DEPTHS = [1, 4, 16, 64, 128]
-PAIRS = [("threads", "psync"), ("libaio", "libaio"), ("uring-ring", "io_uring")]
+PAIRS = [("threads", "psync"), ("libaio", "libaio"), ("uring-ring", "io_uring"),
+         ("uring-defer", "io_uring-fixed")]
 
 
 def load(path):
@@ -39,10 +42,12 @@ def cpu_per_read(row):
 
 
 def parity(mode):
-    paths = glob.glob(os.path.join(out, f"parity-{mode}-ringside-d*-r*.json"))
+    paths = [p for d in [out, *more]
+             for p in glob.glob(os.path.join(d, f"parity-{mode}-ringside-d*-r*.json"))]
     if not paths:
         return
-    rounds = sorted({int(p.rsplit("-r", 1)[1].split(".")[0]) for p in paths})
+    # A round is (directory, number): each directory is one hold of the quiet lock.
+    rounds = sorted({(os.path.dirname(p), int(p.rsplit("-r", 1)[1].split(".")[0])) for p in paths})
     print(f"\n### ringside ÷ fio, {mode} (reads/s, median of {len(rounds)} rounds, min–max)\n")
     print("| depth | engine | ringside reads/s | CPU µs/read | fio job | fio reads/s | "
           "fio CPU µs/read | ringside ÷ fio: median (rounds' min–max) |")
@@ -50,9 +55,9 @@ def parity(mode):
     for depth in DEPTHS:
         for engine, fio_engine in PAIRS:
             ours, theirs, ratios, cpu, fio_cpu = [], [], [], [], []
-            for run in rounds:
-                ringside = os.path.join(out, f"parity-{mode}-ringside-d{depth}-r{run}.json")
-                fio = os.path.join(out, f"parity-{mode}-fio-{fio_engine}-d{depth}-r{run}.json")
+            for where, run in rounds:
+                ringside = os.path.join(where, f"parity-{mode}-ringside-d{depth}-r{run}.json")
+                fio = os.path.join(where, f"parity-{mode}-fio-{fio_engine}-d{depth}-r{run}.json")
                 if not (os.path.exists(ringside) and os.path.exists(fio)):
                     continue
                 rows = [r for r in load(ringside)["results"] if r["engine"] == engine]
@@ -127,8 +132,89 @@ def study(cache):
                   f"{per_read(lambda r: r['syscalls']):.2f} | {p99:.0f} | {verified} |")
 
 
-for mode in ["warm", "direct", "direct-noperf"]:
+def submit():
+    """Each read submitted as its slot frees (after) against one submit per refill (before)."""
+    if not glob.glob(os.path.join(out, "submit-*-r*.json")):
+        return
+    print("\n### One submit per refill (before) and one per read (after), both on one CPU "
+          "(reads/s, median of the rounds, min–max)\n")
+    print("| cache | engine | depth | before | CPU µs/read | after | CPU µs/read | syscalls/read "
+          "before → after | after ÷ before: median (rounds' min–max) |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for mode in ["direct", "warm"]:
+        cells = {}
+        for which in ["before", "after"]:
+            for path in sorted(glob.glob(os.path.join(out, f"submit-{mode}-{which}-r*.json"))):
+                run = int(path.rsplit("-r", 1)[1].split(".")[0])
+                for row in load(path)["results"]:
+                    assert row["verified"], f"{path}: {row['engine']} not verified"
+                    key = (row["engine"], row["params"]["depth"])
+                    cells.setdefault(key, {}).setdefault(which, {})[run] = row
+        for (engine, depth), runs in sorted(cells.items(), key=lambda c: (c[0][0], c[0][1])):
+            before, after = runs.get("before", {}), runs.get("after", {})
+            if not (before and after):
+                continue
+            ratios = [after[r]["ops_per_sec"] / before[r]["ops_per_sec"] for r in after if r in before]
+            rate = lambda side: [row["ops_per_sec"] for row in side.values()]
+            cpu = lambda side: statistics.median(cpu_per_read(row) for row in side.values())
+            calls = lambda side: statistics.median(row["syscalls"] / max(row["ops"], 1)
+                                                   for row in side.values())
+            ratio = statistics.median(rate(after)) / statistics.median(rate(before))
+            print(f"| {mode} | {engine} | {depth} | {k(rate(before))} | {cpu(before):.2f} | "
+                  f"{k(rate(after))} | {cpu(after):.2f} | {calls(before):.2f} → {calls(after):.2f} | "
+                  f"**{ratio:.2f}** ({min(ratios):.2f}–{max(ratios):.2f}) |")
+
+
+def cold():
+    """bench/read.sh cold: ringside's pool and rings with their io_uring events, the build that
+    submits every read as its slot frees, fio psync (a share per job) and io_uring."""
+    paths = sorted(glob.glob(os.path.join(out, "cold-ringside-r*.json")))
+    if not paths:
+        return
+    cells = {}
+    for path in paths + sorted(glob.glob(os.path.join(out, "cold-ringside-each-r*.json"))):
+        tag = "each-submit build: " if "-each-" in path else ""
+        for row in load(path)["results"]:
+            assert row["verified"], f"{path}: {row['engine']} not verified"
+            ops = max(row["ops"], 1)
+            cells.setdefault((row["params"]["depth"], tag + row["engine"]), []).append(
+                (row["ops_per_sec"], cpu_per_read(row),
+                 (row["ctx_switches_voluntary"] + row["ctx_switches_involuntary"]) / ops,
+                 row["syscalls"] / ops, row.get("iowq_punts"), row.get("iowq_workers"),
+                 row["latency_ns_p50"] / 1e3))
+    for path in sorted(glob.glob(os.path.join(out, "cold-fio-*-r*.json"))):
+        name = os.path.basename(path)[len("cold-fio-"):].rsplit("-r", 1)[0]
+        engine, depth = name.rsplit("-d", 1)
+        job = load(path)["jobs"][0]
+        io = job["read"]
+        jobs = int(depth) if engine == "psync" else 1
+        busy = (job["usr_cpu"] + job["sys_cpu"]) / 100 * io["runtime"] / 1e3 * jobs
+        with open(path[:-len(".json")] + ".perf") as handle:
+            counts = {line.split(",")[2]: line.split(",")[0] for line in handle if line.count(",") > 3}
+        ios = max(io["total_ios"], 1)
+        cells.setdefault((int(depth), f"fio {engine}"), []).append(
+            (io["iops"], busy / ios * 1e6, int(counts["context-switches"]) / ios, None,
+             int(counts["io_uring:io_uring_queue_async_work"]), None,
+             io["clat_ns"]["percentile"]["50.000000"] / 1e3))
+    print("\n### Cold buffered reads: ringside and fio (reads/s, median of the rounds, min–max)\n")
+    print("| depth | engine | reads/s | CPU µs/read | ctx switches/read | syscalls/read | "
+          "io-wq punts | io-wq workers | p50 µs |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for (depth, engine), runs in sorted(cells.items()):
+        med = lambda i: statistics.median(r[i] for r in runs)
+        calls = "—" if runs[0][3] is None else f"{med(3):.2f}"
+        punts = "—" if runs[0][4] is None else str(sum(r[4] for r in runs))
+        workers = "—" if runs[0][5] is None else str(max(r[5] for r in runs))
+        print(f"| {depth} | {engine} | {k([r[0] for r in runs])} | {med(1):.2f} | {med(2):.2f} | "
+              f"{calls} | {punts} | {workers} | {med(6):.0f} |")
+
+
+modes = {os.path.basename(p).split("-ringside-")[0][len("parity-"):]
+         for d in [out, *more] for p in glob.glob(os.path.join(d, "parity-*-ringside-d*-r*.json"))}
+for mode in sorted(modes):
     parity(mode)
 fixes()
+submit()
+cold()
 for cache in ["warm", "cold", "direct"]:
     study(cache)

@@ -11,6 +11,23 @@
 #   /work/wt/quiet.sh bench/read.sh fixes RINGSIDE_BEFORE RINGSIDE_AFTER [OUT_DIR] [SCRATCH_DIR]
 #     the engines before and after this branch's fixes (the pool's own file descriptions, the
 #     reads' wait for one completion), alternated binary by binary, three rounds.
+#   READ_CPU=1 /work/wt/quiet.sh bench/read.sh submit RINGSIDE_BEFORE RINGSIDE_AFTER [OUT_DIR] [SCRATCH_DIR]
+#     reads submitted in one call per refill (before) against each read submitted as its slot
+#     frees (after): uring-ring, uring-defer and libaio direct at depths 4-128, uring-ring and
+#     uring-defer warm at 16 and 128, both binaries on CPU READ_CPU without the syscall counter,
+#     alternated binary by binary, three rounds.
+#   /work/wt/quiet.sh bench/read.sh cold [RINGSIDE] [OUT_DIR] [SCRATCH_DIR]
+#     cold buffered reads, why the pool beats io_uring: ringside's threads, uring-ring and
+#     uring-defer with --ring-events (io-wq punts, workers, their CPU and context switches) beside
+#     fio's psync (numjobs = depth, each job its own share of the file, as the pool's threads
+#     share the blocks: jobs reading the whole file would find each other's pages cached) and
+#     io_uring on a file whose pages it drops first (--invalidate=1), fio under `perf stat` for
+#     the same io_uring tracepoints; two rounds. With EACH_RINGSIDE=binary, that binary's
+#     uring-ring and uring-defer too (cold-ringside-each-*: a build submitting every read, buffered
+#     too, as its slot frees).
+#   /work/wt/quiet.sh bench/read.sh after-layout [RINGSIDE] [OUT_DIR] [SCRATCH_DIR]
+#     are the first seconds after ringside's layout slower? libaio and uring-defer at depth 4,
+#     eight 1 s runs each after one layout, on CPU 1 without the syscall counter; three times.
 #   /work/wt/quiet.sh bench/read.sh fresh [RINGSIDE] [OUT_DIR] [SCRATCH_DIR]
 #     does a file just laid out read slower through O_DIRECT? ringside's runs 1-3 after its
 #     layout, and fio libaio on a file it lays out just before against one read before.
@@ -26,9 +43,9 @@ set -eu
 part=$1
 case $part in
 parity) mode=$2; shift 2 ;;
-study | fresh | placement) shift 1 ;;
-fixes) before=$2; after=$3; shift 3 ;;
-*) echo "usage: $0 parity warm|direct | study | fixes BEFORE AFTER  [RINGSIDE] [OUT_DIR] [SCRATCH_DIR]" >&2; exit 2 ;;
+study | fresh | placement | cold | after-layout) shift 1 ;;
+fixes | submit) before=$2; after=$3; shift 3 ;;
+*) echo "usage: $0 parity warm|direct | study | fresh | placement | fixes|submit BEFORE AFTER  [RINGSIDE] [OUT_DIR] [SCRATCH_DIR]" >&2; exit 2 ;;
 esac
 if [ "$part" = fixes ]; then
     out=${1:-bench/read}
@@ -48,6 +65,28 @@ if [ "$part" = fixes ]; then
         done
     done
     uptime >> "$out/uptime-fixes.txt"
+    exit 0
+fi
+if [ "$part" = submit ]; then
+    out=${1:-bench/read}
+    scratch=${2:-/tmp/ringside-read-bench}
+    cpu=${READ_CPU:?set READ_CPU to the CPU both binaries run on}
+    mkdir -p "$out" "$scratch"
+    uptime >> "$out/uptime-submit.txt"
+    for round in 1 2 3; do
+        for which in before after; do
+            eval "bin=\$$which"
+            RINGSIDE_NO_PERF=1 "$bin" fs read --size 256m --depth 4,16,64,128 --runtime 1s --runs 1 \
+                --quiet --direct --cpu "$cpu" --engine uring-ring,uring-defer,libaio --dir "$scratch" \
+                --format json > "$out/submit-direct-$which-r$round.json"
+            sleep 3 # the deleted file's discards land now, not in the next run
+            RINGSIDE_NO_PERF=1 "$bin" fs read --size 1g --depth 16,128 --runtime 1s --runs 1 \
+                --quiet --cpu "$cpu" --engine uring-ring,uring-defer --dir "$scratch" \
+                --format json > "$out/submit-warm-$which-r$round.json"
+            sleep 3
+        done
+    done
+    uptime >> "$out/uptime-submit.txt"
     exit 0
 fi
 bin=${1:-target/release/ringside}
@@ -108,6 +147,53 @@ if [ "$part" = placement ]; then
     uptime >> "$out/uptime-placement.txt"
     exit 0
 fi
+if [ "$part" = after-layout ]; then
+    uptime >> "$out/after-layout/uptime.txt" 2> /dev/null || { mkdir -p "$out/after-layout"; uptime >> "$out/after-layout/uptime.txt"; }
+    for round in 1 2 3; do
+        RINGSIDE_NO_PERF=1 "$bin" fs read --size 256m --depth 4 --runtime 1s --runs 8 --quiet \
+            --direct --cpu 1 --engine libaio,uring-defer --dir "$scratch" --format json \
+            > "$out/after-layout/runs-r$round.json"
+        sleep 3
+    done
+    uptime >> "$out/after-layout/uptime.txt"
+    exit 0
+fi
+if [ "$part" = cold ]; then
+    uptime >> "$out/uptime-cold.txt"
+    fio_file="$scratch/fio.bin"
+    fio --name=layout --filename="$fio_file" --size=256m --rw=write --bs=1m --end_fsync=1 \
+        --output-format=terse > /dev/null
+    events=io_uring:io_uring_submit_req,io_uring:io_uring_queue_async_work,io_uring:io_uring_complete
+    events=$events,io_uring:io_uring_task_work_run,context-switches,task-clock
+    for round in 1 2; do
+        "$bin" fs read --size 256m --depth 1,4,16,64 --runtime 1s --runs 1 --quiet --cold \
+            --ring-events --engine threads,uring-ring,uring-defer --dir "$scratch" --format json \
+            > "$out/cold-ringside-r$round.json"
+        sleep 3
+        if [ -n "${EACH_RINGSIDE:-}" ]; then
+            "$EACH_RINGSIDE" fs read --size 256m --depth 1,4,16,64 --runtime 1s --runs 1 --quiet \
+                --cold --ring-events --engine uring-ring,uring-defer --dir "$scratch" \
+                --format json > "$out/cold-ringside-each-r$round.json"
+            sleep 3
+        fi
+        for depth in 1 4 16 64; do
+            for engine in psync io_uring; do
+                jobs="--numjobs=1 --iodepth=$depth --size=256m"
+                share=$((268435456 / depth))
+                [ "$engine" = psync ] && jobs="--numjobs=$depth --iodepth=1 --size=$share --offset_increment=$share"
+                # shellcheck disable=SC2086 # $jobs is a list of flags.
+                perf stat -x, -e "$events" -o "$out/cold-fio-$engine-d$depth-r$round.perf" \
+                    fio --name=randread --filename="$fio_file" --rw=randread --bs=4k \
+                    --ioengine=$engine --direct=0 --invalidate=1 --runtime=1 $jobs \
+                    --group_reporting --output-format=json \
+                    > "$out/cold-fio-$engine-d$depth-r$round.json"
+            done
+        done
+    done
+    rm -f "$fio_file"
+    uptime >> "$out/uptime-cold.txt"
+    exit 0
+fi
 if [ "$part" = study ]; then
     uptime >> "$out/uptime-study.txt"
     for cache in warm cold direct; do
@@ -142,8 +228,20 @@ size=256m
 # With RINGSIDE_NO_PERF=1 in the environment ringside counts no syscalls in the kernel (fio
 # counts none): the files are named parity-<mode>-noperf-*.
 [ -n "${RINGSIDE_NO_PERF:-}" ] && mode_tag="$mode-noperf" || mode_tag=$mode
-direct=0 engines=threads,uring-ring fio_engines="psync io_uring"
-[ "$mode" = direct ] && direct=1 engines=threads,uring-ring,libaio fio_engines="psync libaio io_uring"
+# With READ_CPU=N both programs run on CPU N (ringside --cpu N, fio under taskset -c N: all of
+# each program's threads), files parity-<mode>[-noperf]-cpuN-*. Unpinned, the reading thread
+# lands on either CPU run by run, and a read completed by an interrupt on the other CPU costs a
+# cross-CPU wake-up (bench/read.md).
+pin_ringside="" pin_fio=""
+if [ -n "${READ_CPU:-}" ]; then
+    mode_tag="$mode_tag-cpu$READ_CPU" pin_ringside="--cpu $READ_CPU" pin_fio="taskset -c $READ_CPU"
+fi
+# uring-defer's ring is set up as fio's io_uring engine sets up its own (SINGLE_ISSUER,
+# DEFER_TASKRUN, COOP_TASKRUN) with a registered file and buffers: its control is fio's
+# io_uring with --registerfiles --fixedbufs (io_uring-fixed below).
+direct=0 engines=threads,uring-ring,uring-defer fio_engines="psync io_uring io_uring-fixed"
+[ "$mode" = direct ] && direct=1 engines=threads,uring-ring,uring-defer,libaio \
+    fio_engines="psync libaio io_uring io_uring-fixed"
 uptime >> "$out/uptime-parity-$mode_tag.txt"
 # fio's own file, laid out once and kept: no delete sends discards into a run (FINDINGS).
 fio_file="$scratch/fio.bin"
@@ -154,22 +252,22 @@ for round in $(seq 1 $rounds); do
         # (every read checked against its block's stamp), and deletes it.
         direct_flag=""
         [ "$direct" = 1 ] && direct_flag=--direct
-        # shellcheck disable=SC2086 # $direct_flag is empty or one flag.
-        "$bin" fs read --size $size --depth "$depth" --runtime 1s --runs 1 --quiet $direct_flag \
+        # shellcheck disable=SC2086 # $direct_flag and $pin_ringside are empty or one flag.
+        "$bin" fs read --size $size --depth "$depth" --runtime 1s --runs 1 --quiet $direct_flag $pin_ringside \
             --engine $engines --dir "$scratch" --format json \
             > "$out/parity-$mode_tag-ringside-d$depth-r$round.json"
         sleep 3 # the deleted file's discards land now, not in fio's run
         for engine in $fio_engines; do
-            if [ "$engine" = psync ]; then
-                jobs="--numjobs=$depth --iodepth=1"
-            else
-                jobs="--numjobs=1 --iodepth=$depth"
-            fi
+            case $engine in
+            psync) jobs="--numjobs=$depth --iodepth=1" ioengine=psync ;;
+            io_uring-fixed) jobs="--numjobs=1 --iodepth=$depth --registerfiles --fixedbufs" ioengine=io_uring ;;
+            *) jobs="--numjobs=1 --iodepth=$depth" ioengine=$engine ;;
+            esac
             # fio's randread: every job reads the file once in a random order (its random map),
             # stopped at 1 s; processes, each with its own open file.
-            # shellcheck disable=SC2086 # $jobs is a list of flags.
-            fio --name=randread --filename="$fio_file" --size=$size --rw=randread --bs=4k \
-                --ioengine="$engine" --direct=$direct --invalidate=0 --runtime=1 $jobs \
+            # shellcheck disable=SC2086 # $jobs is a list of flags, $pin_fio empty or a taskset.
+            $pin_fio fio --name=randread --filename="$fio_file" --size=$size --rw=randread --bs=4k \
+                --ioengine="$ioengine" --direct=$direct --invalidate=0 --runtime=1 $jobs \
                 --group_reporting --output-format=json \
                 > "$out/parity-$mode_tag-fio-$engine-d$depth-r$round.json"
         done

@@ -5,10 +5,12 @@
 //! as fio's libaio engine makes them through libaio's thin wrappers: no crate for them is kept
 //! up, and the ABI (`linux/aio_abi.h`) is four calls and two structs.
 //!
-//! The loop keeps `--depth` reads in flight: it submits every free slot's read in one
-//! `io_submit`, then waits in `io_getevents` for at least one completion and takes every one
-//! that is ready, as fio's libaio engine does (`iodepth_batch_complete_min=1`) and as the io_uring
-//! rungs' reads do, so the two differ only in their API.
+//! The loop keeps `--depth` reads in flight: it submits each read as its slot frees, one
+//! `io_submit` each (a batch in one call plugs the block queue: the device sees none of it until
+//! the kernel has prepared it all), then waits in `io_getevents` for at least one completion and
+//! takes every one that is ready, as fio's libaio engine does (`iodepth_batch_submit=1`,
+//! `iodepth_batch_complete_min=1`) and as `uring-ring`'s reads do, so the two differ only in
+//! their API.
 
 use crate::engines::blocking::file::io_error;
 use crate::engines::file::{FileEngine, FileOutcome, ReadJob};
@@ -68,22 +70,24 @@ impl Context {
         Ok(Context { id })
     }
 
-    /// Submits `iocbs`; returns how many the kernel took.
-    fn submit(&self, iocbs: &mut [*mut Iocb]) -> anyhow::Result<usize> {
+    /// Submits one iocb.
+    fn submit_one(&self, iocb: &mut Iocb) -> anyhow::Result<()> {
+        let mut iocbs = [iocb as *mut Iocb];
         loop {
-            // SAFETY: every pointer is to a live iocb whose buffer outlives its completion (the
+            // SAFETY: the pointer is to a live iocb whose buffer outlives its completion (the
             // engine reaps every submitted read before its buffers are dropped).
             let taken = unsafe {
                 libc::syscall(
                     libc::SYS_io_submit,
                     self.id,
-                    iocbs.len() as libc::c_long,
+                    1 as libc::c_long,
                     iocbs.as_mut_ptr(),
                 )
             };
-            if taken >= 0 {
-                return Ok(taken as usize);
+            if taken == 1 {
+                return Ok(());
             }
+            anyhow::ensure!(taken < 0, "io_submit took {taken} of one iocb");
             let error = std::io::Error::last_os_error();
             if error.raw_os_error() != Some(libc::EINTR) {
                 return Err(io_error("io_submit", error));
@@ -131,16 +135,14 @@ impl FileEngine for Libaio {
         let depth = job.depth.max(1) as usize;
         let mut slots = Slots::new(depth, job.block_size);
         let context = Context::new(depth)?;
-        // One iocb per slot, rewritten for each read; the pointers to submit point at them.
+        // One iocb per slot, rewritten for each read and submitted at once.
         let mut iocbs = vec![Iocb::default(); depth];
-        let mut to_submit: Vec<*mut Iocb> = Vec::with_capacity(depth);
         let mut events = vec![IoEvent::default(); depth];
         let mut tally = Tally::default();
         let mut next = 0usize;
         let fd = job.file.as_raw_fd() as u32;
         meter.start();
         loop {
-            to_submit.clear();
             while next < job.blocks.len() && slots.has_free() && !(job.should_stop)() {
                 let block = job.blocks[next];
                 let (slot, buffer) = slots.start(block).expect("a free slot");
@@ -153,13 +155,9 @@ impl FileEngine for Libaio {
                     aio_offset: i64::from(block) * job.block_size as i64,
                     ..Iocb::default()
                 };
-                to_submit.push(&mut iocbs[slot]);
-                next += 1;
-            }
-            let mut submitted = 0;
-            while submitted < to_submit.len() {
-                submitted += context.submit(&mut to_submit[submitted..])?;
+                context.submit_one(&mut iocbs[slot])?;
                 tally.syscalls_self += 1;
+                next += 1;
             }
             if slots.in_flight() == 0 {
                 break;

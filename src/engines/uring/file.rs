@@ -296,12 +296,7 @@ impl<'r> Driver<'r> {
     /// syscall, so it sleeps in io_uring_enter only when the completions take longer.
     pub(super) fn wait(&self, want: usize, tally: &mut Tally) -> anyhow::Result<()> {
         if self.sqpoll {
-            // With SQPOLL, submit() enters the kernel only to wake a sleeping poller thread.
-            // SAFETY: as in `completions_ready`.
-            if unsafe { self.ring.submission_shared() }.need_wakeup() {
-                tally.syscalls_self += 1;
-            }
-            self.submitter.submit().context("io_uring submit failed")?;
+            self.submit(tally)?;
             let until = Instant::now() + SQPOLL_SPIN;
             while self.completions_ready() < want && Instant::now() < until {
                 std::hint::spin_loop();
@@ -312,6 +307,17 @@ impl<'r> Driver<'r> {
         }
         tally.syscalls_self += 1;
         super::ring::submit_and_wait(&self.submitter, want).context("io_uring_enter failed")?;
+        Ok(())
+    }
+
+    /// Submits what is queued without waiting. An SQPOLL ring enters the kernel only to wake a
+    /// sleeping poller (its thread submits), and counts that call alone.
+    pub(super) fn submit(&self, tally: &mut Tally) -> anyhow::Result<()> {
+        // SAFETY: as in `completions_ready`.
+        if !self.sqpoll || unsafe { self.ring.submission_shared() }.need_wakeup() {
+            tally.syscalls_self += 1;
+        }
+        self.submitter.submit().context("io_uring submit failed")?;
         Ok(())
     }
 

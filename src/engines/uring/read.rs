@@ -1,7 +1,7 @@
 //! The io_uring file engine's reads (`fs read`): single blocks at `--depth`, each into its own
 //! slot of one page-aligned buffer (registered when the rung uses fixed buffers), submitted one
-//! at a time, in batches, or as a ring kept full, each checked against its stamp as it
-//! completes. The `uring-nop` row submits NOPs through the same loop:
+//! at a time, in batches, or as a ring kept full (an O_DIRECT read submitted as its slot frees),
+//! each checked against its stamp as it completes. The `uring-nop` row submits NOPs through the same loop:
 //! no file, no copy, only io_uring's own cost per operation at that depth (as fio's
 //! `t/io_uring -N1`), the floor every engine's CPU per read is read against.
 
@@ -30,11 +30,24 @@ impl Uring {
         let target = Target::new(&ring, job.file, self.fixed, (0, 0), &[slots.buffers()])?;
         let driver = Driver::new(&ring, self.ring_fd, self.flags.sqpoll)?;
         let stamp = (!self.nops).then_some(job.stamp);
+        // A ring kept full submits each O_DIRECT read as its slot frees, as fio does
+        // (`iodepth_batch_submit=1`): one call for a refill plugs the block queue, and the device
+        // sees none of the reads until the kernel has prepared them all (on virtio-blk, 1.02-1.14x
+        // the reads/s at depths 16 and 64). Buffered reads mostly complete inline from the page
+        // cache, where a call per read cost 10% (bench/read.md): they, and the NOPs of the floor
+        // (io_uring's least cost, as t/io_uring submits), go in one call per refill.
+        let direct = rustix::fs::fcntl_getfl(job.file)?.contains(rustix::fs::OFlags::DIRECT);
+        let submit_each = self.submit == Submit::Ring && !self.nops && direct;
         let mut tally = Tally::default();
         let mut next = 0usize;
+        // Whether an SQE waits in the queue: the last of a refill goes with the wait's call.
+        let mut queued = false;
         meter.start();
         loop {
             while next < job.blocks.len() && slots.has_free() && !(job.should_stop)() {
+                if submit_each && queued {
+                    driver.submit(&mut tally)?;
+                }
                 let block = job.blocks[next];
                 let (slot, buffer) = slots.start(block).expect("a free slot");
                 let entry = if self.nops {
@@ -43,6 +56,7 @@ impl Uring {
                     target.read(buffer, u64::from(block) * job.block_size as u64)
                 };
                 driver.push(&[entry.user_data(slot as u64)], &mut tally)?;
+                queued = true;
                 next += 1;
             }
             let in_flight = slots.in_flight();
@@ -57,6 +71,7 @@ impl Uring {
                 Submit::Single | Submit::Ring => 1,
             };
             driver.wait(want, &mut tally)?;
+            queued = false;
             while let Some(cqe) = driver.next_completion() {
                 let read = completion_result(&cqe, if self.nops { "nop" } else { "read" })?;
                 slots.finish(cqe.user_data() as usize, read, stamp)?;
