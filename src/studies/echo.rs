@@ -127,7 +127,7 @@ const STREAM_METRICS: [Metric; 6] = [
             }
         },
     ),
-    ("server CPU µs per MB (user+sys), median", |runs| {
+    ("server CPU µs per MB, median", |runs| {
         median_text(runs, |r| r.server_cpu_us_per_mb, 0)
     }),
     ("server syscalls per MB, median", |runs| {
@@ -167,7 +167,7 @@ const METRICS: [Metric; 6] = [
             .collect();
         format!("{:.2}", median(&values))
     }),
-    ("server CPU µs per message (user+sys), median", |runs| {
+    ("server CPU µs per message, median", |runs| {
         let values: Vec<f64> = runs
             .iter()
             .map(|r| per_message(r, r.cpu_s() * 1e6))
