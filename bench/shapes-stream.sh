@@ -56,7 +56,8 @@ tcpkali_load() { # ENGINE COUNT PORT PID
 for count in $COUNTS; do
     for engine in $ENGINES; do
         log=$OUT/serve-$engine$tag-$count-$round.txt
-        "$BIN" serve echo --engine "$engine" --cpu 0 --listen 127.0.0.1:0 ${WORK:+--work "$WORK"} \
+        "$BIN" serve echo --engine "$engine" --cpu 0 --listen 127.0.0.1:0 --payload 1k \
+            ${WORK:+--work "$WORK"} \
             > "$log" 2>&1 &
         pid=$!
         port=
