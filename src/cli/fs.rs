@@ -198,7 +198,7 @@ pub struct ReadArgs {
     /// as it is when it holds --size in whole --block-size blocks stamped with --seed (every
     /// block checked when warm, a spread of 1024 otherwise; every read is checked as always);
     /// any other file is refused and left untouched. A kept file spares each invocation a
-    /// fresh layout: 256 MiB of writes and, with discard, a delete's trims, which the device
+    /// fresh layout: --size of writes and, with discard, a delete's trims, which the device
     /// may still be absorbing while the reads run.
     #[arg(long, value_name = "PATH")]
     pub filename: Option<PathBuf>,
