@@ -129,7 +129,7 @@ fn every_engine_is_verified_at_each_body_size_of_a_sweep() {
     });
 }
 
-/// A study records the engines' work in their rows.
+/// A study records the engines' work in their rows, and the message size echo charges it by.
 #[test]
 fn rows_record_the_work() {
     let rows = study_rows(&[
@@ -142,7 +142,8 @@ fn rows_record_the_work() {
         "2us",
     ]);
     assert!(
-        rows.iter().all(|row| row["params"]["work_ns"] == 2000),
+        rows.iter()
+            .all(|row| row["params"]["work_ns"] == 2000 && row["params"]["work_bytes"] == 64),
         "{rows:?}"
     );
 }

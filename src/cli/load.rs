@@ -180,7 +180,7 @@ fn window_arg(text: &str) -> Result<u64, String> {
     }
 }
 
-fn payload_arg(text: &str) -> Result<usize, String> {
+pub(super) fn payload_arg(text: &str) -> Result<usize, String> {
     match size_arg(text)? {
         0 => Err("a message needs at least one byte".into()),
         bytes if bytes > 1 << 24 => Err("messages above 16 MiB are not supported".into()),

@@ -82,7 +82,7 @@ pub enum Command {
 #[derive(Subcommand, Debug)]
 pub enum ServeCommand {
     /// An echo server: every byte received is sent back, in order.
-    Echo(serve::ServeArgs),
+    Echo(serve::EchoServeArgs),
     /// An HTTP/1.1 server with a fixed `200 OK` (keep-alive, pipelining, limits).
     Http(serve::HttpServeArgs),
 }

@@ -16,7 +16,7 @@ use crate::load::Mode;
 use crate::studies::contender::Contender;
 use crate::studies::echo::EchoStudy;
 use crate::studies::http::HttpStudy;
-use crate::studies::net::{NetStudy, Placement, Rig, Sweep};
+use crate::studies::net::{NetStudy, Placement, Rig, Sweep, ECHO_PAYLOAD_FLAG};
 use crate::studies::serve::runs_event_loops;
 use crate::system::network::{parse_loss, parse_rate, Network, PathPlan, Shaping};
 use crate::system::pin::{cpus_online, CpuList};
@@ -91,8 +91,10 @@ pub struct NetStudyArgs {
     pub idle_timeout: Option<Duration>,
     /// CPU time each request costs the engines' servers (`serve --work`, e.g. 2us), spent the
     /// same way in every engine, comma separated (`0us,2us,10us`): a cell each, alternated
-    /// with the engines; rows record it (`work_ns`). Contenders do their own work (they run
-    /// at the first).
+    /// with the engines; rows record it (`work_ns`). Charged per request, not per receive:
+    /// HTTP per request parsed; echo per --payload bytes received (each cell's server is told
+    /// its payload; rows record it as `work_bytes`), however the receives split them.
+    /// Contenders do their own work (they run at the first).
     #[arg(long, value_name = "TIMES", value_delimiter = ',', value_parser = work_arg)]
     pub work: Vec<Duration>,
     /// Open loop at these offered rates, messages (or requests)/s over all connections, comma
@@ -409,6 +411,7 @@ impl NetStudyArgs {
                 ring_events: self.ring_events,
                 idle_timeout: self.idle_timeout,
                 work: None,
+                work_bytes: None,
             },
             placement,
             payload_flag: None,
@@ -436,7 +439,7 @@ impl EchoArgs {
         );
         let connections = or_default(&self.connections, "1,50,256", "128,256");
         let payload = or_default(&self.payload, "64", "1k");
-        let net = self.study.study(
+        let mut net = self.study.study(
             Workload::Echo,
             &self.engine,
             &connections,
@@ -449,6 +452,7 @@ impl EchoArgs {
                 .filter(|&n| (1..=1 << 24).contains(&n))
                 .map(|n| n as usize)
         })?;
+        net.payload_flag = Some(ECHO_PAYLOAD_FLAG);
         let study = EchoStudy {
             net,
             payloads,

@@ -7,6 +7,7 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use super::common::{cpus_arg, duration_arg, HelperArgs};
+use super::load::payload_arg;
 use super::net::{body_size_arg, cq_entries_arg, provided_buffers_arg, server_helpers, work_arg};
 use crate::engines::uring::server::CQ_ENTRIES;
 use crate::engines::{engines_of, find, Workload};
@@ -80,8 +81,11 @@ pub struct ServeArgs {
     pub count_syscalls: bool,
     /// CPU time each request costs the server (e.g. 2us): a loop over the request's bytes,
     /// its speed measured once at start, run where every engine asks the protocol for its
-    /// reply, so each engine spends it alike (netbench's workload knob). Each receive counts
-    /// as a request.
+    /// reply, so each engine spends it alike (netbench's workload knob). Charged per request,
+    /// not per receive: `http` pays it for every request it parses (each of a pipelined
+    /// batch); `echo` has no framing and pays it per --payload bytes received (a receive of n
+    /// bytes pays n/payload of it), so every engine and client pays the same per byte
+    /// whatever sizes their receives take.
     #[arg(long, value_name = "TIME", value_parser = work_arg)]
     pub work: Option<Duration>,
     /// Keep the loops' counters in this file, exactly their size (a study's memfd, named
@@ -91,6 +95,18 @@ pub struct ServeArgs {
     /// No summary on stderr when the server stops.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+}
+
+/// `serve echo`: the server's flags plus the message size its work is charged by.
+#[derive(clap::Args, Debug, Clone)]
+pub struct EchoServeArgs {
+    #[command(flatten)]
+    pub serve: ServeArgs,
+    /// The clients' message size (k/m suffixes; `load --payload`, whose default it shares):
+    /// --work charges one message's work per this many bytes received. Echo itself is the
+    /// same at any size.
+    #[arg(long, value_name = "BYTES", default_value = "64", value_parser = payload_arg)]
+    pub payload: usize,
 }
 
 /// `serve http`: the echo server's flags plus the response body.
@@ -118,7 +134,7 @@ fn serve_engine_help() -> &'static str {
 }
 
 impl ServeArgs {
-    /// The server to run for `workload`, speaking `proto`.
+    /// The server to run for `workload`, speaking `proto` (with its work).
     fn serve(&self, workload: Workload, proto: Proto) -> anyhow::Result<Serve> {
         let cpus = self
             .cpu
@@ -129,10 +145,9 @@ impl ServeArgs {
             Some(&cpu) => server_helpers(&self.helpers, cpu, self.sched)?,
             None => self.helpers.resolve(None)?,
         };
-        let work = Work::calibrated(self.work.unwrap_or_default());
         Ok(Serve {
             engine: find(workload, &self.engine)?,
-            proto: proto.with_work(work),
+            proto,
             listen: self.listen,
             cpus,
             threads: self.threads as usize,
@@ -150,14 +165,23 @@ impl ServeArgs {
         })
     }
 
+    /// The work per request, calibrated on the CPU this runs on.
+    fn work(&self) -> Work {
+        Work::calibrated(self.work.unwrap_or_default())
+    }
+}
+
+impl EchoServeArgs {
     pub fn run(&self) -> anyhow::Result<ExitCode> {
-        crate::studies::serve::run(&self.serve(Workload::Echo, Proto::echo())?)
+        let work = self.serve.work().per_message_of(self.payload);
+        let proto = Proto::echo().with_work(work);
+        crate::studies::serve::run(&self.serve.serve(Workload::Echo, proto)?)
     }
 }
 
 impl HttpServeArgs {
     pub fn run(&self) -> anyhow::Result<ExitCode> {
-        let proto = Proto::http(self.body_size);
+        let proto = Proto::http(self.body_size).with_work(self.serve.work());
         crate::studies::serve::run(&self.serve.serve(Workload::Http, proto)?)
     }
 }

@@ -61,8 +61,14 @@ impl Proto {
         }
     }
 
-    /// This protocol doing `work` on every request's bytes before it answers.
+    /// This protocol doing `work` per request before it answers: HTTP per request parsed,
+    /// echo (no framing) by the byte, so echo's work must know its message size
+    /// (`Work::per_message_of`).
     pub fn with_work(self, work: Work) -> Proto {
+        assert!(
+            matches!(self.speaks, Speaks::Http(_)) || work.charges_bytes(),
+            "echo's work is charged per message: give it the message size"
+        );
         Proto { work, ..self }
     }
 
@@ -75,15 +81,23 @@ impl Proto {
 
     /// The reply to `input`, the bytes one receive returned on the connection whose state is
     /// `session` (never empty: an empty receive is the peer closing, which the loop handles),
-    /// after the server's work on them (`--work`): every engine's loop comes here, so the work
-    /// is the same in each.
+    /// after the server's work (`--work`): every engine's loop comes here, so the work is the
+    /// same in each. The work is the requests', not the receive's: echo pays `input`'s share
+    /// of messages, HTTP each request the session parsed (a pipelined receive pays several,
+    /// a receive that ends no request nothing).
     #[inline]
     pub fn reply(self, session: &mut ServerSession, input: &[u8]) -> Reply {
         debug_assert!(!input.is_empty());
-        self.work.spend(input);
         match self.speaks {
-            Speaks::Echo => Reply::Input,
-            Speaks::Http(_) => Reply::Http(session.on_input(input)),
+            Speaks::Echo => {
+                self.work.on_bytes(input);
+                Reply::Input
+            }
+            Speaks::Http(_) => {
+                let reply = session.on_input(input);
+                self.work.on_requests(requests_parsed(reply), input);
+                Reply::Http(reply)
+            }
         }
     }
 
@@ -96,6 +110,12 @@ impl Proto {
     }
 }
 
+/// The requests a reply answers: its `200 OK`s and a closing `200 OK` (a request that asked to
+/// close); a refusal (`400`, `431`) answers bytes that were no request.
+fn requests_parsed(reply: http::Reply) -> u32 {
+    reply.ok + u32::from(reply.closing == Some(http::Closing::Ok))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -104,5 +124,33 @@ mod tests {
     fn echo_replies_with_the_input() {
         let mut session = ServerSession::default();
         assert_eq!(Proto::echo().reply(&mut session, b"x"), Reply::Input);
+    }
+
+    /// HTTP's work is per request parsed: each pipelined request, the one that closes, none
+    /// for a piece that ends no request or for a refusal.
+    #[test]
+    fn http_work_counts_the_requests_parsed() {
+        let mut session = ServerSession::default();
+        let get = b"GET / HTTP/1.1\r\nHost: a\r\n\r\n";
+        let three = get.repeat(3);
+        assert_eq!(requests_parsed(session.on_input(&three[..40])), 1);
+        assert_eq!(requests_parsed(session.on_input(&three[40..])), 2);
+        assert_eq!(requests_parsed(session.on_input(&get[..5])), 0);
+        let close = b" HTTP/1.1\r\nConnection: close\r\n\r\n";
+        assert_eq!(requests_parsed(session.on_input(close)), 1);
+        let mut refused = ServerSession::default();
+        assert_eq!(requests_parsed(refused.on_input(b"nonsense\r\n\r\n")), 0);
+    }
+
+    /// Echo's work must know its message size; no work needs none.
+    #[test]
+    #[should_panic(expected = "charged per message")]
+    fn echo_work_without_a_message_size_is_refused() {
+        Proto::echo().with_work(Work::calibrated(std::time::Duration::from_micros(1)));
+    }
+
+    #[test]
+    fn echo_without_work_needs_no_message_size() {
+        Proto::echo().with_work(Work::calibrated(std::time::Duration::ZERO));
     }
 }

@@ -219,6 +219,7 @@ pub fn wrk_http(rows: &[Row], duration: &str) -> anyhow::Result<Vec<Row>> {
                 ring_events: false,
                 idle_timeout: None,
                 work: None,
+                work_bytes: None,
             };
             let mut server = ServerProcess::start(engine, &rig, &NetPath::Loopback)?;
             let mut meter = ProcessMeter::new(server.child.id() as i32);

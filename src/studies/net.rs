@@ -32,6 +32,9 @@ use crate::row::Row;
 use crate::system::limits::{ensure_fds, fds_for_connections};
 use crate::system::pin::CpuSplit;
 
+/// `serve echo`'s message size, which its `--work` is charged by.
+pub const ECHO_PAYLOAD_FLAG: &str = "--payload";
+
 /// A network study's shape, from its flags (the echo and HTTP studies add their own).
 pub struct NetStudy {
     /// The engines named (or the workload's defaults), before the availability check.
@@ -63,8 +66,9 @@ pub struct NetStudy {
     /// A message or response not answered within this time is a timeout.
     pub timeout: Duration,
     pub rig: Rig,
-    /// The `serve` flag a cell's payload goes to (HTTP: `--body-size`, a fresh server per
-    /// size); None: the payload is the load's alone (echo).
+    /// The `serve` flag a cell's payload goes to: echo's `--payload` (its servers charge
+    /// `--work` per message of that size), HTTP's `--body-size` (a fresh server per size);
+    /// None: the servers serve their defaults.
     pub payload_flag: Option<&'static str>,
     pub destination: Destination,
     pub quiet: bool,
@@ -187,17 +191,20 @@ impl Placement {
 
 impl NetStudy {
     /// The rig of `cell`'s server: the CPUs split for its loops, and its payload when the
-    /// server takes it (`payload_flag`).
+    /// server takes it (`payload_flag`; every cell starts a fresh server, so each knows its
+    /// own cell's size).
     fn rig(&self, cell: &NetCell) -> Rig {
         let mut serve = self.rig.serve.clone();
         if let (Some(flag), Some(bytes)) = (self.payload_flag, cell.payload_bytes) {
             serve.extend([flag.to_string(), bytes.to_string()]);
         }
+        let charged_by_bytes = self.payload_flag == Some(ECHO_PAYLOAD_FLAG);
         Rig {
             server_threads: cell.server_threads,
             cpus: self.placement.split(cell.server_threads),
             serve,
             work: cell.work,
+            work_bytes: cell.payload_bytes.filter(|_| charged_by_bytes),
             ..self.rig.clone()
         }
     }

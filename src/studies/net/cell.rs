@@ -47,6 +47,10 @@ pub struct Rig {
     /// The engines' work per request (`serve --work`), recorded in their rows as `work_ns`
     /// (contenders do their own).
     pub work: Option<Duration>,
+    /// Echo's message size, which its servers charge `work` by (`serve echo --payload`: a
+    /// receive of n bytes pays n / this of it), recorded as `work_bytes`; None where the work
+    /// is charged per request parsed (HTTP).
+    pub work_bytes: Option<usize>,
 }
 
 impl Rig {
@@ -86,6 +90,9 @@ pub fn run_cell(
     }
     if let Some(work) = args.work {
         params.insert("work_ns".into(), Value::from(work.as_nanos() as u64));
+    }
+    if let Some(bytes) = args.work.and(args.work_bytes) {
+        params.insert("work_bytes".into(), Value::from(bytes));
     }
     measure_server(server, engine.name, params, plan, run, args, path)
 }
