@@ -20,11 +20,15 @@
 //! A connection accepted while the pool is dry waits for a buffer with no receive armed, and
 //! the server once dropped its peer's reset there (the hang-up poll found no receive to
 //! replace), so it stayed open until the pool had room again, which a dry pool with nothing
-//! flowing never has. So every engine that receives into the pool (`Registration::BufRing`)
-//! is starved on purpose: a few holders stream ahead and never read, until the server takes no
-//! more of their bytes; then connections accepted meanwhile, their bytes unread, are reset, and
-//! the server must close each within `IO_TIMEOUT` (its own sockets: plain fds, and the ring's
-//! registered files), the holders still holding the pool, then serve a fresh verified stream.
+//! flowing never has. It also lost the reset of an idle connection whose receive was armed
+//! before the pool ran dry: the reset woke the hang-up poll and the receive at once, the
+//! receive ended out of buffers, and the poll's completion, handled first, only cancelled it.
+//! So every engine that receives into the pool (`Registration::BufRing`) is starved on
+//! purpose: idle connections first, then a few holders that stream ahead and never read, until
+//! the server takes no more of their bytes; then connections accepted meanwhile, their bytes
+//! unread, and the idle ones are reset, and the server must close each within `IO_TIMEOUT`
+//! (its own sockets: plain fds, and the ring's registered files) while the holders still hold
+//! the pool, then serve a fresh verified stream.
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
@@ -138,10 +142,12 @@ fn bundles_survive_a_dry_pool_and_reset_connections() {
     }
 }
 
-/// Connections that hold the pool (they stream ahead and never read their echoes), and those
-/// accepted after it ran dry, which wait for a buffer until their peers reset.
+/// Connections that hold the pool (they stream ahead and never read their echoes), those
+/// accepted after it ran dry, which wait for a buffer until their peers reset, and those idle
+/// since before, whose receive is armed until their peers reset.
 const HOLDERS: usize = 4;
 const STARVED: usize = 4;
+const IDLE: usize = 4;
 
 #[test]
 fn a_starved_connection_closes_at_once_when_its_peer_resets() {
@@ -165,9 +171,11 @@ fn starved_reset_with(engine: &str) {
         return;
     };
     let counters = &shared.loops()[0];
+    let idle: Vec<TcpStream> = (0..IDLE).map(|_| server.connect()).collect();
+    // The listener and the idle (read again while the ring's file table was busy).
+    wait_for_sockets(&server, |open| open > IDLE, engine, "the idle");
     let holders = dry_the_pool(&server, counters, engine);
-    // The listener and the holders (read again while the ring's file table was busy).
-    let held = wait_for_sockets(&server, |open| open > HOLDERS, engine, "the holders");
+    let held = wait_for_sockets(&server, |open| open > IDLE + HOLDERS, engine, "the holders");
     let exhausted = count(&counters.provided_buffers_exhausted);
     let mut starved: Vec<TcpStream> = (0..STARVED).map(|_| server.connect()).collect();
     for stream in &mut starved {
@@ -188,10 +196,12 @@ fn starved_reset_with(engine: &str) {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
-    for stream in starved {
-        linger_zero(&stream);
+    for stream in starved.iter().chain(&idle) {
+        linger_zero(stream);
     }
-    wait_for_sockets(&server, |open| open == held, engine, "after their resets");
+    drop((starved, idle));
+    let after = |open| open == held - IDLE;
+    wait_for_sockets(&server, after, engine, "after their resets");
     drop(holders);
     common::assert_a_stream_verifies(&server, "16k", engine);
     server.stop();

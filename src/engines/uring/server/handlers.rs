@@ -433,7 +433,7 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
                 buffer = next;
             }
         } else if result == -libc::ENOBUFS {
-            self.starve(slot);
+            self.starve(sq, slot);
         } else if result == -libc::EINVAL && self.receive.drop_cap() {
             // An older kernel: `rearm_or_close` re-arms it without the cap.
         } else if result == -libc::ECANCELED && !R::MULTISHOT {
