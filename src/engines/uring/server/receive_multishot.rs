@@ -97,8 +97,12 @@ impl<const BUNDLE: bool> ReceiveStrategy for MultishotReceive<BUNDLE> {
         self.pool.next_in_ring(buffer)
     }
 
-    fn drop_cap(&mut self) -> bool {
-        std::mem::take(&mut self.bundle_cap) > 0
+    fn capped(&self) -> bool {
+        self.bundle_cap > 0
+    }
+
+    fn drop_cap(&mut self) {
+        self.bundle_cap = 0;
     }
 
     fn bytes<'a>(&'a self, _own: &'a [u8], buffer: u16, len: usize) -> &'a [u8] {
