@@ -5,8 +5,13 @@
 #     ringside's engines beside fio's job for the same API, alternated depth by depth and round by
 #     round (A B A B): `threads` against fio psync with numjobs = depth, `libaio` against fio
 #     libaio (direct only: buffered libaio is synchronous), `uring-ring` against fio io_uring at
-#     iodepth = depth. One hold of the quiet lock per mode (each under 5 minutes).
-#     With RINGSIDE_NO_PERF=1, ringside runs without its kernel syscall counter (files
+#     iodepth = depth, `uring-defer` against fio io_uring --registerfiles --fixedbufs. Both read
+#     one file, SCRATCH_DIR/kept-<size>.bin, laid out by ringside (--filename) before the first
+#     round if absent and kept afterwards (delete it to lay it out again); who goes first
+#     alternates round by round. READ_ROUNDS rounds (default 3) numbered from READ_FIRST_ROUND
+#     (default 1), so several holds of the quiet lock (each under 5 minutes) add up in one
+#     OUT_DIR; READ_DEPTHS the depths (default "1 4 16 64 128"). With READ_CPU=N both programs
+#     run on CPU N. With RINGSIDE_NO_PERF=1, ringside runs without its kernel syscall counter (files
 #     parity-<mode>-noperf-*).
 #   /work/wt/quiet.sh bench/read.sh fixes RINGSIDE_BEFORE RINGSIDE_AFTER [OUT_DIR] [SCRATCH_DIR]
 #     the engines before and after this branch's fixes (the pool's own file descriptions, the
@@ -28,6 +33,13 @@
 #   /work/wt/quiet.sh bench/read.sh after-layout [RINGSIDE] [OUT_DIR] [SCRATCH_DIR]
 #     are the first seconds after ringside's layout slower? libaio and uring-defer at depth 4,
 #     eight 1 s runs each after one layout, on CPU 1 without the syscall counter; three times.
+#   READ_CPU=1 RINGSIDE_NO_PERF=1 /work/wt/quiet.sh bench/read.sh kept [RINGSIDE] [OUT_DIR] [SCRATCH_DIR]
+#     is it ringside's fresh layout? Direct reads at depths 4 and 16, round by round: ringside
+#     reading a file it laid out once and keeps (--filename SCRATCH_DIR/kept.bin, laid out before
+#     the first hold and kept across holds), fio's psync, libaio, io_uring and io_uring-fixed jobs
+#     reading that same file, and ringside laying out a scratch file of its own per invocation
+#     (as every earlier parity run did). Both programs on CPU READ_CPU. READ_ROUNDS rounds
+#     (default 5, about 2.5 minutes), numbered from READ_FIRST_ROUND (default 1) so holds add up.
 #   /work/wt/quiet.sh bench/read.sh fresh [RINGSIDE] [OUT_DIR] [SCRATCH_DIR]
 #     does a file just laid out read slower through O_DIRECT? ringside's runs 1-3 after its
 #     layout, and fio libaio on a file it lays out just before against one read before.
@@ -43,7 +55,7 @@ set -eu
 part=$1
 case $part in
 parity) mode=$2; shift 2 ;;
-study | fresh | placement | cold | after-layout) shift 1 ;;
+study | fresh | placement | cold | after-layout | kept) shift 1 ;;
 fixes | submit) before=$2; after=$3; shift 3 ;;
 *) echo "usage: $0 parity warm|direct | study | fresh | placement | fixes|submit BEFORE AFTER  [RINGSIDE] [OUT_DIR] [SCRATCH_DIR]" >&2; exit 2 ;;
 esac
@@ -93,8 +105,6 @@ bin=${1:-target/release/ringside}
 out=${2:-bench/read}
 scratch=${3:-/tmp/ringside-read-bench}
 mkdir -p "$out" "$scratch"
-rounds=3
-depths="1 4 16 64 128"
 "$bin" probe --dir "$scratch" > "$out/probe.txt" 2>&1 || true
 fio --version > "$out/fio-version.txt"
 
@@ -156,6 +166,43 @@ if [ "$part" = after-layout ]; then
         sleep 3
     done
     uptime >> "$out/after-layout/uptime.txt"
+    exit 0
+fi
+if [ "$part" = kept ]; then
+    cpu=${READ_CPU:?set READ_CPU to the CPU both programs run on}
+    kept="$scratch/kept.bin"
+    first=${READ_FIRST_ROUND:-1}
+    last=$((first + ${READ_ROUNDS:-5} - 1))
+    uptime >> "$out/uptime-kept.txt"
+    if [ ! -e "$kept" ]; then
+        # Laid out once, by ringside, long before any read of it is measured.
+        "$bin" fs read --filename "$kept" --size 256m --depth 1 --engine blocking --runs 1 \
+            --runtime 10ms --quiet --format json > /dev/null
+        sleep 10
+    fi
+    for round in $(seq "$first" "$last"); do
+        RINGSIDE_NO_PERF=1 "$bin" fs read --filename "$kept" --size 256m --depth 4,16 --runtime 1s \
+            --runs 1 --quiet --direct --cpu "$cpu" --engine threads,uring-ring,uring-defer,libaio \
+            --format json > "$out/kept-ringside-kept-r$round.json"
+        for depth in 4 16; do
+            for engine in psync libaio io_uring io_uring-fixed; do
+                case $engine in
+                psync) jobs="--numjobs=$depth --iodepth=1" ioengine=psync ;;
+                io_uring-fixed) jobs="--numjobs=1 --iodepth=$depth --registerfiles --fixedbufs" ioengine=io_uring ;;
+                *) jobs="--numjobs=1 --iodepth=$depth" ioengine=$engine ;;
+                esac
+                # shellcheck disable=SC2086 # $jobs is a list of flags.
+                taskset -c "$cpu" fio --name=randread --filename="$kept" --size=256m --rw=randread \
+                    --bs=4k --ioengine="$ioengine" --direct=1 --invalidate=0 --runtime=1 $jobs \
+                    --group_reporting --output-format=json > "$out/kept-fio-$engine-d$depth-r$round.json"
+            done
+        done
+        RINGSIDE_NO_PERF=1 "$bin" fs read --size 256m --depth 4,16 --runtime 1s --runs 1 --quiet \
+            --direct --cpu "$cpu" --engine threads,uring-ring,uring-defer,libaio --dir "$scratch" \
+            --format json > "$out/kept-ringside-scratch-r$round.json"
+        sleep 3 # the deleted file's discards land now, not in the next round
+    done
+    uptime >> "$out/uptime-kept.txt"
     exit 0
 fi
 if [ "$part" = cold ]; then
@@ -243,35 +290,61 @@ direct=0 engines=threads,uring-ring,uring-defer fio_engines="psync io_uring io_u
 [ "$mode" = direct ] && direct=1 engines=threads,uring-ring,uring-defer,libaio \
     fio_engines="psync libaio io_uring io_uring-fixed"
 uptime >> "$out/uptime-parity-$mode_tag.txt"
-# fio's own file, laid out once and kept: no delete sends discards into a run (FINDINGS).
-fio_file="$scratch/fio.bin"
-fio --name=layout --filename="$fio_file" --size=$size --rw=write --bs=1m --output-format=terse > /dev/null
-for round in $(seq 1 $rounds); do
-    for depth in $depths; do
-        # ringside lays out its own file of the same size, reads it once in a shuffled order
-        # (every read checked against its block's stamp), and deletes it.
-        direct_flag=""
-        [ "$direct" = 1 ] && direct_flag=--direct
-        # shellcheck disable=SC2086 # $direct_flag and $pin_ringside are empty or one flag.
-        "$bin" fs read --size $size --depth "$depth" --runtime 1s --runs 1 --quiet $direct_flag $pin_ringside \
-            --engine $engines --dir "$scratch" --format json \
-            > "$out/parity-$mode_tag-ringside-d$depth-r$round.json"
-        sleep 3 # the deleted file's discards land now, not in fio's run
-        for engine in $fio_engines; do
-            case $engine in
-            psync) jobs="--numjobs=$depth --iodepth=1" ioengine=psync ;;
-            io_uring-fixed) jobs="--numjobs=1 --iodepth=$depth --registerfiles --fixedbufs" ioengine=io_uring ;;
-            *) jobs="--numjobs=1 --iodepth=$depth" ioengine=$engine ;;
-            esac
-            # fio's randread: every job reads the file once in a random order (its random map),
-            # stopped at 1 s; processes, each with its own open file.
-            # shellcheck disable=SC2086 # $jobs is a list of flags, $pin_fio empty or a taskset.
-            $pin_fio fio --name=randread --filename="$fio_file" --size=$size --rw=randread --bs=4k \
-                --ioengine="$ioengine" --direct=$direct --invalidate=0 --runtime=1 $jobs \
-                --group_reporting --output-format=json \
-                > "$out/parity-$mode_tag-fio-$engine-d$depth-r$round.json"
-        done
+# One file for both programs, laid out once by ringside (--filename: stamped, synced, kept) and
+# kept across holds: neither program's reads follow a fresh layout or a delete's discards
+# (FINDINGS), and fio reads exactly the blocks ringside checks.
+kept="$scratch/kept-$size.bin"
+direct_flag=""
+[ "$direct" = 1 ] && direct_flag=--direct
+# With READ_CPUSTAT=1, /proc/stat's line for each CPU before and after each program's run
+# (cpustat-<mode>.txt: label, time, then user nice system idle iowait irq softirq steal):
+# whether the device's slow state comes with time stolen from the guest's CPUs.
+cpustat() {
+    [ -n "${READ_CPUSTAT:-}" ] || return 0
+    grep '^cpu[0-9]' /proc/stat | sed "s/^/$1 $(date +%s.%N) /" >> "$out/cpustat-$mode_tag.txt"
+}
+ringside_reads() {
+    cpustat "before ringside d$depth r$round"
+    # shellcheck disable=SC2086 # $direct_flag and $pin_ringside are empty or one flag.
+    "$bin" fs read --filename "$kept" --size $size --depth "$depth" --runtime 1s --runs 1 --quiet \
+        $direct_flag $pin_ringside --engine $engines --format json \
+        > "$out/parity-$mode_tag-ringside-d$depth-r$round.json"
+    cpustat "after ringside d$depth r$round"
+}
+fio_reads() {
+    for engine in $fio_engines; do
+        case $engine in
+        psync) jobs="--numjobs=$depth --iodepth=1" ioengine=psync ;;
+        io_uring-fixed) jobs="--numjobs=1 --iodepth=$depth --registerfiles --fixedbufs" ioengine=io_uring ;;
+        *) jobs="--numjobs=1 --iodepth=$depth" ioengine=$engine ;;
+        esac
+        # fio's randread: every job reads the file once in a random order (its random map),
+        # stopped at 1 s; processes, each with its own open file.
+        cpustat "before fio-$engine d$depth r$round"
+        # shellcheck disable=SC2086 # $jobs is a list of flags, $pin_fio empty or a taskset.
+        $pin_fio fio --name=randread --filename="$kept" --size=$size --rw=randread --bs=4k \
+            --ioengine="$ioengine" --direct=$direct --invalidate=0 --runtime=1 $jobs \
+            --group_reporting --output-format=json \
+            > "$out/parity-$mode_tag-fio-$engine-d$depth-r$round.json"
+        cpustat "after fio-$engine d$depth r$round"
+    done
+}
+if [ ! -e "$kept" ]; then
+    "$bin" fs read --filename "$kept" --size $size --depth 1 --engine blocking --runs 1 \
+        --runtime 10ms --quiet --format json > /dev/null
+    sleep 10 # the layout's writes reach the device before the first read is measured
+fi
+first=${READ_FIRST_ROUND:-1}
+for round in $(seq "$first" $((first + ${READ_ROUNDS:-3} - 1))); do
+    for depth in ${READ_DEPTHS:-1 4 16 64 128}; do
+        # Who goes first alternates round by round: neither program always follows the other.
+        if [ $((round % 2)) = 1 ]; then
+            ringside_reads
+            fio_reads
+        else
+            fio_reads
+            ringside_reads
+        fi
     done
 done
-rm -f "$fio_file"
 uptime >> "$out/uptime-parity-$mode_tag.txt"

@@ -273,3 +273,63 @@ fn the_pool_takes_threads_apart_from_depth() {
     );
     assert_eq!(read[0]["pool_threads"], 2, "{}", read[0]);
 }
+
+/// `--filename`: every read engine of the table reads a file laid out by the first invocation
+/// and kept by the next (warm and direct), the file stays; a kept file with a block changed
+/// where the spread check does not look is read, and no engine's row is verified; a warm study,
+/// which checks every block, refuses it and leaves it as it is.
+#[test]
+fn a_kept_file_is_read_by_every_engine_and_never_verified_when_changed() {
+    use std::os::unix::fs::FileExt;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("kept.bin");
+    let read = |flag: &str| {
+        let engines: Vec<&str> = readers(flag == "--direct").iter().map(|e| e.name).collect();
+        ringside()
+            .args([
+                "fs", "read", "--size", "8m", "--depth", "1,8", "--runs", "1",
+            ])
+            .args(["--runtime", "0", "--engine", &engines.join(","), flag])
+            .args(["--format", "json", "--quiet", "--filename"])
+            .arg(&path)
+            .output()
+            .unwrap()
+    };
+    for (flag, layout) in [
+        ("--direct", "laid out"),
+        ("--direct", "kept"),
+        ("--cold", "kept"),
+    ] {
+        let output = read(flag);
+        assert!(output.status.success(), "{output:?}");
+        let document: Value = serde_json::from_slice(&output.stdout).unwrap();
+        for row in document["results"].as_array().unwrap() {
+            assert_eq!(row["verified"], true, "{row}");
+            assert_eq!(row["ops"], 2048, "{row}");
+            assert_eq!(row["params"]["layout"], layout, "{row}");
+        }
+    }
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), 8 << 20, "kept");
+    // 2048 blocks: the spread check reads every other one, so block 7 is not among them.
+    let file = (std::fs::OpenOptions::new().read(true).write(true))
+        .open(&path)
+        .unwrap();
+    file.write_all_at(&[0xee; 8], 7 * 4096).unwrap();
+    file.sync_all().unwrap();
+    let output = read("--direct");
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let document: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let rows = document["results"].as_array().unwrap();
+    assert!(!rows.is_empty());
+    for row in rows.iter().filter(|row| row["engine"] != "uring-nop") {
+        assert_eq!(row["verified"], false, "{row}");
+        assert_eq!(row["errors"], 1, "{row}");
+    }
+    let output = read("--sequential");
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("block 7 without its stamp"), "{stderr}");
+    let mut word = [0u8; 8];
+    file.read_exact_at(&mut word, 7 * 4096).unwrap();
+    assert_eq!(word, [0xee; 8], "the refused file is left as it is");
+}

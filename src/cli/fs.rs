@@ -193,6 +193,15 @@ pub struct ReadArgs {
     pub threads: Option<u32>,
     #[command(flatten)]
     pub scratch: ScratchArgs,
+    /// Read this file, laid out once and kept, instead of a scratch file laid out anew in --dir
+    /// for every invocation and deleted (fio's --filename). Laid out when absent or empty; read
+    /// as it is when it holds --size in whole --block-size blocks stamped with --seed (every
+    /// block checked when warm, a spread of 1024 otherwise; every read is checked as always);
+    /// any other file is refused and left untouched. A kept file spares each invocation a
+    /// fresh layout: --size of writes and, with discard, a delete's trims, which the device
+    /// may still be absorbing while the reads run.
+    #[arg(long, value_name = "PATH")]
+    pub filename: Option<PathBuf>,
     /// Open the file with O_DIRECT: every read goes to the device (libaio and IOPOLL need it).
     #[arg(long, conflicts_with = "cold")]
     pub direct: bool,
@@ -231,6 +240,7 @@ impl ReadArgs {
             helpers: common.helpers.resolve(common.cpu)?,
             ring_events: common.ring_events,
             dir: self.scratch.dir.clone(),
+            filename: self.filename.clone(),
             size: self.size,
             block_size: self.block_size,
             cache,

@@ -7,6 +7,7 @@
 
 pub mod cycle;
 pub mod read;
+pub mod read_file;
 pub mod scratch;
 pub mod write;
 

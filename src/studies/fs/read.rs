@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use super::scratch::Scratch;
+use super::read_file::{Layout, ReadFile};
 use super::stop_check;
 use crate::engines::blocking::file::io_error;
 use crate::engines::file::{ReadJob, Stamp};
@@ -39,9 +39,6 @@ use crate::units::format_size;
 
 /// The engines that keep one read in flight whatever `--depth` says: run at depth 1 only.
 const ONE_AT_A_TIME: &[&str] = &["blocking", "uring-single"];
-
-/// Bytes laid out per write when the file is made.
-const LAYOUT_CHUNK: usize = 1 << 20;
 
 /// The page cache state a read study measures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -81,6 +78,9 @@ pub struct ReadStudy {
     pub helpers: Helpers,
     pub ring_events: bool,
     pub dir: PathBuf,
+    /// The file named with `--filename`, laid out once and kept (None: a scratch file in `dir`
+    /// per invocation).
+    pub filename: Option<PathBuf>,
     pub size: u64,
     pub block_size: u64,
     pub cache: Cache,
@@ -232,21 +232,28 @@ impl ReadStudy {
         if let Some(cpu) = self.cpu {
             crate::system::pin::pin_current_thread(cpu)?;
         }
-        let scratch = Scratch::create(&self.dir)?;
+        let layout = Layout {
+            blocks: self.blocks(),
+            block_size: self.block_size as usize,
+            seed: self.seed,
+        };
+        // A warm study checks every block of a kept file, which caches it as a layout would.
+        let read_file = match &self.filename {
+            Some(path) => ReadFile::named(path, layout, self.cache == Cache::Warm)?,
+            None => ReadFile::scratch(&self.dir, layout)?,
+        };
         let stamp = Stamp::new(self.seed);
-        lay_out(
-            &scratch.open(false)?,
-            self.size,
-            self.block_size as usize,
-            stamp,
-            self.seed,
-        )?;
-        let file = scratch.open(self.cache == Cache::Direct)?;
+        let file = read_file.open(self.cache == Cache::Direct)?;
         advise(&file, self.access_advice())?;
         let mut order: Vec<u32> = (0..self.blocks() as u32).collect();
         let progress = Progress::new(u64::from(self.runs) * cells.len() as u64, self.quiet);
+        let params = |depth: u32| {
+            let mut params = self.params(depth);
+            params.insert("layout".into(), Value::from(read_file.layout_name()));
+            params
+        };
         let failed_row = |cell: &ReadCell, run: u32, reason: &str| {
-            let params = self.params(cell.depth);
+            let params = params(cell.depth);
             let measured = Default::default();
             let mut row = Row::measured(
                 "fs-read",
@@ -273,7 +280,7 @@ impl ReadStudy {
             // that thread makes (the kernel sizes io-wq from a thread's first ring).
             let row = std::thread::scope(|scope| {
                 scope
-                    .spawn(|| self.measure(cell, run, &file, &order, stamp))
+                    .spawn(|| self.measure(cell, run, &file, &order, stamp, params(cell.depth)))
                     .join()
                     .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
             })?;
@@ -283,8 +290,9 @@ impl ReadStudy {
         let outcome = run_alternating(self.runs, &cells, &progress, measure, failed_row);
         progress.finish();
         drop(file);
-        drop(scratch);
-        finish(outcome, &self.dir, &self.destination, render_table)
+        let env_dir = read_file.dir();
+        drop(read_file);
+        finish(outcome, &env_dir, &self.destination, render_table)
     }
 
     fn access_advice(&self) -> rustix::fs::Advice {
@@ -302,6 +310,7 @@ impl ReadStudy {
         file: &File,
         order: &[u32],
         stamp: Stamp,
+        params: Map<String, Value>,
     ) -> anyhow::Result<Row> {
         let Make::File(make) = cell.def.make else {
             unreachable!("the read study runs file engines");
@@ -325,7 +334,7 @@ impl ReadStudy {
         let mut row = Row::measured(
             "fs-read",
             cell.def.name,
-            self.params(cell.depth),
+            params,
             run,
             &outcome.measured,
             outcome.tally,
@@ -342,34 +351,6 @@ impl ReadStudy {
         row.verified = outcome.mismatches == 0 && outcome.tally.ops > 0;
         Ok(row)
     }
-}
-
-/// Writes the file once, untimed: random bytes from `seed`, each block stamped, then synced so
-/// O_DIRECT reads see it and the cold state's dropped pages are clean.
-fn lay_out(
-    file: &File,
-    size: u64,
-    block_size: usize,
-    stamp: Stamp,
-    seed: u64,
-) -> anyhow::Result<()> {
-    use std::os::unix::fs::FileExt;
-    let blocks = (size / block_size as u64) as usize;
-    let blocks_per_chunk = (LAYOUT_CHUNK / block_size).max(1);
-    let mut rng = fastrand::Rng::with_seed(seed);
-    let mut chunk = vec![0u8; blocks_per_chunk * block_size];
-    for first in (0..blocks).step_by(blocks_per_chunk) {
-        let count = blocks_per_chunk.min(blocks - first);
-        let chunk = &mut chunk[..count * block_size];
-        rng.fill(chunk);
-        for (index, block) in chunk.chunks_mut(block_size).enumerate() {
-            stamp.write(block, (first + index) as u32);
-        }
-        file.write_all_at(chunk, (first * block_size) as u64)
-            .map_err(|error| io_error("laying out the file", error))?;
-    }
-    file.sync_all()
-        .map_err(|error| io_error("syncing the laid-out file", error))
 }
 
 fn advise(file: &File, advice: rustix::fs::Advice) -> anyhow::Result<()> {
