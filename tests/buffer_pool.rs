@@ -16,16 +16,33 @@
 //! of churn from raw non-blocking sockets, then at once `ringside load` verifies every byte of
 //! a fresh streaming run; after a second churn and no traffic, the server must close every
 //! connection within `IO_TIMEOUT` (it takes well under a second here), and stop cleanly.
+//!
+//! A connection accepted while the pool is dry waits for a buffer with no receive armed, and
+//! the server once dropped its peer's reset there (the hang-up poll found no receive to
+//! replace), so it stayed open until the pool had room again, which a dry pool with nothing
+//! flowing never has. It also lost the reset of an idle connection whose receive was armed
+//! before the pool ran dry: the reset woke the hang-up poll and the receive at once, the
+//! receive ended out of buffers, and the poll's completion, handled first, only cancelled it.
+//! So every engine that receives into the pool (`Registration::BufRing`) is starved on
+//! purpose: idle connections first, then a few holders that stream ahead and never read, until
+//! the server takes no more of their bytes; then connections accepted meanwhile, their bytes
+//! unread, and the idle ones are reset, and the server must close each within `IO_TIMEOUT`
+//! (its own sockets: plain fds, and the ring's registered files) while the holders still hold
+//! the pool, then serve a fresh verified stream.
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use ringside::engines::needs::Feature;
-use ringside::engines::{engines_of, Workload};
+use ringside::engines::needs::{Feature, Registration};
+use ringside::engines::server::ServerCounters;
+use ringside::engines::shared_counters::SharedCounters;
+use ringside::engines::{engines_of, EngineDef, Workload};
 
 mod common;
-use common::{linger_zero, Server, IO_TIMEOUT};
+use common::{for_each_engine, linger_zero, Server, IO_TIMEOUT};
 
 /// Connections open at once during the churn.
 const CHURNING: usize = 48;
@@ -123,4 +140,171 @@ fn bundles_survive_a_dry_pool_and_reset_connections() {
         assert_the_connections_go(&server, engine.name);
         server.stop();
     }
+}
+
+/// Connections that hold the pool (they stream ahead and never read their echoes), those
+/// accepted after it ran dry, which wait for a buffer until their peers reset, and those idle
+/// since before, whose receive is armed until their peers reset.
+const HOLDERS: usize = 4;
+const STARVED: usize = 4;
+const IDLE: usize = 4;
+
+#[test]
+fn a_starved_connection_closes_at_once_when_its_peer_resets() {
+    let pooled = |engine: &EngineDef| engine.needs.registrations.contains(&Registration::BufRing);
+    assert!(
+        engines_of(Workload::Echo).any(pooled),
+        "no engine uses a pool"
+    );
+    for_each_engine(Workload::Echo, |engine| {
+        if pooled(engine) {
+            starved_reset_with(engine.name);
+        }
+    });
+}
+
+fn starved_reset_with(engine: &str) {
+    let (shared, memfd) = SharedCounters::create(1).unwrap();
+    let counters = format!("/proc/{}/fd/{}", std::process::id(), memfd.as_raw_fd());
+    let flags = ["--provided-buffers", "16", "--counters", &counters];
+    let Some(server) = Server::start("echo", engine, &flags) else {
+        return;
+    };
+    let counters = &shared.loops()[0];
+    let idle: Vec<TcpStream> = (0..IDLE).map(|_| server.connect()).collect();
+    // The listener and the idle (read again while the ring's file table was busy).
+    wait_for_sockets(&server, |open| open > IDLE, engine, "the idle");
+    let holders = dry_the_pool(&server, counters, engine);
+    let held = wait_for_sockets(&server, |open| open > IDLE + HOLDERS, engine, "the holders");
+    let exhausted = count(&counters.provided_buffers_exhausted);
+    let mut starved: Vec<TcpStream> = (0..STARVED).map(|_| server.connect()).collect();
+    for stream in &mut starved {
+        stream.write_all(&[0x5a; 1000]).unwrap();
+    }
+    wait_for_sockets(
+        &server,
+        |open| open == held + STARVED,
+        engine,
+        "the starved",
+    );
+    // Each found the pool dry as its receive was armed (ENOBUFS) and waits for a buffer.
+    let deadline = Instant::now() + IO_TIMEOUT;
+    while count(&counters.provided_buffers_exhausted) < exhausted + STARVED as u64 {
+        assert!(
+            Instant::now() < deadline,
+            "{engine}: the new connections got buffers"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for stream in starved.iter().chain(&idle) {
+        linger_zero(stream);
+    }
+    drop((starved, idle));
+    let after = |open| open == held - IDLE;
+    wait_for_sockets(&server, after, engine, "after their resets");
+    drop(holders);
+    common::assert_a_stream_verifies(&server, "16k", engine);
+    server.stop();
+}
+
+fn count(counter: &AtomicU64) -> u64 {
+    counter.load(Ordering::Relaxed)
+}
+
+/// Opens `HOLDERS` connections that stream ahead and never read, until the pool is dry and
+/// nothing moves: the server took no more of their bytes over five polls in a row.
+fn dry_the_pool(server: &Server, counters: &ServerCounters, engine: &str) -> Vec<TcpStream> {
+    let block = vec![0x5a_u8; 64 * 1024];
+    let mut holders: Vec<TcpStream> = (0..HOLDERS).map(|_| server.connect()).collect();
+    for holder in &holders {
+        holder.set_nonblocking(true).unwrap();
+    }
+    let deadline = Instant::now() + IO_TIMEOUT;
+    let (mut received, mut still) = (u64::MAX, 0);
+    while still < 5 {
+        assert!(
+            Instant::now() < deadline,
+            "{engine}: the pool never ran dry"
+        );
+        let mut taken = 0;
+        for holder in &mut holders {
+            while let Ok(written) = holder.write(&block) {
+                taken += written;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+        let now = count(&counters.bytes_received);
+        let dry = count(&counters.provided_buffers_exhausted) > 0;
+        still = if dry && taken == 0 && now == received {
+            still + 1
+        } else {
+            0
+        };
+        received = now;
+    }
+    holders
+}
+
+/// Waits, bounded, until the server's open sockets satisfy `done`; returns their count.
+fn wait_for_sockets(
+    server: &Server,
+    done: impl Fn(usize) -> bool,
+    engine: &str,
+    what: &str,
+) -> usize {
+    let deadline = Instant::now() + IO_TIMEOUT;
+    loop {
+        let open = server_sockets(server);
+        if done(open) {
+            return open;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{engine}: {open} sockets open {IO_TIMEOUT:?} on ({what})"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The server's open sockets: its socket fds, and the files registered in its rings (direct
+/// descriptors). Not /proc/net/tcp: a socket leaves it as its peer's reset arrives, while the
+/// server still holds it open.
+fn server_sockets(server: &Server) -> usize {
+    let mut open = 0;
+    let fds = format!("/proc/{}/fd", server.pid());
+    for entry in std::fs::read_dir(&fds).unwrap().flatten() {
+        let Ok(target) = std::fs::read_link(entry.path()) else {
+            continue;
+        };
+        let target = target.display().to_string();
+        if target.starts_with("socket:") {
+            open += 1;
+        } else if target == "anon_inode:[io_uring]" {
+            let info = format!(
+                "/proc/{}/fdinfo/{}",
+                server.pid(),
+                entry.file_name().display()
+            );
+            open += registered_files(&std::fs::read_to_string(info).unwrap_or_default());
+        }
+    }
+    open
+}
+
+/// The files a ring's fdinfo lists after `UserFiles:`, one `N: name` line each (older kernels
+/// list empty slots as `<none>`). The kernel lists them only when it takes the ring's lock at
+/// once, so a busy ring may show none for a moment.
+fn registered_files(fdinfo: &str) -> usize {
+    let listed = fdinfo
+        .lines()
+        .skip_while(|line| !line.starts_with("UserFiles:"));
+    listed
+        .skip(1)
+        .take_while(|line| {
+            line.trim_start()
+                .split_once(": ")
+                .is_some_and(|(slot, _)| slot.parse::<u32>().is_ok())
+        })
+        .filter(|line| !line.ends_with("<none>"))
+        .count()
 }

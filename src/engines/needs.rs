@@ -187,6 +187,8 @@ pub enum Feature {
     /// (`min_wait_usec`, IORING_FEAT_MIN_TIMEOUT).
     MinWait,
     /// Receive and send bundles from a provided-buffer ring (IORING_FEAT_RECVSEND_BUNDLE).
+    /// The cap the bundle receive asks for (6.17) is not needed: a kernel that refuses it gets
+    /// uncapped bundles (`receive_multishot.rs`).
     Bundles,
     /// Provided-buffer rings whose buffers are consumed a part at a time (IOU_PBUF_RING_INC).
     IncrementalBuffers,

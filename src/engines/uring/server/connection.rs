@@ -43,6 +43,8 @@ pub struct Connection {
     /// Operations of this connection the kernel still holds; the fd closes only at zero.
     pub in_flight: u32,
     pub recv_armed: bool,
+    /// The armed (or last) receive carries the strategy's cap, which a kernel may refuse.
+    pub recv_capped: bool,
     /// The multishot strategies' poll for the peer hanging up is armed.
     pub hangup_armed: bool,
     pub send_in_flight: bool,
@@ -78,6 +80,7 @@ impl Connection {
             generation,
             in_flight: 0,
             recv_armed: false,
+            recv_capped: false,
             hangup_armed: false,
             send_in_flight: false,
             timeout_armed: false,

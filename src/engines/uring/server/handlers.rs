@@ -342,6 +342,7 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
             .arm(connection.socket.target(), &mut connection.own_buffer);
         let entry = connection.socket.aim(entry);
         connection.recv_armed = true;
+        connection.recv_capped = self.receive.capped();
         connection.cancel_sent = false;
         connection.starved = false;
         connection.in_flight += 1;
@@ -433,9 +434,12 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
                 buffer = next;
             }
         } else if result == -libc::ENOBUFS {
-            self.starve(slot);
-        } else if result == -libc::EINVAL && self.receive.drop_cap() {
-            // An older kernel: `rearm_or_close` re-arms it without the cap.
+            self.starve(sq, slot);
+        } else if result == -libc::EINVAL && self.connections[slot].recv_capped {
+            // A kernel before the cap (6.17): `rearm_or_close` re-arms it without. Every
+            // receive armed before this refusal was reaped carries the cap too, so each one's
+            // refusal is a re-arm, not a failed connection.
+            self.receive.drop_cap();
         } else if result == -libc::ECANCELED && !R::MULTISHOT {
             // Only its linked timeout cancels a one-shot recv: the peer was idle too long.
             ServerCounters::add(&self.counters.connections_idle_closed, 1);

@@ -34,11 +34,14 @@ pub trait ReceiveStrategy: Sized {
     /// The SQE that arms a receive on `fd`; `own` is the connection's own buffer.
     fn arm(&self, fd: types::Fd, own: &mut [u8]) -> squeue::Entry;
 
-    /// The kernel refused a receive with EINVAL: when it was for a cap this kernel lacks (see
-    /// `receive_multishot.rs`), receives are armed without it from now on and this is true.
-    fn drop_cap(&mut self) -> bool {
+    /// The receives `arm` makes carry a cap that a kernel may lack (`receive_multishot.rs`).
+    fn capped(&self) -> bool {
         false
     }
+
+    /// The kernel refused a capped receive with EINVAL: receives are armed without the cap from
+    /// now on.
+    fn drop_cap(&mut self) {}
 
     /// The buffer that holds the `len` bytes of a receive completion with `flags` (the first
     /// of them, for a bundle): a pool buffer's id, or the strategy's handle for part of one.

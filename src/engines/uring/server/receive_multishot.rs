@@ -12,9 +12,12 @@
 //! tcpkali's run one connection held 735 of 1024 buffers, and with `--work 100us` new streams
 //! waited over 2 s for a buffer. So each completion is capped at the chunks one connection may
 //! hold (`CHUNKS_PER_CONNECTION_MAX`) by the multishot receive's per-invocation cap (its SQE's
-//! length, Linux 6.15), which also ends the kernel's retries on that socket for the round, so
-//! the other sockets' receives get their turn. A kernel without the cap refuses it (EINVAL),
-//! and the receives go on uncapped.
+//! length), which also ends the kernel's retries on that socket for the round, so the other
+//! sockets' receives get their turn. The cap is Linux 6.17's: kernel commit 6a8afb9fff64
+//! ("io_uring/net: allow multishot receive per-invocation cap", in the io_uring pull for
+//! 6.17-rc1, tag for-6.17/io_uring-20250728); liburing's test/recv-mshot-fair.c (3e68abb) was
+//! written "based on code slated for 6.17". Before it the kernel refuses a multishot receive
+//! with a length (EINVAL, as the 6.10-6.16 bundle kernels do), and the receives go on uncapped.
 
 use io_uring::{cqueue, opcode, squeue, types, Submitter};
 
@@ -94,8 +97,12 @@ impl<const BUNDLE: bool> ReceiveStrategy for MultishotReceive<BUNDLE> {
         self.pool.next_in_ring(buffer)
     }
 
-    fn drop_cap(&mut self) -> bool {
-        std::mem::take(&mut self.bundle_cap) > 0
+    fn capped(&self) -> bool {
+        self.bundle_cap > 0
+    }
+
+    fn drop_cap(&mut self) {
+        self.bundle_cap = 0;
     }
 
     fn bytes<'a>(&'a self, _own: &'a [u8], buffer: u16, len: usize) -> &'a [u8] {

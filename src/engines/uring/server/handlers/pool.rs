@@ -16,7 +16,14 @@ impl<R: ReceiveStrategy, S: SendStrategy> Server<'_, R, S> {
     /// waiting then, so this one would wait for the next buffer back, which never comes once
     /// the traffic is over (it stayed open with its peer's bytes unread and its FIN behind
     /// them). Then `rearm_or_close` re-arms it at once; at worst it finds the pool empty again.
-    pub(super) fn starve(&mut self, slot: usize) {
+    ///
+    /// A waiting connection keeps its hang-up poll armed, so that its peer's reset closes it
+    /// (`hung_up`). A reset wakes the poll and the receive together, and a receive armed while
+    /// the pool had room that finds it empty then ends with ENOBUFS; the poll's completion came
+    /// first in the batch, took the receive for armed and only cancelled it, so the reset was
+    /// lost (the connection stayed open, its peer gone, until the pool had room). Armed again,
+    /// the poll reports the reset still there (a FIN alone changes nothing: `hung_up`).
+    pub(super) fn starve(&mut self, sq: &mut SubmissionQueue<'_>, slot: usize) {
         ServerCounters::add(&self.counters.provided_buffers_exhausted, 1);
         if self.receive.pool_has_room() {
             return;
@@ -24,6 +31,9 @@ impl<R: ReceiveStrategy, S: SendStrategy> Server<'_, R, S> {
         let connection = &mut self.connections[slot];
         connection.starved = true;
         self.starved.push_back((slot, connection.generation));
+        if !connection.hangup_armed && !connection.closing {
+            self.arm_hangup(sq, slot);
+        }
     }
 
     /// Gives back the receive buffers of a closing connection, except one a send still reads.
