@@ -557,14 +557,15 @@ fn idle_connections_close_on_time_with(def: &EngineDef) {
     };
     // Timed from the connect, which the server's idle clock follows, not from when the
     // reading thread first ran: on a loaded machine that came 200 ms later, and a close on
-    // time looked early (90 ms).
+    // time looked early (90 ms). Late is bounded loosely (10x): a loaded machine closed it
+    // after 1.2 s. The busy connection, never idle for 300 ms in its 1.5 s, checks the other side.
     let idle = |(mut stream, connected): (TcpStream, Instant)| {
         let mut byte = [0u8; 1];
         let closed = matches!(stream.read(&mut byte), Ok(0) | Err(_));
         let after = connected.elapsed();
         assert!(closed, "{}: the idle connection got a byte", def.name);
         assert!(
-            after >= Duration::from_millis(280) && after <= Duration::from_millis(1000),
+            after >= Duration::from_millis(280) && after <= Duration::from_millis(3000),
             "{}: idle connection closed after {after:?}",
             def.name
         );
