@@ -28,17 +28,23 @@ case " $SETS " in *" stream "*)
 # servers given --work 2us per 1 KiB message (echo charges it by the byte: serve --payload 1k),
 # so the server and not the client saturates, in a quiet hold of its own (about 4 minutes).
 # The section's older rows with --work 100us charged per receive (and a 4 MiB window) came
-# from branch streams at 121d2f5, before the work was charged per message.
+# from branch streams at 121d2f5, before the work was charged per message; stream-bytes/ from
+# branch work-bytes at 1812b9a, before the pool took turns (its bundle rows NOT VERIFIED).
 QUIET=${QUIET:-/work/wt/quiet.sh}
 for round in 1 2 3; do
     $QUIET bench/shapes-stream.sh "$round"
-    $QUIET env OUT="$OUT/stream-bytes" WORK=2us ENGINES='epoll uring-bundle' \
+    $QUIET env OUT="$OUT/stream-fair" WORK=2us ENGINES='epoll uring-bundle' \
         bench/shapes-stream.sh "$round"
+    # The same, ringside's stream given tcpkali's depth (it writes until TCP pushes back).
+    $QUIET env OUT="$OUT/stream-fair" WORK=2us WINDOW=4M COUNTS=128 \
+        ENGINES='epoll uring-bundle' bench/shapes-stream.sh "$round"
+    $QUIET env OUT="$OUT/stream-fair" WORK=2us WINDOW=1M COUNTS=256 \
+        ENGINES='epoll uring-bundle' bench/shapes-stream.sh "$round"
 done
 # Does epoll's CPU per message grow by more than --work? The scheduler's clock beside /proc's.
 for round in 1 2 3; do
     $QUIET bench/shapes-work.sh "$round"
 done
 python3 bench/shapes-stream-summary.py "$OUT/stream" > "$OUT/stream/summary.md"
-python3 bench/shapes-stream-summary.py "$OUT/stream-bytes/stream" > "$OUT/stream-bytes/summary.md"
+python3 bench/shapes-stream-summary.py "$OUT/stream-fair/stream" > "$OUT/stream-fair/summary.md"
 ;; esac

@@ -8,7 +8,8 @@
 //! it walked stale ring entries: it gave back buffers other connections still held (wrong
 //! bytes echoed), leaked others (streams starved) and, once, tripped the ring walk's assert.
 //! The pool must also be shared: a starved connection is woken whenever a buffer comes back,
-//! and no connection takes more of the pool than it may hold. The server once held churned
+//! takes its turn before the connections served last time, and no connection takes more of the
+//! pool than it may hold. The server once held churned
 //! connections open with their peers' bytes unread until new traffic came (a buffer given back
 //! woke only the connections starved before it, not one whose ENOBUFS was reaped after it),
 //! and one bundle took every free buffer, so a stream started at once waited a whole second.
@@ -140,6 +141,49 @@ fn bundles_survive_a_dry_pool_and_reset_connections() {
         assert_the_connections_go(&server, engine.name);
         server.stop();
     }
+}
+
+/// Streams that share a pool far smaller than what they keep in flight (64 x 256 KiB windows
+/// against 64 buffers of 8 KiB), against a server that spends CPU on every byte, so the pool
+/// stays short for the whole run.
+const SHARING: &str = "64";
+
+/// Every stream gets its turn at a pool that stays short. Receives armed together take the
+/// pool's buffers in the order they are armed; the server re-armed them in the order their
+/// completions came, so the connections served last time took every buffer back, batch after
+/// batch, and 39 to 53 of these 64 streams read nothing for the whole run (their bytes sent were
+/// never echoed within the load's --timeout: NOT VERIFIED).
+#[test]
+fn every_stream_gets_its_turn_at_a_short_pool() {
+    let pooled = |engine: &EngineDef| engine.needs.registrations.contains(&Registration::BufRing);
+    for_each_engine(Workload::Echo, |engine| {
+        if !pooled(engine) {
+            return;
+        }
+        let flags = [
+            "--provided-buffers",
+            "64",
+            "--payload",
+            "1k",
+            "--work",
+            "2us",
+        ];
+        let Some(server) = Server::start("echo", engine.name, &flags) else {
+            return;
+        };
+        let output = std::process::Command::new(common::BIN)
+            .args(["load", "echo", "--mode", "stream", "--connections", SHARING])
+            .args(["--payload", "1k", "--duration", "3s", "--warmup", "0s"])
+            .args(["--timeout", "2s", "--format", "json"])
+            .args(["--target", &server.address.to_string()])
+            .output()
+            .unwrap();
+        server.stop();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "{}: {stderr}", engine.name);
+        let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        assert_eq!(document["results"][0]["verified"], true, "{}", engine.name);
+    });
 }
 
 /// Connections that hold the pool (they stream ahead and never read their echoes), those

@@ -52,8 +52,9 @@ pub struct Connection {
     pub timeout_armed: bool,
     /// A cancel of the armed receive is on its way.
     pub cancel_sent: bool,
-    /// Waiting for a pool buffer after a receive ended with ENOBUFS.
-    pub starved: bool,
+    /// In a queue for its turn at the shared pool (`handlers/pool.rs`): its receive ended with
+    /// ENOBUFS, or it is re-armed at the end of the batch of completions.
+    pub queued: bool,
     pub closing: bool,
     /// The protocol ended the connection: close once the queued output is sent.
     pub close_after_send: bool,
@@ -85,7 +86,7 @@ impl Connection {
             send_in_flight: false,
             timeout_armed: false,
             cancel_sent: false,
-            starved: false,
+            queued: false,
             closing: false,
             close_after_send: false,
             session: ServerSession::default(),
@@ -118,7 +119,7 @@ impl Connection {
             + u32::from(self.timeout_armed)
             + self.notifications_due;
         debug_assert!(self.in_flight >= armed, "{} < {armed}", self.in_flight);
-        debug_assert!(!(self.starved && self.recv_armed));
+        debug_assert!(!(self.queued && self.recv_armed));
         let received = self
             .pending
             .iter()

@@ -33,8 +33,10 @@ pub struct Server<'a, R, S> {
     /// Borrowed: it owns memory registered with the ring, so it must outlive the ring, which
     /// the caller drops first.
     receive: &'a mut R,
-    /// Connections whose receive ended for want of a pool buffer, re-armed as buffers return.
+    /// Connections whose receive ended for want of a pool buffer, in the order it ended.
     starved: VecDeque<(usize, u32)>,
+    /// Connections whose receive is re-armed at the end of the batch, behind the starved ones.
+    rearm_due: VecDeque<(usize, u32)>,
     /// SQEs that did not fit the submission queue, pushed before the next submit; a linked
     /// pair stays one entry, so a link is never split across two submissions.
     backlog: VecDeque<Linked>,
@@ -73,6 +75,7 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
             connections: Slab::new(),
             receive,
             starved: VecDeque::new(),
+            rearm_due: VecDeque::new(),
             backlog: VecDeque::new(),
             generation_next: 0,
             direct,
@@ -250,7 +253,7 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
         };
         match token.op {
             Op::Recv => self.received(sq, slot, result, flags),
-            Op::Send if S::NOTIFIES && cqueue::notif(flags) => self.notified(sq, slot, result),
+            Op::Send if S::NOTIFIES && cqueue::notif(flags) => self.notified(slot, result),
             Op::Send => self.sent(sq, slot, result, flags),
             Op::Hangup => self.hung_up(sq, slot, result),
             Op::Shutdown => self.connections[slot].in_flight -= 1,
@@ -307,7 +310,7 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
             .insert(Connection::new(socket, generation, own_buffer));
         self.send.opened(slot);
         self.mark_active(slot);
-        self.arm_recv(sq, slot);
+        self.arm_recv_in_turn(sq, slot);
         if R::MULTISHOT {
             self.arm_hangup(sq, slot);
         }
@@ -344,7 +347,7 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
         connection.recv_armed = true;
         connection.recv_capped = self.receive.capped();
         connection.cancel_sent = false;
-        connection.starved = false;
+        connection.queued = false;
         connection.in_flight += 1;
         let entry = entry.user_data(user_data);
         match &self.idle {
@@ -398,7 +401,7 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
         let reset = result > 0 && result & i32::from(libc::POLLERR | libc::POLLHUP) != 0;
         if connection.recv_armed && !connection.cancel_sent {
             self.cancel(sq, slot, Op::Recv);
-        } else if connection.starved && reset {
+        } else if connection.queued && reset {
             ServerCounters::add(&self.counters.connections_failed, 1);
             self.start_closing(sq, slot);
         }
@@ -458,10 +461,10 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
         if self.connections[slot].closing {
             let chunk = Chunk::new(Source::Received(buffer), len);
             self.connections[slot].pending.push_back(chunk);
-            self.release_pending(sq, slot);
+            self.release_pending(slot);
             return;
         }
-        self.reply(sq, slot, buffer, len);
+        self.reply(slot, buffer, len);
         let connection = &self.connections[slot];
         if !connection.send_in_flight && !connection.pending.is_empty() {
             self.send_head(sq, slot);
@@ -505,7 +508,7 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
         connection.closing = true;
         let cancel_recv = R::MULTISHOT && connection.recv_armed && !connection.cancel_sent;
         let cancel_hangup = connection.hangup_armed;
-        self.release_pending(sq, slot);
+        self.release_pending(slot);
         if cancel_recv {
             self.cancel(sq, slot, Op::Recv);
         }
@@ -529,17 +532,17 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
             return;
         }
         if self.may_arm_recv(slot) {
-            self.arm_recv(sq, slot);
+            self.arm_recv_in_turn(sq, slot);
         }
     }
 
     /// The connection reads nothing now and may read again: not closing or about to, not
-    /// waiting for a pool buffer, and not holding more unsent chunks than its strategy allows.
+    /// queued for a pool buffer, and not holding more unsent chunks than its strategy allows.
     fn may_arm_recv(&self, slot: usize) -> bool {
         let connection = &self.connections[slot];
         !connection.recv_armed
             && !connection.closing
-            && !connection.starved
+            && !connection.queued
             && !connection.close_after_send
             && R::may_read(connection.pending.len())
     }

@@ -211,6 +211,8 @@ pub fn serve<R: ReceiveStrategy, S: SendStrategy>(
         for cqe in &mut cq {
             server.complete(&mut sq, &cqe);
         }
+        // Receives are armed after the whole batch, the starved first (`handlers/pool.rs`).
+        server.arm_queued(&mut sq);
         if let Some(error) = server.accept_refused.take() {
             anyhow::bail!(
                 "the kernel refused the io_uring accept ({error}): no connection can be served"

@@ -16,6 +16,10 @@ pub trait ReceiveStrategy: Sized {
     /// server's module doc). A one-shot receive ends with its completion.
     const MULTISHOT: bool;
 
+    /// Receives take buffers from a pool every connection shares, which can run short: the
+    /// loop then decides whose turn it is (`handlers/pool.rs`).
+    const POOLED: bool;
+
     /// Sets up the strategy's memory. Made before the ring, so that it outlives it: the kernel
     /// may write into registered memory until the ring is gone.
     fn new(config: &ServerConfig) -> Self;
@@ -59,14 +63,13 @@ pub trait ReceiveStrategy: Sized {
     /// The `len` bytes buffer `buffer` received; `own` is the connection's own buffer.
     fn bytes<'a>(&'a self, own: &'a [u8], buffer: u16, len: usize) -> &'a [u8];
 
-    /// Gives `buffer` back once nothing reads it any more. True when it went back to a pool
-    /// that connections starved of a buffer wait for.
-    fn release(&mut self, buffer: u16) -> bool;
+    /// Gives `buffer` back once nothing reads it any more.
+    fn release(&mut self, buffer: u16);
 
     /// Whether the kernel may find a buffer in the pool now, as far as the completions reaped
     /// so far tell. Never false while it could (it can only have taken more, for completions
-    /// not reaped yet), so a receive that found the pool empty waits for a buffer back only
-    /// when this is false. True for a strategy without a pool: it never runs out.
+    /// not reaped yet), so connections that found the pool empty wait for a buffer back only
+    /// while this is false. True for a strategy without a pool: it never runs out.
     fn pool_has_room(&self) -> bool;
 
     /// How many received chunks one connection can hold queued: the bound on its memory.

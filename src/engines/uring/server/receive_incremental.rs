@@ -31,6 +31,7 @@ pub struct IncrementalReceive {
 
 impl ReceiveStrategy for IncrementalReceive {
     const MULTISHOT: bool = true;
+    const POOLED: bool = true;
 
     fn new(config: &ServerConfig) -> Self {
         let per_buffer = (POOL_BUFFER_BYTES / COUNTED_BUFFER_BYTES) as u16;
@@ -84,12 +85,10 @@ impl ReceiveStrategy for IncrementalReceive {
         self.pool.bytes(slice.buffer, slice.offset as usize, len)
     }
 
-    fn release(&mut self, handle: u16) -> bool {
-        let Some(id) = self.slices.release(handle) else {
-            return false;
-        };
-        self.pool.recycle(id);
-        true
+    fn release(&mut self, handle: u16) {
+        if let Some(id) = self.slices.release(handle) {
+            self.pool.recycle(id);
+        }
     }
 
     /// A buffer stays in the ring, partly consumed, until the kernel lets go of it.

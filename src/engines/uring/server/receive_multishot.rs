@@ -43,6 +43,7 @@ pub type BundleReceive = MultishotReceive<true>;
 
 impl<const BUNDLE: bool> ReceiveStrategy for MultishotReceive<BUNDLE> {
     const MULTISHOT: bool = true;
+    const POOLED: bool = true;
 
     fn new(config: &ServerConfig) -> Self {
         let pool = BufRing::new(config.provided_buffers, POOL_BUFFER_BYTES, POOL_GROUP);
@@ -109,11 +110,10 @@ impl<const BUNDLE: bool> ReceiveStrategy for MultishotReceive<BUNDLE> {
         self.pool.bytes(buffer, 0, len)
     }
 
-    fn release(&mut self, buffer: u16) -> bool {
+    fn release(&mut self, buffer: u16) {
         debug_assert!(self.held > 0);
         self.pool.recycle(buffer);
         self.held -= 1;
-        true
     }
 
     /// Every buffer not held by a connection is in the ring.

@@ -14,6 +14,7 @@ pub struct OwnBufferReceive;
 
 impl ReceiveStrategy for OwnBufferReceive {
     const MULTISHOT: bool = false;
+    const POOLED: bool = false;
 
     fn new(_config: &ServerConfig) -> Self {
         OwnBufferReceive
@@ -52,9 +53,7 @@ impl ReceiveStrategy for OwnBufferReceive {
         &own[..len]
     }
 
-    fn release(&mut self, _buffer: u16) -> bool {
-        false
-    }
+    fn release(&mut self, _buffer: u16) {}
 
     fn pool_has_room(&self) -> bool {
         true

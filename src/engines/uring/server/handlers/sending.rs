@@ -40,7 +40,7 @@ impl<R: ReceiveStrategy, S: SendStrategy> Server<'_, R, S> {
             }
             self.start_closing(sq, slot);
             // Closing may have begun while this send was in flight; its chunk is free now.
-            self.release_pending(sq, slot);
+            self.release_pending(slot);
             return;
         }
         ServerCounters::add(&self.counters.bytes_sent, result as u64);
@@ -68,7 +68,7 @@ impl<R: ReceiveStrategy, S: SendStrategy> Server<'_, R, S> {
                 if connection.notifications_due > 0 {
                     connection.held.push(buffer);
                 } else {
-                    self.release(sq, buffer);
+                    self.receive.release(buffer);
                 }
             }
         }
@@ -78,7 +78,7 @@ impl<R: ReceiveStrategy, S: SendStrategy> Server<'_, R, S> {
             return; // Its next completion says what else went out.
         }
         if connection.closing {
-            self.release_pending(sq, slot);
+            self.release_pending(slot);
         } else if !connection.pending.is_empty() {
             // A short send: the rest of the head, or the next chunk, goes out next.
             self.send_head(sq, slot);
@@ -98,7 +98,7 @@ impl<R: ReceiveStrategy, S: SendStrategy> Server<'_, R, S> {
 
     /// A zero-copy send's notification: the kernel no longer reads the bytes of one send. When
     /// none is due any more, the buffers those sends read go back.
-    pub(super) fn notified(&mut self, sq: &mut SubmissionQueue<'_>, slot: usize, result: i32) {
+    pub(super) fn notified(&mut self, slot: usize, result: i32) {
         if result as u32 & NOTIF_USAGE_ZC_COPIED != 0 {
             ServerCounters::add(&self.counters.zero_copy_copied, 1);
         }
@@ -111,18 +111,12 @@ impl<R: ReceiveStrategy, S: SendStrategy> Server<'_, R, S> {
             return;
         }
         while let Some(buffer) = self.connections[slot].held.pop() {
-            self.release(sq, buffer);
+            self.receive.release(buffer);
         }
     }
 
     /// Queues what the protocol answers to `len` bytes just received into `buffer`.
-    pub(super) fn reply(
-        &mut self,
-        sq: &mut SubmissionQueue<'_>,
-        slot: usize,
-        buffer: u16,
-        len: u32,
-    ) {
+    pub(super) fn reply(&mut self, slot: usize, buffer: u16, len: u32) {
         let connection = &mut self.connections[slot];
         let input = self
             .receive
@@ -145,7 +139,7 @@ impl<R: ReceiveStrategy, S: SendStrategy> Server<'_, R, S> {
         });
         // The request bytes are parsed (the session copied any unfinished head): the buffer
         // goes back at once.
-        self.release(sq, buffer);
+        self.receive.release(buffer);
     }
 
     /// Sends the unsent rest of the connection's first chunk, or, with bundles, every chunk
