@@ -107,6 +107,15 @@ pub struct Row {
     pub syscalls_per_mb: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sqes_per_mb: Option<f64>,
+    /// The rounds after which the study looked at its comparisons when its rounds were not
+    /// fixed (`--runs auto`: stop when decided), the last its budget; absent for a fixed count.
+    /// Decisions spend α across these looks (`model::comparison::spent_alpha`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub looks: Option<Vec<u32>>,
+    /// The seed of the random order the engines ran in within each round (each round its own
+    /// order, drawn from this seed and the round's number).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order_seed: Option<u64>,
     /// HTTP responses by status code (`"200": n`).
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub status_counts: Map<String, Value>,
@@ -524,6 +533,12 @@ impl LatencyFields {
                 .ok(),
         })
     }
+}
+
+/// Whether `row` belongs to an equal-load comparison rather than a closed-loop study (its
+/// open-loop points, or a sweep's closed-loop probes).
+pub fn is_equal_load_row(row: &Row) -> bool {
+    row.offered_rate.is_some() || row.params.contains_key(SWEEP_PARAM)
 }
 
 #[cfg(test)]

@@ -429,7 +429,7 @@ fn assert_answer_first(page: &str, first_table: &str) {
         assert!(screen.contains(study), "{study} missing from the answer");
     }
     for heading in [
-        "Features that helped here",
+        "Features that made a decided difference here",
         "Features that hurt here",
         "Caveats",
     ] {
@@ -438,7 +438,10 @@ fn assert_answer_first(page: &str, first_table: &str) {
             "{heading} missing from the answer"
         );
     }
-    assert!(screen.contains(" across runs"), "no spread in the answer");
+    assert!(
+        screen.contains(" rounds") || screen.contains(" round)"),
+        "no rounds in the answer"
+    );
 }
 
 /// Headless Chromium on `page` with `extra` arguments (`--dump-dom`, `--screenshot=`).

@@ -11,9 +11,9 @@ use std::process::ExitCode;
 use comfy_table::{presets, Table};
 use serde_json::Value;
 
+use crate::model::study::{studies, EngineSummary, Study};
 use crate::report::load::load_document;
 use crate::report::numbers::{per_op, ratio};
-use crate::report::summary::{studies, EngineSummary, Study};
 use crate::row::Document;
 use crate::stats::Spread;
 
@@ -180,7 +180,7 @@ pub fn changes(base: &Document, new: &Document, force: bool) -> Vec<Change> {
 }
 
 fn metric_changes(study: &Study, base: &EngineSummary, new: &EngineSummary) -> Vec<Change> {
-    let noun = crate::report::summary::op_noun(&study.workload);
+    let noun = crate::model::study::op_noun(&study.workload);
     let mut pairs = vec![(study.unit(), base.throughput, new.throughput, true)];
     if let (Some(a), Some(b)) = (base.syscalls_per_op, new.syscalls_per_op) {
         pairs.push((format!("syscalls/{noun}"), a, b, false));
@@ -245,7 +245,7 @@ fn render(changes: &[Change]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::summary::tests::row;
+    use crate::model::study::tests::row;
     use serde_json::json;
 
     fn document(kernel: &str, rows: Vec<crate::row::Row>) -> Document {

@@ -7,12 +7,10 @@
 use plotters::prelude::*;
 use serde_json::Value;
 
-use crate::report::summary::{EngineSummary, Study, StudyKey};
+use crate::model::study::FLOOR;
+use crate::model::study::{EngineSummary, Study, StudyKey};
 use crate::report::table::Cells;
 use crate::stats::{params_text, Spread};
-
-/// The engine whose rows are the floor, not a contestant.
-pub const FLOOR: &str = "uring-nop";
 
 /// The read studies of one sweep, one per depth, ascending.
 pub struct DepthSweep<'a> {
@@ -268,8 +266,8 @@ fn depth_chart(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::summary::studies;
-    use crate::report::summary::tests::row as summary_row;
+    use crate::model::study::studies;
+    use crate::model::study::tests::row as summary_row;
     use crate::row::Row;
     use serde_json::Map;
 

@@ -4,11 +4,11 @@
 
 use comfy_table::{presets, Table};
 
+use crate::model::study::Study;
 use crate::report::answer::{answer, Answer};
 use crate::report::contenders::{contender_cells, contender_verdicts};
 use crate::report::depths::{depth_cells, depth_sweeps, depth_verdicts};
 use crate::report::equal_load::equal_loads;
-use crate::report::summary::Study;
 use crate::report::table::{cells, equal_load_cells, sweep_cells, Cells};
 use crate::report::threads::{size_sweeps, size_verdicts, thread_sweeps, work_sweeps};
 use crate::report::verdict::verdict;

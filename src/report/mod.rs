@@ -14,12 +14,10 @@ pub mod environment;
 pub mod equal_load;
 pub mod features;
 pub mod html;
-pub mod ladder;
 pub mod load;
 pub mod markdown;
 pub mod merge;
 pub mod numbers;
-pub mod summary;
 pub mod table;
 pub mod threads;
 pub mod verdict;
@@ -52,7 +50,7 @@ pub fn run(input: &Path, out: Option<&Path>) -> anyhow::Result<ExitCode> {
 pub fn write_reports(document: &Document, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir)
         .with_context(|| format!("cannot create the report directory {}", dir.display()))?;
-    let studies = summary::studies(&document.results);
+    let studies = crate::model::study::studies(&document.results);
     let markdown = dir.join("report.md");
     let html = dir.join("report.html");
     std::fs::write(&markdown, markdown::render_markdown(document, &studies))

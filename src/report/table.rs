@@ -2,16 +2,31 @@
 //! same numbers: engines as rows (controls marked), the headline's median and min–max, the
 //! ladder's step over the engine each extends (named in the cell), syscalls and CPU per operation, and latency when measured.
 
-use crate::report::ladder::{step_of, steps};
+use crate::model::ladder::{step_of, steps};
+use crate::model::study::{op_noun, EngineSummary, Study};
 use crate::report::numbers::{per_op, range, ratio, throughput};
-use crate::report::summary::{op_noun, EngineSummary, Study};
 use crate::report::threads::{Swept, ThreadSweep};
+use crate::stats::rank::Outcome;
 
 /// A header and one line of cells per engine.
 pub struct Cells {
     pub header: Vec<String>,
     pub lines: Vec<Vec<String>>,
 }
+
+/// How a table marks a comparison's outcome: ★ a decided difference, = equivalent within the
+/// margin, ~ undecided (benchstat's mark for "no significant change").
+pub fn mark(outcome: Outcome) -> &'static str {
+    match outcome {
+        Outcome::Different => "★",
+        Outcome::Equivalent => "=",
+        Outcome::Undecided => "~",
+    }
+}
+
+/// The legend under a table with marked comparisons.
+pub const MARKS_LEGEND: &str = "★ a decided difference, = equivalent within the margin, ~ \
+     undecided; comparisons paired round by round, exploratory (false discovery rate 5%).";
 
 pub fn cells(study: &Study) -> Cells {
     let unit = study.unit();
@@ -36,10 +51,12 @@ pub fn cells(study: &Study) -> Cells {
         .map(|engine| {
             let step = match step_of(&steps, &engine.engine) {
                 None => "—".to_string(),
-                Some(Ok(rung)) => {
-                    let noise = if rung.within_noise() { " (noise)" } else { "" };
-                    format!("{} {}{noise}", ratio(rung.ratio), rung.parent)
-                }
+                Some(Ok(rung)) => format!(
+                    "{} {} {}",
+                    ratio(rung.ratio()),
+                    mark(rung.comparison.outcome),
+                    rung.parent
+                ),
                 Some(Err(none)) => format!("none: {} {}", none.parent, none.why),
             };
             line(study, engine, step)

@@ -8,7 +8,7 @@
 use serde_json::Value;
 
 use crate::engines::parent_name;
-use crate::report::summary::{EngineSummary, Study, StudyKey};
+use crate::model::study::{EngineSummary, Study, StudyKey};
 use crate::stats::params_text;
 use crate::units::format_size;
 
@@ -234,8 +234,8 @@ fn sweeps(studies: &[Study], swept: Swept) -> Vec<ThreadSweep<'_>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::summary::studies;
-    use crate::report::summary::tests::row as summary_row;
+    use crate::model::study::studies;
+    use crate::model::study::tests::row as summary_row;
     use crate::row::Row;
     use serde_json::Map;
 

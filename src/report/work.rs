@@ -143,8 +143,8 @@ fn verdict(engine: &str, base: &str, points: &[Point]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::summary::studies;
-    use crate::report::summary::tests::row as summary_row;
+    use crate::model::study::studies;
+    use crate::model::study::tests::row as summary_row;
     use crate::report::threads::work_sweeps;
     use crate::row::Row;
     use serde_json::{Map, Value};

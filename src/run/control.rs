@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 use crate::engines::uring::ring::Helpers;
 use crate::engines::{find, Workload};
 use crate::measure::ProcessMeter;
-use crate::report::summary::CONTROL_PARAM;
+use crate::model::study::CONTROL_PARAM;
 use crate::row::Row;
 use crate::stats::per_second;
 use crate::studies::net::{Rig, ServerProcess};
@@ -508,7 +508,7 @@ Transfer/sec:    514.28KB
         assert_eq!(row.errors, 0);
         assert!(row.error_counts.is_empty());
         assert!(!row.verified, "wrk does not verify responses");
-        let control = crate::report::summary::is_control(&row);
+        let control = crate::model::study::is_control(&row);
         assert!(control, "marked as fio's rows are");
     }
 

@@ -5,8 +5,8 @@
 use plotters::prelude::*;
 
 use super::{color_of, draw_legend, FONT, WIDTH_PX};
+use crate::model::study::EngineSummary;
 use crate::report::numbers::per_op;
-use crate::report::summary::EngineSummary;
 use crate::report::threads::{Swept, ThreadSweep};
 use crate::stats::Spread;
 use crate::units::format_size;

@@ -5,14 +5,18 @@
 
 use serde_json::{Map, Value};
 
-use crate::report::causes::Figures;
-use crate::report::equal_load::is_equal_load_row;
+use crate::model::comparison::Metric;
+use crate::model::figures::Figures;
+use crate::row::is_equal_load_row;
 use crate::row::Row;
 use crate::stats::{params_text, Spread};
 
 /// The parameter that marks a control job (fio, wrk) run beside ringside's own engines. It is
 /// not part of the study's key, so controls land in the table they are a control for.
 pub const CONTROL_PARAM: &str = "control";
+
+/// The engine whose rows are the floor, not a contestant.
+pub const FLOOR: &str = "uring-nop";
 
 /// What a study is ranked by: bytes for the file-write study, operations everywhere else.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -104,6 +108,37 @@ pub struct EngineSummary {
     pub failure: Option<String>,
     /// What the kernel counted, for the causes the verdicts name.
     pub figures: Figures,
+    /// Each measured run's figures, by round, for the comparisons paired round by round.
+    pub rounds: Vec<Round>,
+}
+
+/// One engine's figures in one round (`Row::run`): what a paired comparison divides.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Round {
+    pub run: u32,
+    /// By `Metric::index`; None where the run did not measure it.
+    values: [Option<f64>; 4],
+}
+
+impl Round {
+    fn of(row: &Row, headline: Headline) -> Round {
+        let per_op = |amount: f64| (row.ops > 0).then(|| amount / row.ops as f64);
+        let mut values = [None; 4];
+        values[Metric::Throughput.index()] = Some(headline.value(row) * headline.scale());
+        values[Metric::CpuPerOp.index()] = per_op(row.cpu_s() * 1e6);
+        values[Metric::SyscallsPerOp.index()] = is_counted(&row.syscalls_source)
+            .then(|| per_op(row.syscalls as f64))
+            .flatten();
+        values[Metric::P99.index()] = row.latency_ns_p99.map(|ns| ns as f64 / 1e3);
+        Round {
+            run: row.run,
+            values,
+        }
+    }
+
+    pub fn value(&self, metric: Metric) -> Option<f64> {
+        self.values[metric.index()]
+    }
 }
 
 impl EngineSummary {
@@ -134,8 +169,7 @@ impl EngineSummary {
             runs: rows.len(),
             // The NOP floor is a reference beside the engines, as a control is: never a winner
             // or a rung.
-            control: engine == crate::report::depths::FLOOR
-                || rows.iter().any(|row| is_control(row)),
+            control: engine == FLOOR || rows.iter().any(|row| is_control(row)),
             throughput: pick(&|row| headline.value(row)).scaled(headline.scale()),
             syscalls_per_op: counted.then(|| pick(&|row| per_op(row.syscalls as f64, row))),
             cpu_us_per_op: pick(&|row| per_op(row.cpu_s() * 1e6, row)),
@@ -148,6 +182,10 @@ impl EngineSummary {
             server_api: rows.iter().find_map(|row| row.server_api.clone()),
             failure: rows.iter().find_map(|row| row.failure.clone()),
             figures: Figures::of(rows),
+            rounds: (rows.iter())
+                .filter(|row| row.failure.is_none())
+                .map(|row| Round::of(row, headline))
+                .collect(),
         }
     }
 }
@@ -185,6 +223,9 @@ pub struct Study {
     pub contenders: Vec<EngineSummary>,
     /// Sentences qualifying some run of the study, each once.
     pub notes: Vec<String>,
+    /// The rounds after which the study looked at its comparisons (`--runs auto`), the last its
+    /// budget; empty when its rounds were fixed (one look, at the end).
+    pub looks: Vec<u32>,
 }
 
 impl Study {
@@ -230,6 +271,16 @@ impl Study {
             .map(|engine| engine.runs)
             .max()
             .unwrap_or(0)
+    }
+
+    /// The rounds measured: the distinct runs any engine ringside measured has a row for.
+    pub fn rounds(&self) -> usize {
+        let mut runs: Vec<u32> = (self.measured().into_iter())
+            .flat_map(|engine| engine.rounds.iter().map(|round| round.run))
+            .collect();
+        runs.sort_unstable();
+        runs.dedup();
+        runs.len()
     }
 
     /// The load model when the rows say it (`params.mode`: closed or open loop).
@@ -310,9 +361,14 @@ fn study(workload: String, params: Map<String, Value>, rows: &[&Row]) -> Study {
         .iter()
         .map(|(name, runs)| EngineSummary::of(name, runs, headline))
         .partition(|summary| is_contender(&summary.engine));
+    let looks = rows
+        .iter()
+        .find_map(|row| row.looks.clone())
+        .unwrap_or_default();
     Study {
         engines,
         contenders,
+        looks,
         title: workload.clone(),
         workload,
         params,
@@ -343,6 +399,21 @@ pub mod tests {
             verified: true,
             ..Row::default()
         }
+    }
+
+    /// `rounds` rounds of fs-write rows, each engine at its MB/s and syscalls per write: the
+    /// machine moves every engine of a round together (±20%), each engine moves on its own by
+    /// ±1%, so a paired comparison sees the engines' ratios and little else.
+    pub fn paired_rows(engines: &[(&str, f64, u64)], rounds: u32) -> Vec<Row> {
+        let mut rows = Vec::new();
+        for run in 1..=rounds {
+            let machine = 1.0 + 0.2 * (f64::from(run) * 1.7).sin();
+            for (index, (engine, mb_per_sec, syscalls)) in engines.iter().enumerate() {
+                let own = 1.0 + 0.01 * (f64::from(run) * 2.3 + index as f64).cos();
+                rows.push(row(engine, run, mb_per_sec * machine * own, *syscalls));
+            }
+        }
+        rows
     }
 
     #[test]
