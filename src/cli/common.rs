@@ -1,6 +1,7 @@
 //! Flags several subcommands share, defined once and flattened where they are used, with the
 //! same meaning everywhere; and the parsers for human units (`4k`, `1G`, `10s`).
 
+use crate::studies::Rounds;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -85,9 +86,11 @@ pub struct CommonArgs {
     /// Engines to compare, comma separated (default: every engine of the workload).
     #[arg(long, short = 'e', value_delimiter = ',')]
     pub engine: Vec<String>,
-    /// Measured runs per engine; engines alternate run by run (A B A B ...).
-    #[arg(long, short = 'r', default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
-    pub runs: u32,
+    /// Rounds: each round runs every engine once, in a fresh random order (each rung next to
+    /// the engine it extends). `auto` adds rounds in stages (8, 12, 16, 24) until every
+    /// comparison is decided or cannot be; a number runs exactly that many.
+    #[arg(long, short = 'r', default_value = "auto", value_parser = Rounds::parse)]
+    pub runs: Rounds,
     #[command(flatten)]
     pub output: OutputArgs,
     /// Pin the measured thread to this CPU.

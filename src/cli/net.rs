@@ -2,6 +2,7 @@
 //! turn into. The two studies share their rig and output flags (`NetStudyArgs`, flattened);
 //! each adds its own defaults and what it sends.
 
+use crate::studies::Rounds;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -28,9 +29,11 @@ use crate::system::tuning::{Idle, Sched};
 /// `--client-cpu`) instead of one `--cpu`.
 #[derive(Args, Debug, Clone)]
 pub struct NetStudyArgs {
-    /// Measured runs per cell; engines alternate run by run.
-    #[arg(long, short = 'r', default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
-    pub runs: u32,
+    /// Rounds: each round runs every cell once, in a fresh random order (each rung next to
+    /// the engine it extends). `auto` adds rounds in stages (8, 12, 16, 24) until every
+    /// comparison is decided or cannot be; a number runs exactly that many.
+    #[arg(long, short = 'r', default_value = "auto", value_parser = Rounds::parse)]
+    pub runs: Rounds,
     /// Unmeasured time before each run's window.
     #[arg(long, default_value = "1s", value_parser = duration_arg)]
     pub warmup: Duration,
@@ -380,6 +383,7 @@ impl NetStudyArgs {
             .map(|engine| engine.name)
             .ne(default_list(workload).split(','));
         Ok(NetStudy {
+            workload: workload.name(),
             engines,
             engines_named,
             contenders: (self.contenders.iter())
@@ -391,7 +395,7 @@ impl NetStudyArgs {
             connection_counts,
             server_thread_counts,
             contender_connection_counts,
-            runs: self.runs,
+            rounds: self.runs,
             works,
             rates,
             sweep: load_sweep,

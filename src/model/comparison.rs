@@ -212,6 +212,24 @@ impl Comparison {
         format!("{interval}, {rounds}")
     }
 
+    /// Whether no number of rounds up to `budget` is likely to decide it: were its interval to
+    /// narrow as 1/√rounds around today's estimate, it would still neither clear the margin
+    /// nor fit inside it. Undecided comparisons without an interval yet are not futile.
+    pub fn futile(&self, budget: usize) -> bool {
+        let (Some(low), Some(high)) = (self.low, self.high) else {
+            return false;
+        };
+        if self.rounds >= budget {
+            return true;
+        }
+        let (low, high, estimate) = (low.ln(), high.ln(), self.ratio.ln());
+        let margin = self.metric.margin().ln_1p();
+        let half = (high - low) / 2.0 * (self.rounds as f64 / budget as f64).sqrt();
+        let can_differ = estimate.abs() - half > margin;
+        let can_be_equivalent = estimate.abs() + half < margin;
+        !can_differ && !can_be_equivalent
+    }
+
     /// The comparison turned round: `reference` over `subject`.
     pub fn inverse(&self) -> Comparison {
         Comparison {

@@ -24,7 +24,7 @@ pub use table::{failure_lines, lines_in, markers, param, per_message, TableLine}
 
 use super::contender::{self, Contender};
 use super::serve::runs_event_loops;
-use super::{choose, finish, run_alternating, Cell, Chosen, Destination};
+use super::{choose, finish, run_rounds, Cell, Chosen, Destination, Rounds};
 use crate::engines::EngineDef;
 use crate::load::{LoadPlan, Mode, STREAM_WINDOW_BYTES};
 use crate::output::progress::Progress;
@@ -37,6 +37,8 @@ pub const ECHO_PAYLOAD_FLAG: &str = "--payload";
 
 /// A network study's shape, from its flags (the echo and HTTP studies add their own).
 pub struct NetStudy {
+    /// `echo` or `http`: which parent each engine extends (`model::ladder::parent_of`).
+    pub workload: &'static str,
     /// The engines named (or the workload's defaults), before the availability check.
     pub engines: Vec<&'static EngineDef>,
     /// Whether `--engine` named them: a named engine that cannot run here gets failure rows.
@@ -52,7 +54,7 @@ pub struct NetStudy {
     /// The connection counts the contenders run at (`--contender-connections`; all of them by
     /// default), so `ringside run` can add them within its time.
     pub contender_connection_counts: Vec<usize>,
-    pub runs: u32,
+    pub rounds: Rounds,
     /// The engines' work per request (`--work 0us,2us`): a cell each, a fresh server started
     /// with it; `[None]` without the flag. The contenders (who do their own) run at the first.
     pub works: Vec<Option<Duration>>,
@@ -167,6 +169,22 @@ impl Cell for NetCell {
     fn failed(&self, run: u32) -> String {
         let (server, connections) = (self.server_label(), self.connections);
         format!("{server} run {run} with {connections} connections failed")
+    }
+
+    fn engine(&self) -> String {
+        self.server.name()
+    }
+
+    fn group(&self) -> String {
+        format!(
+            "{} {} {:?} {:?} {:?} {:?}",
+            self.server_threads,
+            self.connections,
+            self.payload_bytes,
+            self.work,
+            self.rate,
+            self.sweep
+        )
     }
 }
 
@@ -312,8 +330,8 @@ impl NetStudy {
             None => Vec::new(),
         };
         let steps = match &self.sweep {
-            Some(sweep) => sweep.steps(cells.len(), self.runs),
-            None => cells.len() as u64 * u64::from(self.runs),
+            Some(sweep) => sweep.steps(cells.len(), self.rounds),
+            None => cells.len() as u64 * u64::from(self.rounds.budget()),
         } + checks.len() as u64;
         let progress = Progress::new(steps, self.quiet);
         let failures = ContenderFailures::default();
@@ -354,14 +372,16 @@ impl NetStudy {
         };
         let mut outcome = match &self.sweep {
             Some(sweep) => sweep.run(
-                self.runs,
+                self.rounds,
+                self.workload,
                 &cells,
                 &progress,
                 |cell, run| measure(cell, run, plan_of(cell)),
                 |cell, run, reason| failed(cell, run, reason, plan_of(cell)),
             ),
-            None => run_alternating(
-                self.runs,
+            None => run_rounds(
+                self.rounds,
+                self.workload,
                 &cells,
                 &progress,
                 |cell, run| measure(cell, run, plan_of(cell)),
@@ -369,8 +389,9 @@ impl NetStudy {
             ),
         };
         if let (Some(plan), false) = (integrity, outcome.interrupted || checks.is_empty()) {
-            let more = run_alternating(
-                1,
+            let more = run_rounds(
+                Rounds::Exactly(1),
+                self.workload,
                 &checks,
                 &progress,
                 |cell, run| measure(cell, run, plan(cell)),

@@ -17,7 +17,7 @@ use std::process::ExitCode;
 
 use serde_json::{Map, Value};
 
-use super::{choose, finish, run_alternating, Cell, Destination};
+use super::{choose, finish, run_rounds, Cell, Destination, Rounds};
 use crate::engines::aligned::AlignedBuffer;
 use crate::engines::blocking::file::io_error;
 use crate::engines::file::{FileEngine, FileOutcome};
@@ -40,7 +40,7 @@ pub struct FileStudy {
     pub engines: Vec<&'static EngineDef>,
     /// Whether `--engine` named them: a named engine that cannot run here gets failure rows.
     pub engines_named: bool,
-    pub runs: u32,
+    pub rounds: Rounds,
     pub destination: Destination,
     /// Pin the measuring thread to this CPU.
     pub cpu: Option<usize>,
@@ -117,7 +117,15 @@ impl RunContext<'_> {
 
 impl Cell for &'static EngineDef {
     fn step(&self, run: u32, runs: u32) -> String {
-        format!("{} run {run}/{runs}", self.name)
+        format!("{} round {run}/{runs}", self.name)
+    }
+
+    fn engine(&self) -> String {
+        self.name.to_string()
+    }
+
+    fn group(&self) -> String {
+        String::new()
     }
 
     fn failed(&self, run: u32) -> String {
@@ -195,7 +203,7 @@ impl FileStudy {
             lay_out(&file, data.as_slice(), self.block_size as usize)?;
             self.make_durable(&file)?;
         }
-        let steps = u64::from(self.runs) * engines.len() as u64;
+        let steps = u64::from(self.rounds.budget()) * engines.len() as u64;
         let progress = Progress::new(steps, self.quiet);
         let failed_row = |def: &&'static EngineDef, run: u32, reason: &str| {
             let params = self.params();
@@ -243,7 +251,15 @@ impl FileStudy {
             progress.line(line(&row));
             Ok(row)
         };
-        let outcome = run_alternating(self.runs, &engines, &progress, measure, failed_row);
+        let workload = self.workload.name();
+        let outcome = run_rounds(
+            self.rounds,
+            workload,
+            &engines,
+            &progress,
+            measure,
+            failed_row,
+        );
         progress.finish();
         drop(file);
         drop(scratch);

@@ -34,7 +34,7 @@ use crate::measure::{meter_for_run, BlockDevice};
 use crate::output::progress::Progress;
 use crate::output::render_table;
 use crate::row::{Row, Tally};
-use crate::studies::{choose, finish, run_alternating, Cell, Destination};
+use crate::studies::{choose, finish, run_rounds, Cell, Destination, Rounds};
 use crate::units::format_size;
 
 /// The engines that keep one read in flight whatever `--depth` says: run at depth 1 only.
@@ -71,7 +71,7 @@ pub struct ReadStudy {
     pub depths: Vec<u32>,
     /// The `threads` engine's pool size (None: each cell's depth).
     pub threads: Option<u32>,
-    pub runs: u32,
+    pub rounds: Rounds,
     pub destination: Destination,
     pub cpu: Option<usize>,
     pub quiet: bool,
@@ -101,7 +101,15 @@ struct ReadCell {
 
 impl Cell for ReadCell {
     fn step(&self, run: u32, runs: u32) -> String {
-        format!("{} depth {} run {run}/{runs}", self.def.name, self.depth)
+        format!("{} depth {} round {run}/{runs}", self.def.name, self.depth)
+    }
+
+    fn engine(&self) -> String {
+        self.def.name.to_string()
+    }
+
+    fn group(&self) -> String {
+        format!("depth={}", self.depth)
     }
 
     fn failed(&self, run: u32) -> String {
@@ -246,7 +254,8 @@ impl ReadStudy {
         let file = read_file.open(self.cache == Cache::Direct)?;
         advise(&file, self.access_advice())?;
         let mut order: Vec<u32> = (0..self.blocks() as u32).collect();
-        let progress = Progress::new(u64::from(self.runs) * cells.len() as u64, self.quiet);
+        let steps = u64::from(self.rounds.budget()) * cells.len() as u64;
+        let progress = Progress::new(steps, self.quiet);
         let params = |depth: u32| {
             let mut params = self.params(depth);
             params.insert("layout".into(), Value::from(read_file.layout_name()));
@@ -287,7 +296,14 @@ impl ReadStudy {
             progress.line(line(&row));
             Ok(row)
         };
-        let outcome = run_alternating(self.runs, &cells, &progress, measure, failed_row);
+        let outcome = run_rounds(
+            self.rounds,
+            "fs-read",
+            &cells,
+            &progress,
+            measure,
+            failed_row,
+        );
         progress.finish();
         drop(file);
         let env_dir = read_file.dir();
