@@ -64,9 +64,10 @@ pub enum Command {
     /// Re-render report.md and report.html from a results document (a results.json or its
     /// directory), with charts, the io_uring feature ladder and the measured verdicts.
     Report(report::ReportArgs),
-    /// Compare two results documents: per engine and metric the ratio B/A, each side's run
-    /// range, and "within noise" where the ranges overlap. Exit 2 with --fail-if-slower PCT
-    /// when a throughput dropped by more than PCT outside noise.
+    /// Compare two results documents: per engine and metric the ratio B/A with its interval,
+    /// and the engine's ratio to its study's baseline in B over A (what the engine changed,
+    /// whatever the machine did), each decided: faster/slower, equivalent, or undecided. Exit 2
+    /// with --fail-if-slower PCT when a throughput was decided slower by more than PCT.
     Compare(report::CompareArgs),
     /// Combine the results of loads run at once on several hosts (`load --start-at`) into one
     /// document: operations, bytes and errors added, latency histograms added (so p99 is the

@@ -61,7 +61,8 @@ pub struct CompareArgs {
     /// Compare even when the kernels or the parameters differ (with a warning).
     #[arg(long)]
     pub force: bool,
-    /// Exit with code 2 when any throughput dropped by more than PCT percent, outside noise.
+    /// Exit with code 2 when any throughput was decided slower by more than PCT percent
+    /// (against its study's baseline where it has one, so the machine's own drift does not).
     #[arg(long, value_name = "PCT")]
     pub fail_if_slower: Option<f64>,
 }
