@@ -5,6 +5,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::engines::{engines_of, Workload};
 use crate::model::comparison::Metric;
 use crate::model::figures::Figures;
 use crate::row::is_equal_load_row;
@@ -190,6 +191,20 @@ impl EngineSummary {
     }
 }
 
+/// Where an engine sorts in a study of `workload`: its place among the workload's engines in
+/// the engine table, then its copy number.
+fn table_rank(workload: &str, name: &str) -> (usize, u32) {
+    let (base, copy) = match name.split_once('#') {
+        Some((base, copy)) => (base, copy.parse().unwrap_or(u32::MAX)),
+        None => (name, 1),
+    };
+    let row = (Workload::ALL.iter())
+        .find(|known| known.name() == workload)
+        .and_then(|&known| engines_of(known).position(|engine| engine.name == base))
+        .unwrap_or(usize::MAX);
+    (row, copy)
+}
+
 /// Sources that mean somebody counted: the kernel's counter or the engine's own tally.
 fn is_counted(source: &str) -> bool {
     matches!(source, "kernel" | "self")
@@ -351,6 +366,10 @@ fn study(workload: String, params: Map<String, Value>, rows: &[&Row]) -> Study {
             None => engines.push((&row.engine, vec![row])),
         }
     }
+    // Rounds run in random orders, so the rows' order says nothing: the table's order does
+    // (the baseline first), a copy (`epoll#2`) after its engine, anything else after them in
+    // the order it came.
+    engines.sort_by_key(|(name, _)| table_rank(&workload, name));
     let mut notes: Vec<String> = Vec::new();
     for note in rows.iter().flat_map(|row| row.notes.iter()) {
         if !notes.contains(note) {

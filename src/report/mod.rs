@@ -46,6 +46,14 @@ pub fn run(input: &Path, out: Option<&Path>) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// What a study prints in the terminal for its rows: the report's own sections (each study's
+/// table and verdict, equal load, the sweeps), drawn to fit `markdown::TERMINAL_COLUMNS`.
+pub fn terminal_text(rows: &[crate::row::Row]) -> String {
+    let document = Document::new(serde_json::Value::Null, rows.to_vec());
+    let studies = crate::model::study::studies(&document.results);
+    markdown::sections(&document, &studies, markdown::Style::Terminal)
+}
+
 /// Writes `report.md` and `report.html` for `document` into `dir`; returns their paths.
 pub fn write_reports(document: &Document, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir)

@@ -24,20 +24,56 @@ pub fn mark(outcome: Outcome) -> &'static str {
     }
 }
 
+/// A unit as a table header says it ("msg/s" for "messages/s").
+fn short_unit(unit: &str) -> String {
+    unit.replace("messages/s", "msg/s")
+        .replace("requests/s", "req/s")
+}
+
+/// An operation's noun as a table header says it.
+fn short_noun(noun: &str) -> &str {
+    match noun {
+        "message" => "msg",
+        "request" => "req",
+        other => other,
+    }
+}
+
 /// The legend under a table with marked comparisons.
 pub const MARKS_LEGEND: &str = "★ a decided difference, = equivalent within the margin, ~ \
      undecided; comparisons paired round by round, exploratory (false discovery rate 5%).";
 
+impl Cells {
+    /// The table without the columns headed `headers`.
+    pub fn drop_columns(&mut self, headers: &[&str]) {
+        let keep: Vec<bool> = (self.header.iter())
+            .map(|header| !headers.contains(&header.as_str()))
+            .collect();
+        let filter = |cells: &mut Vec<String>| {
+            let mut index = 0;
+            cells.retain(|_| {
+                index += 1;
+                keep.get(index - 1).copied().unwrap_or(true)
+            });
+        };
+        filter(&mut self.header);
+        self.lines.iter_mut().for_each(filter);
+    }
+}
+
 pub fn cells(study: &Study) -> Cells {
     let unit = study.unit();
     let noun = op_noun(&study.workload);
+    // Short headers, so the table fits a terminal of 100 columns (`markdown::TERMINAL_COLUMNS`).
+    let unit = short_unit(&unit);
+    let noun = short_noun(noun);
     let mut header = vec![
         "engine".to_string(),
-        "runs".to_string(),
+        "rounds".to_string(),
         format!("{unit} median"),
-        format!("{unit} min–max"),
-        "× its parent".to_string(),
-        format!("syscalls/{noun}"),
+        "min–max".to_string(),
+        "× parent".to_string(),
+        format!("sys/{noun}"),
         format!("CPU µs/{noun}"),
     ];
     if study.has_latency() {
@@ -57,7 +93,7 @@ pub fn cells(study: &Study) -> Cells {
                     mark(rung.comparison.outcome),
                     rung.parent
                 ),
-                Some(Err(none)) => format!("none: {} {}", none.parent, none.why),
+                Some(Err(none)) => format!("— ({} {})", none.parent, none.why),
             };
             line(study, engine, step)
         })

@@ -9,7 +9,6 @@
 mod cell;
 mod process;
 mod sweep;
-mod table;
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -19,8 +18,6 @@ use std::time::Duration;
 pub use cell::{engine_failed_row, measure_server, rig_params, run_cell, Rig};
 pub use process::{LastWords, ServerProcess};
 pub use sweep::Sweep;
-use table::equal_load_table;
-pub use table::{failure_lines, lines_in, markers, param, per_message, TableLine};
 
 use super::contender::{self, Contender};
 use super::serve::runs_event_loops;
@@ -401,11 +398,16 @@ impl NetStudy {
             outcome.interrupted = more.interrupted;
         }
         progress.finish();
-        let open_loop = outcome.rows.iter().any(|row| row.offered_rate.is_some());
-        match open_loop {
-            true => finish(outcome, Path::new("."), &self.destination, equal_load_table),
-            false => finish(outcome, Path::new("."), &self.destination, table),
-        }
+        finish(outcome, Path::new("."), &self.destination, table)
+    }
+}
+
+/// `amount` per message (or request) of `row` (NaN when it has none).
+pub fn per_message(row: &Row, amount: f64) -> f64 {
+    if row.ops > 0 {
+        amount / row.ops as f64
+    } else {
+        f64::NAN
     }
 }
 

@@ -27,7 +27,7 @@ use crate::engines::uring::ring::Helpers;
 use crate::engines::{EngineDef, Make, Workload};
 use crate::measure::{meter_for_run, BlockDevice, Meter};
 use crate::output::progress::Progress;
-use crate::output::render_table;
+use crate::report::terminal_text;
 use crate::row::{Row, Tally};
 use crate::system::limits::{memory_bytes_available, PinLimit};
 use crate::units::format_size;
@@ -263,7 +263,7 @@ impl FileStudy {
         progress.finish();
         drop(file);
         drop(scratch);
-        finish(outcome, &self.dir, &self.destination, render_table)
+        finish(outcome, &self.dir, &self.destination, terminal_text)
     }
 
     /// The chosen engines that can drive this study's file: an IOPOLL ring completes only

@@ -32,7 +32,7 @@ use crate::engines::uring::ring::Helpers;
 use crate::engines::{EngineDef, Make};
 use crate::measure::{meter_for_run, BlockDevice};
 use crate::output::progress::Progress;
-use crate::output::render_table;
+use crate::report::terminal_text;
 use crate::row::{Row, Tally};
 use crate::studies::{choose, finish, run_rounds, Cell, Destination, Rounds};
 use crate::units::format_size;
@@ -308,7 +308,7 @@ impl ReadStudy {
         drop(file);
         let env_dir = read_file.dir();
         drop(read_file);
-        finish(outcome, &env_dir, &self.destination, render_table)
+        finish(outcome, &env_dir, &self.destination, terminal_text)
     }
 
     fn access_advice(&self) -> rustix::fs::Advice {
