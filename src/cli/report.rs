@@ -20,11 +20,26 @@ pub struct ReportArgs {
     /// Where to write report.md and report.html (default: beside the JSON).
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// html: write report.md and report.html; json or csv: print the verdict table instead,
+    /// every comparison the report decides (ratio, interval, rounds, outcome), for scripts.
+    #[arg(long, value_enum, default_value_t = ReportFormat::Html)]
+    pub format: ReportFormat,
+}
+
+/// What `report` produces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportFormat {
+    Html,
+    Json,
+    Csv,
 }
 
 impl ReportArgs {
     pub fn run(&self) -> anyhow::Result<ExitCode> {
-        crate::report::run(&self.input, self.out.as_deref())
+        match self.format {
+            ReportFormat::Html => crate::report::run(&self.input, self.out.as_deref()),
+            format => crate::report::print_verdicts(&self.input, format == ReportFormat::Csv),
+        }
     }
 }
 

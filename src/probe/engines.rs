@@ -14,6 +14,9 @@ use crate::output::Format;
 pub struct EngineListing {
     pub workload: &'static str,
     pub engine: &'static str,
+    /// The engine it extends in this workload (its parent in the ladder; `null` for a
+    /// baseline): what the report divides it by.
+    pub over: Option<&'static str>,
     pub available: bool,
     /// Why the engine cannot run here (`null` when it can).
     pub reason: Option<String>,
@@ -33,6 +36,7 @@ impl EngineListing {
         EngineListing {
             workload: workload.name(),
             engine: def.name,
+            over: def.parent(workload).map(|parent| parent.name),
             available: availability.is_ok(),
             reason: availability.err(),
             about: def.about,

@@ -21,6 +21,7 @@ pub mod numbers;
 pub mod table;
 pub mod threads;
 pub mod verdict;
+pub mod verdicts;
 pub mod work;
 
 use std::path::{Path, PathBuf};
@@ -43,6 +44,19 @@ pub fn run(input: &Path, out: Option<&Path>) -> anyhow::Result<ExitCode> {
     for path in written {
         println!("{}", path.display());
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Prints the verdict table of the document at `input` (`verdicts`), as JSON or CSV.
+pub fn print_verdicts(input: &Path, csv: bool) -> anyhow::Result<ExitCode> {
+    let document = load::load_document(input)?;
+    let studies = crate::model::study::studies(&document.results);
+    let rows = verdicts::verdict_rows(&studies);
+    let text = match csv {
+        true => verdicts::csv(&rows)?,
+        false => serde_json::to_string_pretty(&rows)? + "\n",
+    };
+    crate::output::write_text(&text, None)?;
     Ok(ExitCode::SUCCESS)
 }
 
