@@ -5,6 +5,7 @@
 //! so a figure or a verdict is computed once.
 
 pub mod comparison;
+pub mod drift;
 pub mod figures;
 pub mod ladder;
 pub mod study;

@@ -17,6 +17,7 @@ use crate::report::environment::{machine_line, warnings};
 use crate::report::equal_load::{equal_loads, matching, EqualLoad};
 use crate::report::features::{features, ranks_the_servers};
 use crate::report::numbers::throughput;
+use crate::report::verdict::drift_sentence;
 use crate::row::Document;
 use crate::stats::rank::{Outcome, MIN_ROUNDS};
 
@@ -341,6 +342,9 @@ fn caveats(document: &Document, studies: &[Study]) -> Vec<String> {
                 study.title,
                 unverified.join(", ")
             ));
+        }
+        if let Some(sentence) = drift_sentence(study) {
+            caveats.push(format!("{}: {sentence}", study.title));
         }
         let orphans: Vec<String> = steps(study)
             .into_iter()

@@ -6,6 +6,7 @@
 //! counters show a reason (`causes`).
 
 use crate::model::comparison::{table_comparisons, Comparison, Metric};
+use crate::model::drift::drift;
 use crate::model::study::{op_noun, runs_text, EngineSummary, Study};
 use crate::report::causes::{client_saturation, first_cause, kernel_causes, Direction, Subject};
 use crate::report::numbers::{per_op, ratio, throughput};
@@ -55,6 +56,10 @@ pub fn verdict(study: &Study) -> String {
         text.push(' ');
         text.push_str(&sentence);
     }
+    if let Some(sentence) = drift_sentence(study) {
+        text.push(' ');
+        text.push_str(&sentence);
+    }
     let (failed, unverified): (Vec<&EngineSummary>, Vec<&EngineSummary>) =
         unverified.into_iter().partition(|e| e.failure.is_some());
     if !unverified.is_empty() {
@@ -75,6 +80,19 @@ pub fn verdict(study: &Study) -> String {
         Some(controls) => format!("{text} {controls}"),
         None => text,
     }
+}
+
+/// "blocking's MB/s moved during the study, …": the baseline's own figure jumped or trended
+/// (`model::drift`), said beside the verdict.
+pub fn drift_sentence(study: &Study) -> Option<String> {
+    let baseline = study
+        .measured()
+        .into_iter()
+        .find(|engine| engine.verified)?;
+    let moved = drift(baseline, Metric::Throughput)?;
+    let unit = study.unit();
+    let text = moved.text(&unit, |value| throughput(study.headline, value));
+    Some(format!("Drift: {text}."))
 }
 
 /// The measured reasons, where some stand out: a saturated client first (it bounds every
