@@ -4,6 +4,7 @@
 //! report, the studies' terminal tables, `compare` and the bench write-ups read the same model,
 //! so a figure or a verdict is computed once.
 
+mod calibration;
 pub mod comparison;
 pub mod drift;
 pub mod figures;

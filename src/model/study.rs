@@ -121,7 +121,40 @@ pub struct Round {
     values: [Option<f64>; 4],
 }
 
+#[cfg(test)]
+impl EngineSummary {
+    /// A verified engine known only by its rounds (the verdict code's own tests).
+    pub fn with_rounds(engine: &str, rounds: Vec<Round>) -> EngineSummary {
+        let none = Spread::of(&[]);
+        EngineSummary {
+            engine: engine.to_string(),
+            runs: rounds.len(),
+            control: false,
+            throughput: none,
+            syscalls_per_op: None,
+            cpu_us_per_op: none,
+            latency_us: None,
+            p99_us: None,
+            verified: true,
+            syscalls_self_counted: false,
+            rss_peak_mib: None,
+            server_api: None,
+            failure: None,
+            figures: Figures::default(),
+            rounds,
+        }
+    }
+}
+
 impl Round {
+    /// A round that measured only `metric` (the verdict code's own tests).
+    #[cfg(test)]
+    pub fn only(run: u32, metric: Metric, value: f64) -> Round {
+        let mut values = [None; 4];
+        values[metric.index()] = Some(value);
+        Round { run, values }
+    }
+
     fn of(row: &Row, headline: Headline) -> Round {
         let per_op = |amount: f64| (row.ops > 0).then(|| amount / row.ops as f64);
         let mut values = [None; 4];
