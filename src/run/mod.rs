@@ -87,13 +87,25 @@ pub fn run(args: &RunPlan) -> anyhow::Result<ExitCode> {
             eprintln!("ringside run: {line}");
         }
     };
-    let built = match args.path.network {
-        Network::Loopback => contenders::build(&args.contenders, &contenders_dir, say)?,
+    let built = match (&contenders_dir, args.path.network) {
+        (Ok(dir), Network::Loopback) => contenders::build(&args.contenders, dir, say),
         _ => None,
     };
-    let (mut references, mut contender_notes) =
-        contenders::choose(&args.contenders, &contenders_dir)?;
+    let (mut references, mut contender_notes) = contenders::choose(
+        &args.contenders,
+        contenders_dir.as_deref().map_err(String::as_str),
+    )
+    .map_err(|error| {
+        // Nothing ran: the results directory goes if it is still empty.
+        let _ = std::fs::remove_dir(&out);
+        match &built {
+            Some(note) => anyhow::anyhow!("{error} ({note})"),
+            None => error,
+        }
+    })?;
     contender_notes.splice(0..0, built);
+    // A contender is chosen only once built, so only where there is a directory.
+    let contenders_dir = contenders_dir.unwrap_or_default();
     if args.path.network != Network::Loopback && !references.is_empty() {
         // Contenders listen on 127.0.0.1 only; the steps refuse them beside --network veth.
         references.clear();
