@@ -91,13 +91,18 @@ pub struct RunArgs {
     /// Directory for the scratch files of the file studies (default: the results directory).
     #[arg(long)]
     pub dir: Option<PathBuf>,
+    /// Also write the JSON document (results.json) to this file (as hyperfine's --export-json).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
     /// No progress bar, and no progress from the steps themselves: one line per step on stderr.
     #[arg(long, short = 'q')]
     pub quiet: bool,
-    /// The reference contenders (node, go, tokio, monoio, as contenders/build.sh built them in
-    /// target/contenders, or $RINGSIDE_CONTENDERS) measured beside the engines in the echo and
-    /// HTTP steps at 50 connections: auto (those built, whose runtime is installed), none, or a
-    /// comma-separated list.
+    /// The reference contenders (node, go, tokio, monoio) measured beside the engines in the
+    /// echo and HTTP steps at 50 connections: auto (those that are built or can be, whose
+    /// runtime is installed; the report says why any other was left out), none, or a
+    /// comma-separated list (each must run, or the run stops before it starts). Built once,
+    /// from sources inside this binary, into $RINGSIDE_CONTENDERS, else a checkout's
+    /// target/contenders, else ~/.cache/ringside/contenders ($XDG_CACHE_HOME).
     #[arg(long, default_value = "auto", value_parser = Choice::parse)]
     pub contenders: Choice,
     /// The echo and HTTP steps' path between server and client.
@@ -128,6 +133,9 @@ impl RunArgs {
         };
         self.path.plan().check()?;
         let server_threads = server_thread_counts(&self.server_threads)?;
+        if let Some(json) = &self.json {
+            super::common::check_writable(json)?;
+        }
         anyhow::ensure!(
             server_threads.contains(&1),
             "run --server-threads must include 1: the echo and HTTP steps' engines without \
@@ -137,6 +145,7 @@ impl RunArgs {
             mode,
             out: self.out.clone(),
             dir: self.dir.clone(),
+            json: self.json.clone(),
             quiet: self.quiet,
             contenders: self.contenders.clone(),
             path: self.path.plan(),

@@ -38,6 +38,8 @@ pub struct RunPlan {
     pub out: Option<PathBuf>,
     /// Directory for the scratch files of the file studies (default: the results directory).
     pub dir: Option<PathBuf>,
+    /// A copy of results.json here too (`--json`).
+    pub json: Option<PathBuf>,
     /// No progress bar, and no progress from the steps themselves.
     pub quiet: bool,
     /// The reference contenders the network steps add.
@@ -159,6 +161,9 @@ pub fn run(args: &RunPlan) -> anyhow::Result<ExitCode> {
     let mut document = Document::new(crate::probe::environment(&scratch), collected.rows);
     document.notes = collected.notes;
     write_results(&document, &out)?;
+    if let Some(json) = &args.json {
+        crate::output::emit(&document, Format::Json, Some(json))?;
+    }
     println!("{}", out.display());
     Ok(if stopped() {
         eprintln!("ringside run: interrupted; the report covers the steps that finished");
