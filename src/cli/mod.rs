@@ -75,9 +75,7 @@ pub enum Command {
     /// p99 of every sample), refused with the reason when parameters differ or the measured
     /// windows do not overlap. See docs/multi-host.md.
     Merge(report::MergeArgs),
-    /// The whole study in one command: every workload, the engines that matter, fio controls
-    /// where installed, and results.json, results.csv, report.md and report.html in one
-    /// directory. About five minutes; --quick about one.
+    #[command(about = crate::run::RUN_ABOUT.as_str())]
     Run(report::RunArgs),
 }
 
@@ -106,9 +104,10 @@ pub enum FsCommand {
     ///
     /// The file is laid out once and overwritten by every run (as fio does), so runs measure
     /// warm page cache and no discard from deletes; --fresh truncates it before each run
-    /// instead (seed 003's O_TRUNC).
+    /// instead (O_TRUNC).
     Write(fs::WriteArgs),
-    /// For each page: write it, fsync, read it back and check it (seed 000's storage loop).
+    /// For each page: write it, fsync, read it back and check it (a storage engine's durable
+    /// write path, as in TigerBeetle's io_uring demo).
     Cycle(fs::CycleArgs),
     /// Read single blocks at random (or in order) at each queue depth, every read checked
     /// against the stamp its block was laid out with (fio randread): warm, --cold or --direct.

@@ -79,10 +79,12 @@ impl CompareArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct RunArgs {
-    /// About a minute: small files, one or two runs (for CI and a first look).
+    /// A smoke run: every engine once, 1 s at 50 connections, small files (for CI and a first
+    /// look).
     #[arg(long, conflicts_with = "full")]
     pub quick: bool,
-    /// The source documents' sizes and durations (1 GiB files, 20 s network runs).
+    /// Long runs: 1 GiB files and 20 s network runs, the sizes of the published benchmarks
+    /// ringside's studies repeat.
     #[arg(long)]
     pub full: bool,
     /// Results directory (default: results/<UTC timestamp>).

@@ -14,6 +14,7 @@ pub mod timestamp;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitCode, ExitStatus, Stdio};
+use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
@@ -29,6 +30,21 @@ use crate::system::stop::stopped;
 use crate::system::stop::{interrupted_exit_code, is_interrupted_exit, stop_flag, stop_signal};
 use crate::system::tuning::Sched;
 use steps::{plan, Control, Mode, Step};
+
+/// How long `run` and `run --quick` take on this project's 2-vCPU VM, the reference contenders
+/// already built ([bench/run.md](../../bench/run.md)): `ringside --help`, the README and
+/// docs/run.md say these words, and a test keeps them equal.
+pub const MEASURED_TIME: &str = "about 9 min";
+pub const MEASURED_QUICK_TIME: &str = "about 2.5 min";
+
+/// `run`'s line in `ringside --help`, with the measured times.
+pub static RUN_ABOUT: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "The whole study in one command: every workload, the engines that matter, fio controls \
+         where installed, and results.json, results.csv, report.md and report.html in one \
+         directory. Takes {MEASURED_TIME} on a 2-CPU VM; --quick {MEASURED_QUICK_TIME}."
+    )
+});
 
 /// The whole study, as `run`'s flags asked for it.
 #[derive(Clone, Debug)]
