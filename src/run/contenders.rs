@@ -97,7 +97,8 @@ impl Reference {
         if !self.is_built(dir) {
             if !super::control::on_path(self.toolchain) {
                 return Some(format!(
-                    "{} is not installed (not on PATH), so it cannot be built",
+                    "{} is not installed (none on PATH that this user may run), so it cannot \
+                     be built",
                     self.toolchain
                 ));
             }
