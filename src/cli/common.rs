@@ -279,6 +279,34 @@ mod tests {
     use super::*;
 
     #[test]
+    fn an_output_file_takes_the_form_its_name_says_unless_format_is_given() {
+        let form =
+            |format, name: &str, default| output_form(format, Some(Path::new(name)), default);
+        let plain = |format| Form {
+            format,
+            markdown: false,
+        };
+        assert_eq!(
+            form(None, "a.JSON", Format::Table),
+            (plain(Format::Json), None)
+        );
+        assert_eq!(
+            form(None, "a.csv", Format::Json),
+            (plain(Format::Csv), None)
+        );
+        assert!(form(None, "a.md", Format::Json).0.markdown);
+        let given = form(Some(Format::Table), "a.json", Format::Json);
+        assert_eq!(given, (plain(Format::Table), None));
+        let (unknown, said) = form(None, "a.out", Format::Json);
+        assert_eq!(unknown, plain(Format::Json));
+        assert!(said.unwrap().contains("wrote the results to a.out as JSON"));
+        assert_eq!(
+            output_form(None, None, Format::Table),
+            (plain(Format::Table), None)
+        );
+    }
+
+    #[test]
     fn lists_reject_zero_and_garbage_with_the_flag_name() {
         let parse = |text: &str| text.parse::<usize>().ok().filter(|&n| n > 0);
         let good = parse_list(&["1".into(), " 50".into()], "--connections", parse).unwrap();

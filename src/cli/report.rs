@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 
+use super::common::output_form;
 use super::net::{server_thread_counts, PathArgs};
 use crate::output::Format;
 use crate::report::compare::Comparison;
@@ -35,20 +36,28 @@ pub struct MergeArgs {
     #[arg(required = true, num_args = 2..)]
     pub inputs: Vec<PathBuf>,
     /// Write the merged document to this file instead of stdout.
-    #[arg(long, short = 'o')]
+    #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// json (a results document, for `report`, `compare` and another merge), csv or table.
-    #[arg(long, value_enum, default_value_t = Format::Json)]
-    pub format: Format,
+    /// json (a results document, for `report`, `compare` and another merge), csv or table
+    /// [default: json, or in --output what its name ends in: .json, .csv, or .md for the report
+    /// in Markdown].
+    #[arg(long, value_enum)]
+    pub format: Option<Format>,
 }
 
 impl MergeArgs {
     pub fn run(&self) -> anyhow::Result<ExitCode> {
-        crate::report::merge::run(&Merge {
+        let (form, said) = output_form(self.format, self.output.as_deref(), Format::Json);
+        let code = crate::report::merge::run(&Merge {
             inputs: self.inputs.clone(),
-            format: self.format,
+            format: form.format,
             output: self.output.clone(),
-        })
+            markdown: form.markdown,
+        })?;
+        if let Some(said) = said {
+            eprintln!("{said}");
+        }
+        Ok(code)
     }
 }
 
