@@ -53,12 +53,30 @@ fn probe_of_a_missing_dir_fails_with_one_sentence() {
 }
 
 #[test]
-fn probe_has_no_csv_form() {
+fn probe_offers_no_csv_form_and_engines_gives_one() {
     ringside()
         .args(["probe", "--format", "csv"])
         .assert()
-        .failure()
-        .stderr(predicate::str::contains("use --format json"));
+        .code(2)
+        .stderr(predicate::str::contains("[possible values: table, json]"));
+    ringside()
+        .args(["engines", "--format", "csv"])
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with("workload,engine,available,"));
+}
+
+#[test]
+fn engines_keeps_its_table_to_columns_when_piped() {
+    let output = ringside()
+        .arg("engines")
+        .env("COLUMNS", "100")
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let table = String::from_utf8(output.stdout).unwrap();
+    let widest = table.lines().map(|line| line.chars().count()).max();
+    assert!(widest <= Some(100), "{table}");
 }
 
 #[test]

@@ -18,7 +18,7 @@ pub struct WriteArgs {
     /// Bytes to write per run.
     #[arg(long, short = 's', default_value = "1G", value_parser = size_arg)]
     pub size: u64,
-    /// Bytes per write operation (seed 003 used 4k and 1M).
+    /// Bytes per write operation (4k and 1M show the two ends: a page, and a large block).
     #[arg(long, short = 'b', default_value = "4k", value_parser = size_arg)]
     pub block_size: u64,
     /// Operations in flight for the batch/ring/fixed/sqpoll engines.
@@ -110,7 +110,7 @@ impl FileShape<'_> {
             engines: select(workload, &common.engine)?,
             engines_named: !common.engine.is_empty(),
             rounds: common.runs,
-            destination: common.output.destination(None)?,
+            destination: common.output.destination()?,
             cpu: common.cpu,
             quiet: common.quiet,
             helpers: common.helpers.resolve(common.cpu)?,
@@ -234,7 +234,7 @@ impl ReadArgs {
             depths: self.depth.clone(),
             threads: self.threads,
             rounds: common.runs,
-            destination: common.output.destination(None)?,
+            destination: common.output.destination()?,
             cpu: common.cpu,
             quiet: common.quiet,
             helpers: common.helpers.resolve(common.cpu)?,

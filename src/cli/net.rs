@@ -3,7 +3,6 @@
 //! each adds its own defaults and what it sends.
 
 use crate::studies::Rounds;
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -136,9 +135,6 @@ pub struct NetStudyArgs {
     pub path: PathArgs,
     #[command(flatten)]
     pub output: OutputArgs,
-    /// Also write the JSON document (every run's row) to this file, whatever --format says.
-    #[arg(long)]
-    pub json: Option<PathBuf>,
     /// No progress on stderr.
     #[arg(long, short = 'q')]
     pub quiet: bool,
@@ -209,11 +205,11 @@ pub struct EchoArgs {
     #[arg(long, value_enum, default_value_t = Mode::PingPong)]
     pub mode: Mode,
     /// Connection counts, comma separated: one column each [default: 1,50,256; stream:
-    /// 128,256, tcpkali's counts in seed 004].
+    /// 128,256, as tcpkali's echo benchmarks run].
     #[arg(long, short = 'c', value_delimiter = ',')]
     pub connections: Vec<String>,
     /// Message (stream: write) sizes, comma separated (k suffix allowed): one table each
-    /// [default: 64; stream: 1k, tcpkali's message in seed 004].
+    /// [default: 64; stream: 1k, tcpkali's message size].
     #[arg(long, value_delimiter = ',')]
     pub payload: Vec<String>,
     /// Measured time per run.
@@ -419,7 +415,7 @@ impl NetStudyArgs {
             },
             placement,
             payload_flag: None,
-            destination: self.output.destination(self.json.clone())?,
+            destination: self.output.destination()?,
             quiet: self.quiet,
         })
     }

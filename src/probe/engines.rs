@@ -75,19 +75,38 @@ pub fn run_engines(format: Format) -> anyhow::Result<ExitCode> {
     let listings = all();
     let text = match format {
         Format::Json => serde_json::to_string_pretty(&listings)? + "\n",
-        Format::Table => render_table(&listings),
-        Format::Csv => anyhow::bail!("engines has no CSV form; use --format json"),
+        Format::Csv => render_csv(&listings)?,
+        Format::Table => render_table(&listings, columns()),
     };
     super::print_text(&text)?;
     Ok(ExitCode::SUCCESS)
 }
 
-fn render_table(listings: &[EngineListing]) -> String {
+/// One line per listing, the columns named like the JSON keys.
+fn render_csv(listings: &[EngineListing]) -> anyhow::Result<String> {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    for listing in listings {
+        writer.serialize(listing)?;
+    }
+    Ok(String::from_utf8(writer.into_inner()?)?)
+}
+
+/// The width `COLUMNS` gives, as shells and `ls` read it; None leaves the table to the
+/// terminal's width (and unwrapped when there is no terminal).
+fn columns() -> Option<u16> {
+    let columns = std::env::var("COLUMNS").ok()?.trim().parse().ok()?;
+    (columns > 0).then_some(columns)
+}
+
+fn render_table(listings: &[EngineListing], width: Option<u16>) -> String {
     let mut table = Table::new();
     table
         .load_style(presets::UTF8_FULL_CONDENSED)
         .set_content_arrangement(ContentArrangement::Dynamic)
         .set_header(["workload", "engine", "status", "about"]);
+    if let Some(width) = width {
+        table.set_width(width);
+    }
     for listing in listings {
         let status = match &listing.reason {
             Some(reason) => format!("unavailable: {reason}"),
@@ -134,6 +153,18 @@ mod tests {
             ));
         }
         text
+    }
+
+    #[test]
+    fn csv_has_a_record_per_listing_and_the_table_keeps_to_columns() {
+        let listings = all();
+        let csv = render_csv(&listings).unwrap();
+        assert!(csv.starts_with("workload,engine,over,available,reason,about,default,needs\n"));
+        let records = csv::Reader::from_reader(csv.as_bytes()).records().count();
+        assert_eq!(records, listings.len());
+        let table = render_table(&listings, Some(100));
+        let widest = table.lines().map(|line| line.chars().count()).max();
+        assert!(widest <= Some(100), "{table}");
     }
 
     #[test]

@@ -18,7 +18,7 @@ use anyhow::Context;
 use serde_json::{Map, Value};
 
 use super::load::load_document;
-use crate::output::{emit, Format};
+use crate::output::{emit, write_text, Format};
 use crate::row::{Document, Row};
 use crate::stats::histogram;
 
@@ -32,6 +32,8 @@ pub struct Merge {
     pub inputs: Vec<PathBuf>,
     pub format: Format,
     pub output: Option<PathBuf>,
+    /// The report in Markdown instead of `format` (`-o FILE.md`).
+    pub markdown: bool,
 }
 
 pub fn run(merge: &Merge) -> anyhow::Result<ExitCode> {
@@ -48,7 +50,13 @@ pub fn run(merge: &Merge) -> anyhow::Result<ExitCode> {
             document.command
         ));
     }
-    emit(&merged, merge.format, merge.output.as_deref())?;
+    if merge.markdown {
+        let studies = crate::model::study::studies(&merged.results);
+        let text = super::markdown::render_markdown(&merged, &studies);
+        write_text(&text, merge.output.as_deref())?;
+    } else {
+        emit(&merged, merge.format, merge.output.as_deref())?;
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -40,12 +40,27 @@ pub fn run(input: &Path, out: Option<&Path>) -> anyhow::Result<ExitCode> {
         .parent()
         .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
     let out = out.map_or(beside, Path::to_path_buf);
+    let replaced = REPORT_FILES.iter().any(|name| out.join(name).exists());
     let written = write_reports(&document, &out)?;
-    for path in written {
+    for path in &written {
         println!("{}", path.display());
     }
+    eprintln!(
+        "ringside report: wrote {} and {} from {}{}",
+        written[0].display(),
+        written[1].display(),
+        file.display(),
+        if replaced {
+            ", replacing the reports that were there (--out DIR writes elsewhere)"
+        } else {
+            ""
+        }
+    );
     Ok(ExitCode::SUCCESS)
 }
+
+/// The reports `write_reports` writes in a directory.
+const REPORT_FILES: [&str; 2] = ["report.md", "report.html"];
 
 /// Prints the verdict table of the document at `input` (`verdicts`), as JSON or CSV.
 pub fn print_verdicts(input: &Path, csv: bool) -> anyhow::Result<ExitCode> {
@@ -73,8 +88,7 @@ pub fn write_reports(document: &Document, dir: &Path) -> anyhow::Result<Vec<Path
     std::fs::create_dir_all(dir)
         .with_context(|| format!("cannot create the report directory {}", dir.display()))?;
     let studies = crate::model::study::studies(&document.results);
-    let markdown = dir.join("report.md");
-    let html = dir.join("report.html");
+    let [markdown, html] = REPORT_FILES.map(|name| dir.join(name));
     std::fs::write(&markdown, markdown::render_markdown(document, &studies))
         .with_context(|| format!("cannot write {}", markdown.display()))?;
     std::fs::write(&html, html::render_html(document, &studies)?)

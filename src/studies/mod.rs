@@ -104,6 +104,35 @@ pub struct Destination {
     pub path: Option<PathBuf>,
     /// Also the JSON document here, whatever `format` says.
     pub json: Option<PathBuf>,
+    /// The report in Markdown instead of `format` (`-o FILE.md`), rendered by report/, which
+    /// studies do not import.
+    pub markdown: Option<fn(&Document) -> String>,
+    /// What was written where, for stderr, when the file's name did not say.
+    pub said: Option<String>,
+}
+
+impl Destination {
+    /// Writes `document` where it goes: the JSON copy, then the file or stdout in its form,
+    /// `table` rendering the table form.
+    pub fn write(
+        &self,
+        document: &Document,
+        table: impl FnOnce(&[Row]) -> String,
+    ) -> anyhow::Result<()> {
+        if let Some(path) = &self.json {
+            emit(document, Format::Json, Some(path))?;
+        }
+        match (self.markdown, self.format) {
+            (Some(markdown), _) => write_text(&markdown(document), self.path.as_deref())?,
+            (None, Format::Table) => write_text(&table(&document.results), self.path.as_deref())
+                .context("cannot write the results")?,
+            (None, format) => emit(document, format, self.path.as_deref())?,
+        }
+        if let Some(said) = &self.said {
+            eprintln!("{said}");
+        }
+        Ok(())
+    }
 }
 
 /// What a study produced: its rows (a failed run's among them, saying why), and whether Ctrl-C
@@ -325,14 +354,7 @@ pub fn finish(
         .filter(|row| !row.verified && row.failure.is_none())
         .count();
     let document = Document::new(crate::probe::environment(env_dir), outcome.rows);
-    if let Some(path) = &destination.json {
-        emit(&document, Format::Json, Some(path))?;
-    }
-    match destination.format {
-        Format::Table => write_text(&table(&document.results), destination.path.as_deref())
-            .context("cannot write the results")?,
-        format => emit(&document, format, destination.path.as_deref())?,
-    }
+    destination.write(&document, table)?;
     if outcome.interrupted {
         eprintln!("ringside: interrupted; the results above cover the runs that finished");
         return Ok(ExitCode::from(interrupted_exit_code()));

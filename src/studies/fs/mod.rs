@@ -267,7 +267,7 @@ impl FileStudy {
     }
 
     /// The chosen engines that can drive this study's file: an IOPOLL ring completes only
-    /// O_DIRECT I/O, so without --direct its rungs are skipped; an engine whose registered
+    /// O_DIRECT I/O, so without --direct its rungs are skipped (where they can run at all); an engine whose registered
     /// buffers (a slot per operation in flight) would pass the locked-memory limit is skipped
     /// with both numbers. Each says so (unless quiet).
     fn engines_for_the_file(&self) -> Vec<&'static EngineDef> {
@@ -276,7 +276,11 @@ impl FileStudy {
         let pin_limit = PinLimit::read();
         let mut kept = Vec::new();
         for &engine in &self.engines {
-            let refused = if !self.direct && engine.needs.setup.iopoll {
+            // An engine that cannot run here at all is left to `choose`, which says why: advice
+            // such as --direct would lead nowhere.
+            let refused = if engine.availability().is_err() {
+                Ok(())
+            } else if !self.direct && engine.needs.setup.iopoll {
                 Err("IOPOLL completes only O_DIRECT I/O; add --direct".to_string())
             } else if engine.needs.registrations.contains(&Registration::Buffers) {
                 let what = format!(

@@ -213,7 +213,9 @@ impl ReadStudy {
         let direct = self.cache == Cache::Direct;
         let (kept, refused): (Vec<&'static EngineDef>, Vec<&'static EngineDef>) =
             self.engines.iter().partition(|engine| {
+                // One that cannot run here at all is left to `choose`, which says why.
                 direct
+                    || engine.availability().is_err()
                     || !(engine.needs.setup.iopoll
                         || engine.needs.features.contains(&Feature::DirectFile))
             });
