@@ -102,7 +102,7 @@ fn pipelined_requests_in_one_packet_get_answers_in_order_with(def: &EngineDef) {
     let mut stream = server.connect();
     // 40 requests (more than one batch of prebuilt answers) and a Connection: close last.
     let mut packet = GET.repeat(40);
-    packet.extend_from_slice(b"GET /last HTTP/1.1\r\nConnection: close\r\n\r\n");
+    packet.extend_from_slice(b"GET /last HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n");
     stream.write_all(&packet).unwrap();
     let framed = read_responses(&mut stream, 41);
     assert!(framed.iter().all(|f| f.status == 200));
@@ -160,7 +160,7 @@ fn connection_close_is_honoured_with(def: &EngineDef) {
     };
     let mut stream = server.connect();
     stream
-        .write_all(b"GET / HTTP/1.1\r\nConnection: close\r\n\r\n")
+        .write_all(b"GET / HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n")
         .unwrap();
     let framed = read_responses(&mut stream, 1);
     assert_eq!((framed[0].status, framed[0].close), (200, true));
@@ -194,6 +194,250 @@ fn oversized_heads_get_431_and_garbage_400_with(def: &EngineDef) {
     let framed = read_responses(&mut stream, 1);
     assert_eq!((framed[0].status, framed[0].close), (400, true));
     assert_closed(&mut stream);
+    server.stop();
+}
+
+/// One response as a client reads it: its status, `Date` and `Content-Length` headers and the
+/// body bytes that followed its head.
+#[derive(Debug)]
+struct Answer {
+    status: u16,
+    date: Option<String>,
+    content_length: Option<u64>,
+    body_bytes: u64,
+    close: bool,
+}
+
+/// Reads `count` responses (interim `1xx` ones among them) from `stream`, the ones answering a
+/// `HEAD` at the indexes `heads` (a head alone); no byte may follow them.
+fn read_answers(stream: &mut TcpStream, count: usize, heads: &[usize]) -> Vec<Answer> {
+    let mut bytes = Vec::new();
+    let mut answers = Vec::new();
+    let mut buffer = vec![0u8; 64 * 1024];
+    while answers.len() < count {
+        let mut headers = [httparse::EMPTY_HEADER; 32];
+        let mut response = httparse::Response::new(&mut headers);
+        let parsed = response.parse(&bytes).expect("a well-formed response head");
+        let httparse::Status::Complete(head_bytes) = parsed else {
+            let received = stream.read(&mut buffer).expect("the answer arrives");
+            assert!(received > 0, "closed after {} answers", answers.len());
+            bytes.extend_from_slice(&buffer[..received]);
+            continue;
+        };
+        let header = |name: &str| {
+            let found = response
+                .headers
+                .iter()
+                .find(|h| h.name.eq_ignore_ascii_case(name));
+            found.map(|h| String::from_utf8_lossy(h.value).into_owned())
+        };
+        let status = response.code.unwrap();
+        let content_length = header("content-length").map(|value| value.parse().unwrap());
+        let interim = (100..200).contains(&status);
+        let body_bytes = match heads.contains(&answers.len()) || interim {
+            true => 0,
+            false => content_length.expect("a final answer has a length"),
+        };
+        let answer = Answer {
+            status,
+            date: header("date"),
+            content_length,
+            body_bytes,
+            close: header("connection").is_some_and(|value| value == "close"),
+        };
+        while bytes.len() < head_bytes + body_bytes as usize {
+            let received = stream.read(&mut buffer).expect("the body arrives");
+            assert!(received > 0, "closed inside a body");
+            bytes.extend_from_slice(&buffer[..received]);
+        }
+        bytes.drain(..head_bytes + body_bytes as usize);
+        answers.push(answer);
+    }
+    assert!(bytes.is_empty(), "bytes after the answers: {bytes:?}");
+    answers
+}
+
+/// Asserts `date` is an IMF-fixdate (RFC 9110 5.6.7) within a few seconds of now.
+fn assert_current_date(date: Option<&str>) {
+    let date = date.expect("a Date header (RFC 9110 6.6.1)");
+    let sent = httpdate::parse_http_date(date).unwrap_or_else(|_| panic!("bad date {date:?}"));
+    assert_eq!(httpdate::fmt_http_date(sent), date, "IMF-fixdate");
+    let now = std::time::SystemTime::now();
+    let skew = match now.duration_since(sent) {
+        Ok(behind) => behind,
+        Err(ahead) => ahead.duration(),
+    };
+    assert!(skew < Duration::from_secs(3), "Date {date} is {skew:?} off");
+}
+
+/// What a connection does after its answers in an h1spec case.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Then {
+    /// The server closes it.
+    Closes,
+    /// It serves the next request (after `rest`, the body the request announced).
+    ServesNext(&'static [u8]),
+}
+
+/// An h1spec-style case: its name, a request, the statuses it is answered with (the indexes of
+/// those that answer a `HEAD`), and what the connection does next.
+type H1Case = (
+    &'static str,
+    &'static [u8],
+    &'static [u16],
+    &'static [usize],
+    Then,
+);
+
+const H1SPEC: &[H1Case] = &[
+    (
+        "duplicate Content-Length",
+        b"POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\na",
+        &[400],
+        &[],
+        Then::Closes,
+    ),
+    (
+        "conflicting Content-Length",
+        b"POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab",
+        &[400],
+        &[],
+        Then::Closes,
+    ),
+    (
+        "signed Content-Length",
+        b"POST / HTTP/1.1\r\nHost: t\r\nContent-Length: +1\r\n\r\na",
+        &[400],
+        &[],
+        Then::Closes,
+    ),
+    (
+        "a Content-Length list",
+        b"POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 1,1\r\n\r\na",
+        &[400],
+        &[],
+        Then::Closes,
+    ),
+    (
+        "HTTP/1.1 without Host",
+        b"GET / HTTP/1.1\r\nUser-Agent: t\r\n\r\n",
+        &[400],
+        &[],
+        Then::Closes,
+    ),
+    (
+        "two Hosts",
+        b"GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
+        &[400],
+        &[],
+        Then::Closes,
+    ),
+    (
+        "HTTP/1.0 without Host",
+        b"GET / HTTP/1.0\r\n\r\n",
+        &[200],
+        &[],
+        Then::Closes,
+    ),
+    (
+        "HEAD",
+        b"HEAD / HTTP/1.1\r\nHost: t\r\n\r\n",
+        &[200],
+        &[0],
+        Then::ServesNext(b""),
+    ),
+    (
+        "HEAD between GETs",
+        b"GET / HTTP/1.1\r\nHost: t\r\n\r\nHEAD / HTTP/1.1\r\nHost: t\r\n\r\nGET / HTTP/1.1\r\nHost: t\r\n\r\n",
+        &[200, 200, 200],
+        &[1],
+        Then::ServesNext(b""),
+    ),
+    (
+        "Expect: 100-continue",
+        b"POST / HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n",
+        &[100, 200],
+        &[],
+        Then::ServesNext(b"hello"),
+    ),
+    (
+        "an Expect other than 100-continue",
+        b"GET / HTTP/1.1\r\nHost: t\r\nExpect: teapot\r\n\r\n",
+        &[417],
+        &[],
+        Then::Closes,
+    ),
+];
+
+/// Goal: every engine answers the h1spec-style cases as RFC 9112 asks: a `Content-Length`
+/// duplicated, conflicting, signed or listed, and HTTP/1.1 without exactly one `Host`, get
+/// `400` and a close; `HEAD` gets the head with the body's length and no body; `Expect:
+/// 100-continue` gets `100 Continue` before the client sends its body, then the answer; every
+/// response carries a current `Date`. Methodology: a fresh connection per case, the request
+/// written whole, the answers read and parsed here; `Then` says whether the server must close
+/// or serve a next request on the same connection (which a body sent after a `HEAD` answer or
+/// a body left unskipped would break).
+#[test]
+fn h1spec_cases_get_their_answers() {
+    for_each_engine(Workload::Http, h1spec_cases_get_their_answers_with);
+}
+
+fn h1spec_cases_get_their_answers_with(def: &EngineDef) {
+    let Some(server) = Server::start("http", def.name, &[]) else {
+        return;
+    };
+    for &(case, request, statuses, heads, then) in H1SPEC {
+        let mut stream = server.connect();
+        stream.write_all(request).unwrap();
+        let answers = read_answers(&mut stream, statuses.len(), heads);
+        let got: Vec<u16> = answers.iter().map(|answer| answer.status).collect();
+        assert_eq!(got, statuses, "{}: {case}", def.name);
+        for answer in answers.iter().filter(|answer| answer.status >= 200) {
+            assert_current_date(answer.date.as_deref());
+        }
+        for &head in heads {
+            let answer = &answers[head];
+            assert_eq!(answer.content_length, Some(13), "{case}: the GET's length");
+        }
+        match then {
+            Then::Closes => {
+                assert!(answers.last().unwrap().close, "{case}: says it closes");
+                assert_closed(&mut stream);
+            }
+            Then::ServesNext(rest) => {
+                stream.write_all(rest).unwrap();
+                stream.write_all(GET).unwrap();
+                let next = read_answers(&mut stream, 1, &[]);
+                assert_eq!((next[0].status, next[0].body_bytes), (200, 13), "{case}");
+            }
+        }
+    }
+    server.stop();
+}
+
+/// Goal: the `Date` a server sends moves with the clock (the prebuilt responses are rewritten
+/// once a second, never formatted per request). Methodology: two requests 2.1 s apart on one
+/// connection; the second's date must be 2 or 3 s after the first's. The refresh is the
+/// protocol's, shared by every engine, so one engine shows it.
+#[test]
+fn the_date_moves_with_the_clock() {
+    let Some(server) = Server::start("http", "epoll", &[]) else {
+        return;
+    };
+    let mut stream = server.connect();
+    let mut date = || {
+        stream.write_all(GET).unwrap();
+        let answer = read_answers(&mut stream, 1, &[]).remove(0);
+        assert_current_date(answer.date.as_deref());
+        httpdate::parse_http_date(&answer.date.unwrap()).unwrap()
+    };
+    let first = date();
+    std::thread::sleep(Duration::from_millis(2100));
+    let later = date().duration_since(first).unwrap();
+    assert!(
+        (2..=3).contains(&later.as_secs()),
+        "the date moved {later:?} in 2.1 s"
+    );
     server.stop();
 }
 
