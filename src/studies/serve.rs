@@ -311,7 +311,7 @@ fn summary(stats: &ServerStats) -> String {
     );
     let mut text = format!(
         "{} {} server on {} stopped after {:.1} s: {} connections ({} refused, {} refused at \
-         the fd limit, {} failed, {} idle closed), {} bytes in, {} bytes out, syscalls {syscalls}, CPU user \
+         the fd limit, {} reset or failed, {} idle closed), {} bytes in, {} bytes out, syscalls {syscalls}, CPU user \
          {:.2} s sys {:.2} s",
         stats.engine,
         stats.proto,
