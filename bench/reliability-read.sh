@@ -19,4 +19,4 @@ for round in 1 2 3 4 5 6; do
   done
 done
 date -u
-python3 "$(dirname "$0")/reliability-read-summary.py" "$out"
+python3 "$(dirname "$0")/reliability-summary.py" read "$out"

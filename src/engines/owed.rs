@@ -74,7 +74,8 @@ impl Owed {
         Ok(true)
     }
 
-    /// One `sendmsg` of what is owed, from where it lies; returns the bytes the socket took.
+    /// One `send` or `sendmsg` of what is owed, from where it lies; returns the bytes the
+    /// socket took.
     fn send_some(
         &mut self,
         socket: BorrowedFd<'_>,
@@ -96,9 +97,15 @@ impl Owed {
                 1
             }
         };
-        let mut control = SendAncillaryBuffer::default();
-        let sent =
-            rustix::net::sendmsg(socket, &iovecs[..count], &mut control, SendFlags::NOSIGNAL)?;
+        // One slice (the common case: one read's answers, 16 to a slice) is a plain send, the
+        // call the engine made before it owed more.
+        let sent = match &iovecs[..count] {
+            [one] => rustix::net::send(socket, one, SendFlags::NOSIGNAL)?,
+            many => {
+                let mut control = SendAncillaryBuffer::default();
+                rustix::net::sendmsg(socket, many, &mut control, SendFlags::NOSIGNAL)?
+            }
+        };
         self.advance(sent, responses);
         Ok(sent)
     }
