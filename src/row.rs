@@ -124,6 +124,12 @@ pub struct Row {
     /// sum of the kinds other than `read`.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub error_counts: Map<String, Value>,
+    /// HTTP rows: connections the load generator opened again in the window because the server
+    /// closed them in order after an answer (HTTP/1.0, `Connection: close`) or while idle, as
+    /// wrk does. A connection lost otherwise (reset, or closed mid-request) counts in
+    /// `error_counts` instead, and the row is not verified.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reconnects: Option<u64>,
     /// The load generator's own costs when the row's `syscalls`/`cpu_*` are a server's: its CPU,
     /// kernel-counted syscalls and context switches over the measured window (all its threads).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -19,6 +19,7 @@ pub mod file;
 pub mod libaio;
 mod lookup;
 pub mod needs;
+pub mod owed;
 pub mod server;
 pub mod shared_counters;
 pub mod slots;

@@ -102,10 +102,18 @@ fn add_plan_params(params: &mut Map<String, Value>, plan: &LoadPlan) {
     }
 }
 
-/// Whether the run held what it says it measured: every connection connected, and some were
-/// still open when the window closed (else the server went away mid-run).
+/// Whether the run held what it says it measured: every connection connected, none was lost
+/// without cause (reset, or closed with an answer awaited, rather than closed in order after
+/// one), and some were still open when the window closed (else the server went away mid-run).
 fn held_all(report: &LoadReport) -> bool {
-    report.errors.connect == 0 && report.connections_open_at_end > 0
+    let errors = &report.errors;
+    errors.connect == 0 && lost(report) == 0 && report.connections_open_at_end > 0
+}
+
+/// Connections lost without cause: reset or closed while an answer was awaited, or whose send
+/// failed.
+fn lost(report: &LoadReport) -> u64 {
+    report.errors.reset + report.errors.write
 }
 
 /// The error counts by kind, and the notes that explain them and a saturated client.
@@ -117,6 +125,17 @@ fn add_errors(row: &mut Row, plan: &LoadPlan, report: &LoadReport) {
              that accepts one connection at a time, or a full listen queue): the run did not \
              hold {} connections",
             errors.connect, plan.connections, plan.connections
+        ));
+    }
+    if lost(report) > 0 {
+        let awaited = match plan.mode {
+            Mode::Http => "a response was awaited (not an orderly HTTP close after one)",
+            _ => "an echo was awaited",
+        };
+        row.notes.push(format!(
+            "NOT VERIFIED: {} connections were lost without cause: reset, or closed while              {awaited}, or their send failed; the run did not hold its {} connections",
+            lost(report),
+            plan.connections
         ));
     }
     if report.connections_open_at_end == 0 {
@@ -241,11 +260,18 @@ pub fn http_summary(row: &Row) -> String {
         count("timeout"),
         count("mismatch")
     ));
+    if let Some(reconnects) = row.reconnects.filter(|&count| count > 0) {
+        text.push_str(&format!(
+            "reconnects {reconnects}: the server closed connections in order after an answer, \
+             and new ones took their place\n"
+        ));
+    }
     text
 }
 
-/// The HTTP run's own fields: its status counts.
+/// The HTTP run's own fields: its status counts and reconnects.
 fn add_http_fields(row: &mut Row, report: &LoadReport) {
+    row.reconnects = Some(report.reconnects);
     let mut not_ok = 0;
     for (status, &count) in report.status_counts.iter().enumerate() {
         if count > 0 {
@@ -344,6 +370,7 @@ mod tests {
             client_syscalls: Some(10),
             saturated_threads: 0,
             connections_open_at_end: 4,
+            reconnects: 0,
         }
     }
 
@@ -431,6 +458,42 @@ mod tests {
             .notes
             .iter()
             .any(|note| note.contains("did the server die?")));
+    }
+
+    /// Goal: a run that lost connections without cause is not called verified, however many
+    /// answers it checked, and says why; connections the server closed in order and that were
+    /// opened again are counted, not held against it.
+    #[test]
+    fn connections_lost_without_cause_leave_the_run_unverified() {
+        let mut plan = plan();
+        plan.mode = Mode::Http;
+        for errors in [
+            LoadErrors {
+                reset: 3,
+                ..LoadErrors::default()
+            },
+            LoadErrors {
+                write: 1,
+                ..LoadErrors::default()
+            },
+        ] {
+            let row = load_row("x", Map::new(), 1, &plan, &report(1000, errors), None);
+            assert!(!row.verified);
+            let lost = errors.reset + errors.write;
+            let says = format!("{lost} connections were lost without cause");
+            assert!(
+                row.notes.iter().any(|note| note.contains(&says)),
+                "{:?}",
+                row.notes
+            );
+        }
+        let mut reopened = report(1000, LoadErrors::default());
+        reopened.status_counts[200] = 1000;
+        reopened.reconnects = 1000;
+        let row = load_row("x", Map::new(), 1, &plan, &reopened, None);
+        assert!(row.verified, "{:?}", row.notes);
+        assert_eq!(row.reconnects, Some(1000));
+        assert!(http_summary(&row).contains("reconnects 1000"));
     }
 
     #[test]

@@ -1,9 +1,9 @@
 //! `ringside fs read`: reads of single blocks (`--block-size`, 4 KiB by default) at random, or in
 //! order with `--sequential`, from a file laid out once, at every queue depth of `--depth`
 //! (fio's `randread`, the storage community's first benchmark). Every block of the file carries
-//! its stamp (its index, keyed by the seed, in its first and last 8 bytes), and every read is
-//! checked against it as it completes, so a read of the wrong block, a short read or a torn
-//! block fails the run.
+//! its stamp (its index keyed by the seed, and a CRC-32 of the whole block, as fio's verify),
+//! and every read is checked against it as it completes, so a read of the wrong block, a short
+//! read, a torn block or any byte changed fails the run.
 //!
 //! The file is read in one of three states, recorded in each row's `cache`: `warm` (buffered,
 //! every block in the page cache from the layout), `cold` (buffered, the file's cached pages
