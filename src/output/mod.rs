@@ -80,6 +80,17 @@ pub fn render_csv(rows: &[Row]) -> anyhow::Result<String> {
     if header.is_empty() {
         header = csv_default_header();
     }
+    // Each parameter as a column of its own too (`params.connections`, `params.depth`), after
+    // every other column (a reader by position keeps its columns), so a spreadsheet or duckdb
+    // can filter on one.
+    let mut param_keys: Vec<String> = Vec::new();
+    for key in rows.iter().flat_map(|row| row.params.keys()) {
+        let column = format!("params.{key}");
+        if !param_keys.contains(&column) {
+            param_keys.push(column);
+        }
+    }
+    header.extend(param_keys);
     writer.write_record(&header)?;
     for row in rows {
         let Value::Object(fields) = serde_json::to_value(row)? else {
@@ -89,6 +100,13 @@ pub fn render_csv(rows: &[Row]) -> anyhow::Result<String> {
             .iter()
             .map(|key| match (key.as_str(), fields.get(key)) {
                 ("params", _) => row.params_text(),
+                (column, _) if column.starts_with("params.") => {
+                    match row.params.get(&column["params.".len()..]) {
+                        None | Some(Value::Null) => String::new(),
+                        Some(Value::String(text)) => text.clone(),
+                        Some(other) => other.to_string(),
+                    }
+                }
                 (_, None | Some(Value::Null)) => String::new(),
                 (_, Some(Value::String(text))) => text.clone(),
                 (_, Some(Value::Array(items))) => items
@@ -328,6 +346,7 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 3);
         assert!(lines[0].starts_with("workload,engine,params,run,seconds,ops,bytes"));
+        assert!(lines[0].ends_with(",params.block_size"), "{}", lines[0]);
         assert!(lines[1].contains("block_size=4096"));
         assert!(lines[1].ends_with(",capped"));
     }
