@@ -63,7 +63,9 @@ fn probe_offers_no_csv_form_and_engines_gives_one() {
         .args(["engines", "--format", "csv"])
         .assert()
         .success()
-        .stdout(predicate::str::starts_with("workload,engine,over,available,"));
+        .stdout(predicate::str::starts_with(
+            "workload,engine,over,available,",
+        ));
 }
 
 #[test]

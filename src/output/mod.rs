@@ -348,7 +348,7 @@ mod tests {
         assert!(lines[0].starts_with("workload,engine,params,run,seconds,ops,bytes"));
         assert!(lines[0].ends_with(",params.block_size"), "{}", lines[0]);
         assert!(lines[1].contains("block_size=4096"));
-        assert!(lines[1].ends_with(",capped"));
+        assert!(lines[1].ends_with(",capped,4096"), "{}", lines[1]);
     }
 
     /// Goal: a figure nobody measured reads as "—", not as a measured 0; the JSON keeps it.
