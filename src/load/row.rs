@@ -4,6 +4,7 @@
 use serde_json::{Map, Value};
 
 use super::{LoadPlan, LoadReport, Mode, LATE_BOUND, SATURATED_SHARE};
+use crate::row::SyscallSource;
 use crate::measure::Measured;
 use crate::row::{Row, LATE_SHARE_LIMIT};
 use crate::stats::per_second;
@@ -35,7 +36,7 @@ pub fn load_row(
         bytes,
         ops_per_sec: per_second(report.messages as f64, report.seconds),
         bytes_per_sec: per_second(bytes as f64, report.seconds),
-        syscalls_source: "none".into(),
+        syscalls_source: SyscallSource::Unmeasured,
         verified: report.messages > 0 && report.errors.mismatch == 0 && held_all(report),
         errors: report.errors.total(),
         client_cpu_user_s: Some(report.client_usage.cpu_user_s),
@@ -389,7 +390,7 @@ mod tests {
         let p50 = row.latency_ns_p50.unwrap();
         assert!((499_000..=501_000).contains(&p50), "{p50}");
         assert!(row.latency_ns_max.unwrap() >= 999_000);
-        assert_eq!(row.syscalls_source, "none", "no server was measured");
+        assert_eq!(row.syscalls_source, SyscallSource::Unmeasured, "no server was measured");
         assert!(row.error_counts.is_empty());
     }
 

@@ -12,6 +12,7 @@ use anyhow::Context;
 use comfy_table::{presets, Cell, CellAlignment, ContentArrangement, Table};
 use serde_json::Value;
 
+use crate::row::SyscallSource;
 use crate::row::{Document, Row};
 use crate::stats::{best, median, params_text};
 use crate::units::{format_count, format_mb_per_sec};
@@ -252,9 +253,9 @@ fn group_cells(group: &Group, has_latency: bool) -> Vec<Cell> {
     }));
     let verified = group.rows.iter().all(|r| r.verified && r.errors == 0);
     let failed = group.rows.iter().any(|r| r.failure.is_some());
-    let syscalls_measured = group.rows.iter().all(|r| r.syscalls_source != "none");
+    let syscalls_measured = group.rows.iter().all(|r| r.syscalls_source.counted());
     let usage_measured = group.rows.iter().all(usage_measured);
-    let source = if group.rows.iter().all(|r| r.syscalls_source == "kernel") {
+    let source = if group.rows.iter().all(|r| r.syscalls_source == SyscallSource::Kernel) {
         ""
     } else {
         " (self)"
@@ -302,7 +303,7 @@ fn group_cells(group: &Group, has_latency: bool) -> Vec<Cell> {
 /// server that nobody measured (`load` without `--server-pid`: no syscall source and no CPU
 /// share).
 fn usage_measured(row: &&Row) -> bool {
-    row.syscalls_source != "none" || row.server_cpu_utilisation.is_some()
+    row.syscalls_source.counted() || row.server_cpu_utilisation.is_some()
 }
 
 #[cfg(test)]
@@ -317,7 +318,7 @@ mod tests {
             bytes_per_sec,
             ops: 10,
             syscalls: 20,
-            syscalls_source: "kernel".into(),
+            syscalls_source: SyscallSource::Kernel,
             verified: true,
             ..Row::default()
         }
@@ -356,7 +357,7 @@ mod tests {
     fn a_server_nobody_measured_shows_dashes_not_zeros() {
         let mut unmeasured = row("external", 1, 1e6);
         unmeasured.syscalls = 0;
-        unmeasured.syscalls_source = "none".into();
+        unmeasured.syscalls_source = SyscallSource::Unmeasured;
         let text = render_table(&[unmeasured.clone()]);
         let line = text.lines().find(|line| line.contains("external")).unwrap();
         assert_eq!(line.matches(NOT_MEASURED).count(), 4, "{text}");
