@@ -6,8 +6,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::measure::{Measured, PoolThreads, RingEvent};
 pub use crate::measure::SyscallSource;
+use crate::measure::{Measured, PoolThreads, RingEvent};
 use crate::stats::per_second;
 
 /// Version of the JSON document layout; bumped when a field changes meaning.
@@ -108,6 +108,10 @@ pub struct Row {
     pub syscalls_per_mb: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sqes_per_mb: Option<f64>,
+    /// Why the run did not verify its data (the first reason; `notes` has each with "NOT
+    /// VERIFIED:" before it); absent for a verified run, or one whose engine failed (`failure`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unverified_reason: Option<String>,
     /// The rounds after which the study looked at its comparisons when its rounds were not
     /// fixed (`--runs auto`: stop when decided), the last its budget; absent for a fixed count.
     /// Decisions spend α across these looks (`model::comparison::spent_alpha`).
@@ -292,6 +296,14 @@ impl Row {
 
     /// Marks a row that measured nothing as failed, for `reason` (a sentence without the
     /// engine's name).
+    /// Marks the run unverified because of `reason`: the flag, the reason (the first one given),
+    /// and a note that says it.
+    pub fn unverified_because(&mut self, reason: String) {
+        self.verified = false;
+        self.notes.push(format!("NOT VERIFIED: {reason}"));
+        self.unverified_reason.get_or_insert(reason);
+    }
+
     pub fn fail(&mut self, reason: &str) {
         // What its empty measurement noted (no connection lasted, ...) says nothing more.
         self.notes.clear();

@@ -5,12 +5,12 @@
 
 use serde_json::{Map, Value};
 
-use crate::row::SyscallSource;
 use crate::engines::{engines_of, Workload};
 use crate::model::comparison::Metric;
 use crate::model::figures::Figures;
 use crate::row::is_equal_load_row;
 use crate::row::Row;
+use crate::row::SyscallSource;
 use crate::stats::{params_text, Spread};
 
 /// The parameter that marks a control job (fio, wrk) run beside ringside's own engines. It is
@@ -161,7 +161,9 @@ impl Round {
         let mut values = [None; 4];
         values[Metric::Throughput.index()] = Some(headline.value(row) * headline.scale());
         values[Metric::CpuPerOp.index()] = per_op(row.cpu_s() * 1e6);
-        values[Metric::SyscallsPerOp.index()] = row.syscalls_source.counted()
+        values[Metric::SyscallsPerOp.index()] = row
+            .syscalls_source
+            .counted()
             .then(|| per_op(row.syscalls as f64))
             .flatten();
         values[Metric::P99.index()] = row.latency_ns_p99.map(|ns| ns as f64 / 1e3);
@@ -211,7 +213,9 @@ impl EngineSummary {
             latency_us,
             p99_us: has_latency.then(|| pick(&|row| row.latency_ns_p99.unwrap_or(0) as f64 / 1e3)),
             verified: rows.iter().all(|row| row.verified && row.errors == 0),
-            syscalls_self_counted: rows.iter().any(|row| row.syscalls_source == SyscallSource::SelfCounted),
+            syscalls_self_counted: rows
+                .iter()
+                .any(|row| row.syscalls_source == SyscallSource::SelfCounted),
             rss_peak_mib: (rows.iter().all(|row| row.rss_peak_bytes.is_some()))
                 .then(|| pick(&|row| row.rss_peak_bytes.unwrap_or(0) as f64 / (1024.0 * 1024.0))),
             server_api: rows.iter().find_map(|row| row.server_api.clone()),
@@ -238,7 +242,6 @@ fn table_rank(workload: &str, name: &str) -> (usize, u32) {
         .unwrap_or(usize::MAX);
     (row, copy)
 }
-
 
 pub fn is_control(row: &Row) -> bool {
     row.params.get(CONTROL_PARAM) == Some(&Value::Bool(true))

@@ -255,7 +255,11 @@ fn group_cells(group: &Group, has_latency: bool) -> Vec<Cell> {
     let failed = group.rows.iter().any(|r| r.failure.is_some());
     let syscalls_measured = group.rows.iter().all(|r| r.syscalls_source.counted());
     let usage_measured = group.rows.iter().all(usage_measured);
-    let source = if group.rows.iter().all(|r| r.syscalls_source == SyscallSource::Kernel) {
+    let source = if group
+        .rows
+        .iter()
+        .all(|r| r.syscalls_source == SyscallSource::Kernel)
+    {
         ""
     } else {
         " (self)"

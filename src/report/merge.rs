@@ -18,8 +18,8 @@ use anyhow::Context;
 use serde_json::{Map, Value};
 
 use super::load::load_document;
-use crate::row::SyscallSource;
 use crate::output::{emit, write_text, Format};
+use crate::row::SyscallSource;
 use crate::row::{Document, Row};
 use crate::stats::histogram;
 

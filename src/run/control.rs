@@ -11,12 +11,12 @@ use std::process::{Command, Stdio};
 use anyhow::Context;
 use serde_json::{Map, Value};
 
-use crate::row::SyscallSource;
 use crate::engines::uring::ring::Helpers;
 use crate::engines::{find, Workload};
 use crate::measure::ProcessMeter;
 use crate::model::study::CONTROL_PARAM;
 use crate::row::Row;
+use crate::row::SyscallSource;
 use crate::stats::per_second;
 use crate::studies::net::{Rig, ServerProcess};
 use crate::system::network::{NetPath, PathPlan};
