@@ -28,7 +28,7 @@ use anyhow::Context;
 
 use crate::engines::EngineDef;
 use crate::model::comparison::{table_comparisons, Metric, LOOKS};
-use crate::model::ladder::parent_of;
+use crate::model::ladder::nearest_ran;
 use crate::model::study::studies;
 use crate::output::progress::Progress;
 use crate::output::{emit, write_text, Format};
@@ -286,8 +286,10 @@ pub fn round_order<C: Cell>(cells: &[C], workload: &str, seed: u64) -> Vec<usize
             .filter(|&index| cells[index].group() == *group)
             .collect();
         let engines: Vec<String> = members.iter().map(|&index| cells[index].engine()).collect();
+        // Each engine's parent among the group's engines: the nearest ancestor that runs here.
+        let ran = |name: &str| engines.iter().any(|engine| engine == name);
         let parent = |index: usize| {
-            let parent = parent_of(workload, &engines[index])?;
+            let (parent, _) = nearest_ran(workload, &engines[index], &ran)?;
             engines.iter().position(|engine| *engine == parent)
         };
         let mut roots: Vec<usize> = (0..members.len())
