@@ -191,7 +191,7 @@ impl Comparison {
     pub fn confidence_text(&self) -> String {
         let percent = self.confidence * 100.0;
         match percent.fract() {
-            f if f < 0.05 || f > 0.95 => format!("{percent:.0}%"),
+            f if !(0.05..=0.95).contains(&f) => format!("{percent:.0}%"),
             _ => format!("{percent:.1}%"),
         }
     }
