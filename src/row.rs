@@ -3,6 +3,10 @@
 //! Field names are a contract read by scripts and later tools: units come last
 //! (`latency_ns_p99`, `bytes_per_sec`), names are never renamed, only added.
 
+pub mod params;
+
+use params::{Param, Params};
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -268,10 +272,6 @@ pub struct Row {
 pub const LATE_SHARE_LIMIT: f64 = 0.01;
 /// An open-loop run that achieved less than this share of its offered rate did not hold it.
 pub const HELD_RATE_SHARE: f64 = 0.97;
-/// The parameter of an equal-load sweep's rows: `probe` (its closed-loop probe) or `point`.
-pub const SWEEP_PARAM: &str = "sweep";
-/// The p99 bound a sweep's point must stay under to count as held, in ns.
-pub const P99_BOUND_PARAM: &str = "p99_bound_ns";
 
 impl Row {
     /// Whether an open-loop row held its offered rate: verified, no errors, the rate achieved,
@@ -279,7 +279,7 @@ impl Row {
     /// closed loop.
     pub fn held_offered_rate(&self) -> Option<bool> {
         let offered = self.offered_rate?;
-        let bound = self.params.get(P99_BOUND_PARAM).and_then(Value::as_u64);
+        let bound = self.params.param_u64(Param::P99BoundNs);
         let within = match (bound, self.latency_ns_p99) {
             (Some(bound), Some(p99)) => p99 <= bound,
             (Some(_), None) => false,
@@ -471,21 +471,22 @@ impl Row {
     }
 }
 
-/// The parameter that holds a contender's command (`ringside echo --contender NAME=COMMAND`).
-pub const CONTENDER_COMMAND_PARAM: &str = "command";
-
 /// Whether a `params` key is a setting an engine chose for itself (`iowq_*`, `sqpoll_*`: the
 /// kernel threads of its ring; `command`: a contender's; the buffers it registered) rather than
 /// a parameter of the workload that every engine of a study shares.
 pub fn is_engine_setting(key: &str) -> bool {
     key.starts_with("iowq_")
         || key.starts_with("sqpoll_")
-        || key == CONTENDER_COMMAND_PARAM
-        // What a fixed-buffer engine registered, fitted to the locked-memory limit.
-        || key == "registered_bytes"
-        || key == "provided_buffers"
-        // fio's jobs beside a read study at the same depth (psync's pool of `depth` jobs).
-        || key == "numjobs"
+        || [
+            Param::Command,
+            // What a fixed-buffer engine registered, fitted to the locked-memory limit.
+            Param::RegisteredBytes,
+            Param::ProvidedBuffers,
+            // fio's jobs beside a read study at the same depth (psync's pool of `depth` jobs).
+            Param::Numjobs,
+        ]
+        .iter()
+        .any(|param| param.key() == key)
 }
 
 /// What an engine counted itself during a measured section.
@@ -557,13 +558,14 @@ impl LatencyFields {
 /// Whether `row` belongs to an equal-load comparison rather than a closed-loop study (its
 /// open-loop points, or a sweep's closed-loop probes).
 pub fn is_equal_load_row(row: &Row) -> bool {
-    row.offered_rate.is_some() || row.params.contains_key(SWEEP_PARAM)
+    row.offered_rate.is_some() || row.params.contains_key(Param::Sweep.key())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::measure::Usage;
+    use crate::row::params::{Param, Params};
     use std::time::Duration;
 
     fn sample() -> Row {
@@ -578,8 +580,8 @@ mod tests {
             ..Measured::default()
         };
         let mut params = Map::new();
-        params.insert("block_size".into(), Value::from(4096));
-        params.insert("file".into(), Value::from("overwrite"));
+        params.put(Param::BlockSize, 4096);
+        params.put(Param::File, "overwrite");
         let tally = Tally {
             ops: 1000,
             bytes: 4_096_000,

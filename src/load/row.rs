@@ -5,6 +5,7 @@ use serde_json::{Map, Value};
 
 use super::{LoadPlan, LoadReport, Mode, LATE_BOUND, SATURATED_SHARE};
 use crate::measure::Measured;
+use crate::row::params::{Param, Params};
 use crate::row::SyscallSource;
 use crate::row::{Row, LATE_SHARE_LIMIT};
 use crate::stats::per_second;
@@ -85,21 +86,21 @@ fn unix_seconds(time: std::time::SystemTime) -> f64 {
 
 /// The plan's parameters every row of the run carries.
 fn add_plan_params(params: &mut Map<String, Value>, plan: &LoadPlan) {
-    params.insert("connections".into(), Value::from(plan.connections));
+    params.put(Param::Connections, plan.connections);
     if plan.mode != Mode::Http {
-        params.insert("payload_bytes".into(), Value::from(plan.payload_bytes));
+        params.put(Param::PayloadBytes, plan.payload_bytes);
     }
-    params.insert("client_threads".into(), Value::from(plan.threads));
-    params.insert("sched".into(), Value::from(plan.sched.name()));
-    params.insert("mode".into(), Value::from(plan.mode.name()));
+    params.put(Param::ClientThreads, plan.threads);
+    params.put(Param::Sched, plan.sched.name());
+    params.put(Param::Mode, plan.mode.name());
     if let Some(rate) = plan.read_bytes_per_sec {
-        params.insert("read_bytes_per_sec".into(), Value::from(rate));
+        params.put(Param::ReadBytesPerSec, rate);
     }
     if let Some(bytes) = plan.rcvbuf_bytes {
-        params.insert("rcvbuf_bytes".into(), Value::from(bytes));
+        params.put(Param::RcvbufBytes, bytes);
     }
     if plan.mode == Mode::Stream {
-        params.insert("window_bytes".into(), Value::from(plan.window_bytes));
+        params.put(Param::WindowBytes, plan.window_bytes);
     }
 }
 
@@ -181,6 +182,13 @@ fn add_errors(row: &mut Row, plan: &LoadPlan, report: &LoadReport) {
         row.unverified_because(format!(
             "{} answers came back with different bytes or broken framing",
             errors.mismatch
+        ));
+    }
+    if row.ops == 0 && row.unverified_reason.is_none() {
+        let window = report.seconds;
+        row.unverified_because(format!(
+            "no answer completed in the {window:.2} s window: every connection was still waiting \
+             for its first (a server that stalled, or a machine too busy to run it)"
         ));
     }
     if plan.mode == Mode::Stream && errors.timeout > 0 {
@@ -294,7 +302,7 @@ fn add_open_loop_fields(row: &mut Row, plan: &LoadPlan, report: &LoadReport) {
     let Some(rate) = plan.rate_per_sec else {
         return;
     };
-    row.params.insert("rate_per_sec".into(), Value::from(rate));
+    row.params.put(Param::RatePerSec, rate);
     row.ops_per_sec_target = Some(rate);
     row.offered_rate = Some(rate);
     row.ops_late = Some(report.late);
@@ -435,6 +443,21 @@ mod tests {
     }
 
     #[test]
+    fn a_window_in_which_nothing_completed_says_so() {
+        let row = load_row(
+            "epoll",
+            Map::new(),
+            1,
+            &plan(),
+            &report(0, LoadErrors::default()),
+            None,
+        );
+        assert!(!row.verified);
+        let reason = row.unverified_reason.as_deref().unwrap_or_default();
+        assert!(reason.starts_with("no answer completed"), "{reason}");
+    }
+
+    #[test]
     fn connections_that_never_connected_or_a_server_gone_leave_the_run_unverified() {
         let errors = LoadErrors {
             connect: 9,
@@ -554,6 +577,6 @@ mod tests {
             crate::stats::histogram::decode(uncorrected).unwrap().len(),
             1
         );
-        assert!(row.params.get("payload_bytes").is_none());
+        assert!(row.params.param(Param::PayloadBytes).is_none());
     }
 }

@@ -9,13 +9,10 @@ use crate::engines::{engines_of, Workload};
 use crate::model::comparison::Metric;
 use crate::model::figures::Figures;
 use crate::row::is_equal_load_row;
+use crate::row::params::{Param, Params};
 use crate::row::Row;
 use crate::row::SyscallSource;
 use crate::stats::{params_text, Spread};
-
-/// The parameter that marks a control job (fio, wrk) run beside ringside's own engines. It is
-/// not part of the study's key, so controls land in the table they are a control for.
-pub const CONTROL_PARAM: &str = "control";
 
 /// The engine whose rows are the floor, not a contestant.
 pub const FLOOR: &str = "uring-nop";
@@ -108,6 +105,8 @@ pub struct EngineSummary {
     pub server_api: Option<String>,
     /// Why some run measured nothing (an engine or contender that failed), the first.
     pub failure: Option<String>,
+    /// The first run that did not verify, and why (its row's `unverified_reason`).
+    pub unverified: Option<(u32, String)>,
     /// What the kernel counted, for the causes the verdicts name.
     pub figures: Figures,
     /// Each measured run's figures, by round, for the comparisons paired round by round.
@@ -141,6 +140,7 @@ impl EngineSummary {
             rss_peak_mib: None,
             server_api: None,
             failure: None,
+            unverified: None,
             figures: Figures::default(),
             rounds,
         }
@@ -220,6 +220,13 @@ impl EngineSummary {
                 .then(|| pick(&|row| row.rss_peak_bytes.unwrap_or(0) as f64 / (1024.0 * 1024.0))),
             server_api: rows.iter().find_map(|row| row.server_api.clone()),
             failure: rows.iter().find_map(|row| row.failure.clone()),
+            unverified: (rows.iter().filter(|row| !row.verified || row.errors > 0))
+                .map(|row| {
+                    let reason = (row.unverified_reason.clone())
+                        .unwrap_or_else(|| format!("{} errors", row.errors));
+                    (row.run, reason)
+                })
+                .next(),
             figures: Figures::of(rows),
             rounds: (rows.iter())
                 .filter(|row| row.failure.is_none())
@@ -244,7 +251,7 @@ fn table_rank(workload: &str, name: &str) -> (usize, u32) {
 }
 
 pub fn is_control(row: &Row) -> bool {
-    row.params.get(CONTROL_PARAM) == Some(&Value::Bool(true))
+    row.params.param(Param::Control) == Some(&Value::Bool(true))
 }
 
 /// Whether an engine name is a contender's (`contender:NAME`, any server program measured
@@ -333,7 +340,7 @@ impl Study {
 
     /// The load model when the rows say it (`params.mode`: closed or open loop).
     pub fn mode(&self) -> Option<&str> {
-        self.params.get("mode").and_then(Value::as_str)
+        self.params.param(Param::Mode).and_then(Value::as_str)
     }
 }
 
@@ -344,7 +351,7 @@ pub type StudyKey = (String, Map<String, Value>);
 /// The study a row belongs to.
 pub fn study_key(row: &Row) -> StudyKey {
     let mut params = row.params.clone();
-    params.remove(CONTROL_PARAM);
+    params.remove(Param::Control.key());
     params.retain(|key, _| !crate::row::is_engine_setting(key));
     (row.workload.clone(), params)
 }
@@ -436,7 +443,7 @@ pub mod tests {
     /// A verified fs-write row: `mb_per_sec` MB/s, 1000 writes, `syscalls` counted by the kernel.
     pub fn row(engine: &str, run: u32, mb_per_sec: f64, syscalls: u64) -> Row {
         let mut params = Map::new();
-        params.insert("size".into(), Value::from("64M"));
+        params.put(Param::Size, "64M");
         Row {
             workload: "fs-write".into(),
             engine: engine.into(),
@@ -471,12 +478,10 @@ pub mod tests {
     #[test]
     fn controls_join_the_study_they_control_and_engines_keep_their_order() {
         let mut control = row("fio psync", 1, 900.0, 0);
-        control
-            .params
-            .insert(CONTROL_PARAM.into(), Value::Bool(true));
+        control.params.put(Param::Control, true);
         control.syscalls_source = SyscallSource::Unmeasured;
         let mut other = row("blocking", 1, 1.0, 1);
-        other.params.insert("size".into(), Value::from("1G"));
+        other.params.put(Param::Size, "1G");
         let rows = vec![
             row("blocking", 1, 1000.0, 1000),
             row("uring-ring", 1, 1200.0, 10),

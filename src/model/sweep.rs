@@ -5,9 +5,8 @@
 //! depth (`fs read --depth 1,4,16`). One type for all of them; the report's thread, size, work
 //! and depth sections render it.
 
-use serde_json::Value;
-
 use crate::model::study::{EngineSummary, Study, StudyKey};
+use crate::row::params::{Param, Params};
 use crate::stats::params_text;
 use crate::units::format_size;
 
@@ -26,31 +25,33 @@ pub enum Swept {
 impl Swept {
     /// The parameters the sweep's studies may differ in (the thread count brings the CPUs split
     /// for it).
-    fn params(self) -> &'static [&'static str] {
+    fn params(self) -> &'static [Param] {
         match self {
             Swept::ServerThreads => &[
-                "server_threads",
-                "server_cpus",
-                "server_cpu",
-                "client_cpu",
-                "client_cpus",
-                "client_threads",
-                "cpus_shared",
+                Param::ServerThreads,
+                Param::ServerCpus,
+                Param::ServerCpu,
+                Param::ClientCpu,
+                Param::ClientCpus,
+                Param::ClientThreads,
+                Param::CpusShared,
             ],
-            Swept::Size => &["payload_bytes", "body_size", "body_bytes"],
-            Swept::Work => &["work_ns"],
-            Swept::Depth => &["depth"],
+            Swept::Size => &[Param::PayloadBytes, Param::BodySize, Param::BodyBytes],
+            Swept::Work => &[Param::WorkNs],
+            Swept::Depth => &[Param::Depth],
         }
     }
 
     /// Where a study sits on the sweep's axis, if it does.
     fn point(self, study: &Study) -> Option<u64> {
-        let number = |key: &str| study.params.get(key).and_then(Value::as_u64);
+        let number = |param: Param| study.params.param_u64(param);
         match self {
-            Swept::ServerThreads => Some(number("server_threads").unwrap_or(1)),
-            Swept::Size => number("payload_bytes").or_else(|| number("body_bytes")),
-            Swept::Work => number("work_ns"),
-            Swept::Depth => (study.workload == "fs-read").then(|| number("depth").unwrap_or(1)),
+            Swept::ServerThreads => Some(number(Param::ServerThreads).unwrap_or(1)),
+            Swept::Size => number(Param::PayloadBytes).or_else(|| number(Param::BodyBytes)),
+            Swept::Work => number(Param::WorkNs),
+            Swept::Depth => {
+                (study.workload == "fs-read").then(|| number(Param::Depth).unwrap_or(1))
+            }
         }
     }
 
@@ -100,7 +101,7 @@ impl Sweep<'_> {
     /// The CPUs the load shared with the server at `threads` loops, when it did.
     pub fn shared_cpus(&self, threads: u64) -> Option<&str> {
         let (_, study) = self.points.iter().find(|(count, _)| *count == threads)?;
-        study.params.get("cpus_shared").and_then(Value::as_str)
+        study.params.param_str(Param::CpusShared)
     }
 
     /// What the sweep is against, as its section's title says it.
@@ -144,7 +145,7 @@ pub fn sweeps(studies: &[Study], swept: Swept) -> Vec<Sweep<'_>> {
             continue;
         };
         let mut shared = study.params.clone();
-        shared.retain(|key, _| !swept.params().contains(&key.as_str()));
+        shared.retain(|key, _| !swept.params().iter().any(|param| param.key() == key));
         let key = (study.workload.clone(), shared);
         match groups.iter_mut().find(|(known, _)| *known == key) {
             Some((_, points)) => points.push((at, study)),

@@ -313,6 +313,7 @@ fn usage_measured(row: &&Row) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::row::params::{Param, Params};
 
     fn row(engine: &str, run: u32, bytes_per_sec: f64) -> Row {
         Row {
@@ -345,7 +346,7 @@ mod tests {
     #[test]
     fn csv_has_one_header_and_one_line_per_run() {
         let mut first = row("a", 1, 1e9);
-        first.params.insert("block_size".into(), Value::from(4096));
+        first.params.put(Param::BlockSize, 4096);
         first.notes.push("capped".into());
         let text = render_csv(&[first, row("b", 1, 2e9)]).unwrap();
         let lines: Vec<&str> = text.lines().collect();

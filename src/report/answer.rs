@@ -18,6 +18,7 @@ use crate::report::equal_load::{equal_loads, matching, EqualLoad};
 use crate::report::features::{features, ranks_the_servers};
 use crate::report::numbers::throughput;
 use crate::report::verdict::drift_sentence;
+use crate::row::params::{Param, Params};
 use crate::row::Document;
 use crate::stats::rank::{Outcome, MIN_ROUNDS};
 
@@ -234,9 +235,9 @@ fn client_paced<'a>(
             finding_text(study, finding)
         ));
     }
-    let param = |key: &str| study.params.get(key).and_then(Value::as_u64);
-    let connections = param("connections");
-    let load = matching(loads, &study.workload, connections, param("payload_bytes"));
+    let connections = study.params.param_u64(Param::Connections);
+    let payload_bytes = study.params.param_u64(Param::PayloadBytes);
+    let load = matching(loads, &study.workload, connections, payload_bytes);
     match load {
         Some(load) => text.push_str(&format!(" At equal load: {}", load.verdict())),
         None => text.push_str(
@@ -345,17 +346,20 @@ fn caveats(document: &Document, studies: &[Study]) -> Vec<String> {
         if let Some(sentence) = client_saturation(&named) {
             caveats.push(format!("{}: {sentence}", study.title));
         }
-        let unverified: Vec<&str> = study
+        let unverified: Vec<String> = study
             .measured()
             .iter()
             .filter(|engine| !engine.verified)
-            .map(|engine| engine.engine.as_str())
+            .map(|engine| match &engine.unverified {
+                Some((run, reason)) => format!("{} (run {run}: {reason})", engine.engine),
+                None => engine.engine.clone(),
+            })
             .collect();
         if !unverified.is_empty() {
             caveats.push(format!(
                 "{}: not verified or with errors, so not compared: {}.",
                 study.title,
-                unverified.join(", ")
+                unverified.join("; ")
             ));
         }
         if let Some(sentence) = drift_sentence(study) {
@@ -469,7 +473,7 @@ mod tests {
         let mut row = point_row(engine, rate, 3.0, 300);
         row.run = run;
         (row.offered_rate, row.client_late_share) = (None, None);
-        row.params.remove(crate::row::P99_BOUND_PARAM);
+        row.params.remove(Param::P99BoundNs.key());
         row.client_saturated = Some(saturated);
         row
     }
@@ -687,9 +691,13 @@ mod tests {
             answer.studies
         );
         assert_eq!(answer.helped, Vec::<String>::new());
-        assert!(answer.caveats.contains(
-            &"fs-write: not verified or with errors, so not compared: uring-single.".to_string()
-        ));
+        assert!(
+            answer.caveats.iter().any(|caveat| caveat.starts_with(
+                "fs-write: not verified or with errors, so not compared: uring-single (run 1: "
+            )),
+            "{:?}",
+            answer.caveats
+        );
         let rows = paired_rows(&[("blocking", 1000.0, 1000), ("uring-ring", 900.0, 10)], 3);
         let short = super::tests::document(rows);
         let answer = super::answer(&short, &studies(&short.results));

@@ -438,6 +438,7 @@ fn render(changes: &[Change]) -> String {
 mod tests {
     use super::*;
     use crate::model::study::tests::row;
+    use crate::row::params::{Param, Params};
     use serde_json::json;
 
     fn document(kernel: &str, rows: Vec<crate::row::Row>) -> Document {
@@ -504,7 +505,7 @@ mod tests {
     fn different_kernels_and_parameters_are_named() {
         let base = document("6.1", vec![row("blocking", 1, 1000.0, 1000)]);
         let mut other = row("blocking", 1, 1000.0, 1000);
-        other.params.insert("size".into(), Value::from("1G"));
+        other.params.put(Param::Size, "1G");
         let new = document("6.2", vec![other]);
         let problems = comparability(&base, &new);
         assert_eq!(problems.len(), 2, "{problems:?}");

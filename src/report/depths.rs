@@ -217,14 +217,14 @@ mod tests {
     use super::*;
     use crate::model::study::studies;
     use crate::model::study::tests::row as summary_row;
+    use crate::row::params::{Param, Params};
     use crate::row::Row;
     use serde_json::Map;
-    use serde_json::Value;
 
     fn row(engine: &str, depth: u64, ops_per_sec: f64, ctx_switches: u64) -> Row {
         let mut params = Map::new();
-        params.insert("depth".into(), Value::from(depth));
-        params.insert("cache".into(), Value::from("direct"));
+        params.put(Param::Depth, depth);
+        params.put(Param::Cache, "direct");
         Row {
             workload: "fs-read".into(),
             params,

@@ -7,7 +7,8 @@
 use serde_json::Value;
 
 use crate::model::study::op_noun;
-use crate::row::{Row, P99_BOUND_PARAM};
+use crate::row::params::{Param, Params};
+use crate::row::Row;
 use crate::stats::{median, Spread};
 
 /// One engine at one offered rate: the medians of its runs.
@@ -42,7 +43,10 @@ pub fn equal_loads(rows: &[Row]) -> Vec<EqualLoad> {
     let mut found: Vec<EqualLoad> = Vec::new();
     let open: Vec<&Row> = rows.iter().filter(|r| r.offered_rate.is_some()).collect();
     for row in &open {
-        let (connections, payload_bytes) = (param(row, "connections"), param(row, "payload_bytes"));
+        let (connections, payload_bytes) = (
+            param(row, Param::Connections),
+            param(row, Param::PayloadBytes),
+        );
         let known = |e: &EqualLoad| {
             (e.workload.as_str(), e.connections, e.payload_bytes)
                 == (row.workload.as_str(), connections, payload_bytes)
@@ -52,7 +56,7 @@ pub fn equal_loads(rows: &[Row]) -> Vec<EqualLoad> {
                 workload: row.workload.clone(),
                 connections,
                 payload_bytes,
-                p99_bound_us: (row.params.get(P99_BOUND_PARAM))
+                p99_bound_us: (row.params.param(Param::P99BoundNs))
                     .and_then(Value::as_u64)
                     .map(|ns| ns as f64 / 1e3),
                 engines: Vec::new(),
@@ -61,8 +65,10 @@ pub fn equal_loads(rows: &[Row]) -> Vec<EqualLoad> {
     }
     for load in &mut found {
         let members: Vec<&Row> = (open.iter().copied())
-            .filter(|r| r.workload == load.workload && param(r, "connections") == load.connections)
-            .filter(|r| param(r, "payload_bytes") == load.payload_bytes)
+            .filter(|r| {
+                r.workload == load.workload && param(r, Param::Connections) == load.connections
+            })
+            .filter(|r| param(r, Param::PayloadBytes) == load.payload_bytes)
             .collect();
         for row in &members {
             if !load.engines.iter().any(|(name, _)| *name == row.engine) {
@@ -87,8 +93,8 @@ pub fn equal_loads(rows: &[Row]) -> Vec<EqualLoad> {
     found
 }
 
-fn param(row: &Row, key: &str) -> u64 {
-    row.params.get(key).and_then(Value::as_u64).unwrap_or(0)
+fn param(row: &Row, param: Param) -> u64 {
+    row.params.param_u64(param).unwrap_or(0)
 }
 
 impl Point {
@@ -280,13 +286,14 @@ pub fn matching<'a>(
 #[cfg(test)]
 pub mod tests {
     use super::*;
+    use crate::row::params::{Param, Params};
     use serde_json::Map;
 
     /// A verified open-loop echo row at 50 connections.
     pub fn point_row(engine: &str, offered: f64, cpu_us: f64, p99_us: u64) -> Row {
         let mut params = Map::new();
-        params.insert("connections".into(), Value::from(50));
-        params.insert(P99_BOUND_PARAM.into(), Value::from(1_000_000));
+        params.put(Param::Connections, 50);
+        params.put(Param::P99BoundNs, 1_000_000);
         Row {
             workload: "echo".into(),
             engine: engine.into(),

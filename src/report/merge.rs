@@ -19,12 +19,13 @@ use serde_json::{Map, Value};
 
 use super::load::load_document;
 use crate::output::{emit, write_text, Format};
+use crate::row::params::{Param, Params};
 use crate::row::SyscallSource;
 use crate::row::{Document, Row};
 use crate::stats::histogram;
 
 /// Parameters that add up across hosts; every other parameter must be equal.
-const SUMMED_PARAMS: [&str; 2] = ["connections", "client_threads"];
+const SUMMED_PARAMS: [Param; 2] = [Param::Connections, Param::ClientThreads];
 /// Share of the shortest window that all windows must have in common.
 const OVERLAP_SHARE_MIN: f64 = 0.9;
 
@@ -155,7 +156,7 @@ fn same_measurement(a: &Row, b: &Row) -> anyhow::Result<()> {
         b.run
     );
     let keys = a.params.keys().chain(b.params.keys());
-    for key in keys.filter(|key| !SUMMED_PARAMS.contains(&key.as_str())) {
+    for key in keys.filter(|key| !SUMMED_PARAMS.iter().any(|param| param.key() == *key)) {
         let (left, right) = (a.params.get(key), b.params.get(key));
         anyhow::ensure!(
             left == right,
@@ -198,15 +199,12 @@ fn check_windows(parts: &[&Row]) -> anyhow::Result<(f64, f64)> {
 fn merged_params(parts: &[&Row]) -> Map<String, Value> {
     let mut params = parts[0].params.clone();
     for key in SUMMED_PARAMS {
-        let values: Option<Vec<u64>> = parts
-            .iter()
-            .map(|r| r.params.get(key).and_then(Value::as_u64))
-            .collect();
+        let values: Option<Vec<u64>> = parts.iter().map(|r| r.params.param_u64(key)).collect();
         if let Some(values) = values {
-            params.insert(key.into(), Value::from(values.iter().sum::<u64>()));
+            params.put(key, values.iter().sum::<u64>());
         }
     }
-    params.insert("hosts".into(), Value::from(parts.len()));
+    params.put(Param::Hosts, parts.len());
     params
 }
 
@@ -291,8 +289,8 @@ mod tests {
 
     fn row(connections: u64, start: f64, latencies_us: std::ops::Range<u64>) -> Row {
         let mut params = Map::new();
-        params.insert("connections".into(), Value::from(connections));
-        params.insert("payload_bytes".into(), Value::from(64));
+        params.put(Param::Connections, connections);
+        params.put(Param::PayloadBytes, 64);
         let mut latency = histogram::new_latency();
         for value in latencies_us.clone() {
             latency.record(value * 1000).unwrap();
@@ -321,8 +319,8 @@ mod tests {
         let merged = merge_rows(&[&a, &b]).unwrap();
         assert_eq!(merged.ops, a.ops + b.ops);
         assert_eq!(merged.ops_per_sec, 200.0);
-        assert_eq!(merged.params["connections"], 80);
-        assert_eq!(merged.params["hosts"], 2);
+        assert_eq!(merged.params[Param::Connections.key()], 80);
+        assert_eq!(merged.params[Param::Hosts.key()], 2);
         let mut all = histogram::new_latency();
         for value in (1..1001).chain(5000..5101) {
             all.record(value * 1000).unwrap();
@@ -339,7 +337,7 @@ mod tests {
     fn different_parameters_and_apart_windows_are_refused_with_the_reason() {
         let a = row(50, 100.0, 1..10);
         let mut b = row(50, 100.0, 1..10);
-        b.params.insert("payload_bytes".into(), Value::from(1024));
+        b.params.put(Param::PayloadBytes, 1024);
         let error = format!("{:#}", merge_rows(&[&a, &b]).unwrap_err());
         assert!(error.contains("payload_bytes differs"), "{error}");
         let late = row(50, 105.0, 1..10);

@@ -87,21 +87,19 @@ mod tests {
     use super::*;
     use crate::model::study::studies;
     use crate::model::study::tests::row as summary_row;
+    use crate::row::params::{Param, Params};
     use crate::row::Row;
     use serde_json::Map;
     use serde_json::Value;
 
     fn row(engine: &str, threads: u64, connections: u64, ops_per_sec: f64) -> Row {
         let mut params = Map::new();
-        params.insert("connections".into(), Value::from(connections));
-        params.insert("server_threads".into(), Value::from(threads));
-        params.insert(
-            "server_cpus".into(),
-            Value::from(format!("0-{}", threads - 1)),
-        );
-        params.insert("client_threads".into(), Value::from(1));
+        params.put(Param::Connections, connections);
+        params.put(Param::ServerThreads, threads);
+        params.put(Param::ServerCpus, Value::from(format!("0-{}", threads - 1)));
+        params.put(Param::ClientThreads, 1);
         if threads > 1 {
-            params.insert("cpus_shared".into(), Value::from("1"));
+            params.put(Param::CpusShared, "1");
         }
         Row {
             workload: "echo".into(),
@@ -149,8 +147,8 @@ mod tests {
     fn payload_studies_make_a_size_sweep_whose_verdict_names_where_a_rung_pays() {
         let sized = |engine: &str, run: u32, payload: u64, cpu_s: f64| {
             let mut params = Map::new();
-            params.insert("connections".into(), Value::from(50));
-            params.insert("payload_bytes".into(), Value::from(payload));
+            params.put(Param::Connections, 50);
+            params.put(Param::PayloadBytes, payload);
             Row {
                 workload: "echo".into(),
                 params,

@@ -258,6 +258,7 @@ mod tests {
     use super::*;
     use crate::model::study::studies;
     use crate::model::study::tests::{paired_rows, row};
+    use crate::row::params::{Param, Params};
     use serde_json::Value;
 
     #[test]
@@ -362,7 +363,7 @@ mod tests {
     #[test]
     fn controls_get_their_own_sentence_and_a_lone_engine_is_reported_alone() {
         let mut control = row("fio psync", 1, 500.0, 0);
-        control.params.insert("control".into(), Value::Bool(true));
+        control.params.put(Param::Control, Value::Bool(true));
         control.syscalls_source = crate::row::SyscallSource::Unmeasured;
         let text = verdict(&studies(&[row("blocking", 1, 1000.0, 1000), control])[0]);
         assert_eq!(

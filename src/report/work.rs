@@ -146,15 +146,16 @@ mod tests {
     use crate::model::study::studies;
     use crate::model::study::tests::row as summary_row;
     use crate::report::threads::work_sweeps;
+    use crate::row::params::{Param, Params};
     use crate::row::Row;
-    use serde_json::{Map, Value};
+    use serde_json::Map;
 
     /// An echo row of `engine` at `work_ns` whose server spent `cpu_us` per message.
     fn worked(engine: &str, run: u32, work_ns: u64, cpu_us: f64) -> Row {
         let mut params = Map::new();
-        params.insert("connections".into(), Value::from(50));
-        params.insert("payload_bytes".into(), Value::from(64));
-        params.insert("work_ns".into(), Value::from(work_ns));
+        params.put(Param::Connections, 50);
+        params.put(Param::PayloadBytes, 64);
+        params.put(Param::WorkNs, work_ns);
         Row {
             workload: "echo".into(),
             params,

@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 use crate::engines::uring::ring::Helpers;
 use crate::engines::{find, Workload};
 use crate::measure::ProcessMeter;
-use crate::model::study::CONTROL_PARAM;
+use crate::row::params::{Param, Params};
 use crate::row::Row;
 use crate::row::SyscallSource;
 use crate::stats::per_second;
@@ -80,7 +80,10 @@ fn fio_job(
         .arg(format!("--size={}", text("size")))
         .arg(format!(
             "--iodepth={}",
-            params.get("depth").and_then(Value::as_u64).unwrap_or(1)
+            params
+                .param(Param::Depth)
+                .and_then(Value::as_u64)
+                .unwrap_or(1)
         ))
         .args(engine_args)
         .output()
@@ -120,7 +123,7 @@ pub fn fio_row(
     };
     let seconds = number("/{side}/runtime") / 1e3;
     let mut params = params.clone();
-    params.insert(CONTROL_PARAM.into(), Value::Bool(true));
+    params.put(Param::Control, true);
     Ok(Row {
         workload: workload.into(),
         engine: engine.into(),
@@ -176,7 +179,7 @@ pub fn wrk_http(rows: &[Row], duration: &str) -> anyhow::Result<Vec<Row>> {
     let runs = http.iter().map(|row| row.run).max().unwrap_or(1);
     let mut cells: Vec<&Row> = Vec::new();
     for row in &http {
-        let connections = |row: &Row| row.params.get("connections").cloned();
+        let connections = |row: &Row| row.params.param(Param::Connections).cloned();
         if !cells
             .iter()
             .any(|cell| connections(cell) == connections(row))
@@ -191,24 +194,24 @@ pub fn wrk_http(rows: &[Row], duration: &str) -> anyhow::Result<Vec<Row>> {
             if crate::system::stop::stopped() {
                 return Ok(controls);
             }
-            let cpu = |key: &str, default: u64| {
-                cell.params
-                    .get(key)
-                    .and_then(Value::as_u64)
-                    .unwrap_or(default) as usize
+            let cpu = |param: Param, default: u64| {
+                cell.params.param_u64(param).unwrap_or(default) as usize
             };
-            let connections = cell.params.get("connections").and_then(Value::as_u64);
+            let connections = cell
+                .params
+                .param(Param::Connections)
+                .and_then(Value::as_u64);
             let connections = connections.context("the HTTP rows name no connection count")?;
             let mut serve = vec!["http".to_string()];
-            if let Some(Value::String(body_size)) = cell.params.get("body_size") {
+            if let Some(Value::String(body_size)) = cell.params.param(Param::BodySize) {
                 serve.extend(["--body-size".to_string(), body_size.clone()]);
             }
-            let server_cpu = cpu("server_cpu", 0);
+            let server_cpu = cpu(Param::ServerCpu, 0);
             let rig = Rig {
                 server_threads: 1,
                 cpus: CpuSplit {
                     server: vec![server_cpu],
-                    client: vec![cpu("client_cpu", 1)],
+                    client: vec![cpu(Param::ClientCpu, 1)],
                 },
                 record_threads: false,
                 share_sqpoll: false,
@@ -367,7 +370,7 @@ fn wrk_bytes(text: &str) -> anyhow::Result<u64> {
 /// wrk prints only p50/p75/p90/p99 with `--latency`: p99.9 stays empty.
 pub fn wrk_row(params: &Map<String, Value>, run: u32, wrk: &WrkOutput) -> Row {
     let mut params = params.clone();
-    params.insert(CONTROL_PARAM.into(), Value::Bool(true));
+    params.put(Param::Control, true);
     let percentile = |wanted: u32| {
         wrk.latency_ns
             .iter()
@@ -432,12 +435,12 @@ mod tests {
             "runtime": 62, "total_ios": 16384}}]}"#;
         let json = parse_fio_json(stdout).unwrap();
         let mut params = Map::new();
-        params.insert("size".into(), Value::from("64M"));
+        params.put(Param::Size, "64M");
         let row = fio_row("fs-write", "fio psync", &params, 2, &json).unwrap();
         assert_eq!(row.bytes_per_sec, 1073741824.0);
         assert_eq!((row.ops, row.bytes, row.run), (16384, 67108864, 2));
         assert!((row.cpu_sys_s - 0.031).abs() < 1e-9);
-        assert_eq!(row.params[CONTROL_PARAM], Value::Bool(true));
+        assert_eq!(row.params[Param::Control.key()], Value::Bool(true));
         assert_eq!(row.syscalls_source, SyscallSource::Unmeasured);
     }
 
@@ -481,8 +484,8 @@ Transfer/sec:    514.28KB
 
     fn http_params() -> Map<String, Value> {
         let mut params = Map::new();
-        params.insert("connections".into(), Value::from(50));
-        params.insert("mode".into(), Value::from("closed"));
+        params.put(Param::Connections, 50);
+        params.put(Param::Mode, "closed");
         params
     }
 
@@ -497,8 +500,8 @@ Transfer/sec:    514.28KB
             (row.workload.as_str(), row.engine.as_str()),
             ("http", "wrk epoll")
         );
-        assert_eq!(row.params[CONTROL_PARAM], Value::Bool(true));
-        assert_eq!(row.params["connections"], 50);
+        assert_eq!(row.params[Param::Control.key()], Value::Bool(true));
+        assert_eq!(row.params[Param::Connections.key()], 50);
         assert_eq!(row.run, 3);
         assert_eq!(row.ops_per_sec, 112439.71);
         assert_eq!(row.latency_ns_p50, Some(214_000));

@@ -11,6 +11,7 @@ use anyhow::Context;
 use serde_json::{Map, Value};
 
 use super::control::{fio_row, parse_fio_json};
+use crate::row::params::{Param, Params};
 use crate::row::Row;
 
 /// fio's engines and how each reaches a depth: jobs for psync, an iodepth for the others.
@@ -30,7 +31,11 @@ pub fn fio_read(rows: &[Row], runtime: &str, dir: &Path) -> anyhow::Result<Vec<R
     let runs = reads.iter().map(|row| row.run).max().unwrap_or(1);
     let mut depths: Vec<(u64, &Row)> = Vec::new();
     for row in &reads {
-        let depth = row.params.get("depth").and_then(Value::as_u64).unwrap_or(1);
+        let depth = row
+            .params
+            .param(Param::Depth)
+            .and_then(Value::as_u64)
+            .unwrap_or(1);
         if !depths.iter().any(|(seen, _)| *seen == depth) {
             depths.push((depth, row));
         }
@@ -45,7 +50,7 @@ pub fn fio_read(rows: &[Row], runtime: &str, dir: &Path) -> anyhow::Result<Vec<R
                 }
                 let json = fio_job(&row.params, engine_arg, depth, jobs, runtime, &file)?;
                 let mut params = row.params.clone();
-                params.insert("numjobs".into(), Value::from(if jobs { depth } else { 1 }));
+                params.put(Param::Numjobs, if jobs { depth } else { 1 });
                 controls.push(fio_row("fs-read", engine, &params, run, &json)?);
             }
         }
@@ -62,17 +67,17 @@ fn fio_job(
     runtime: &str,
     file: &Path,
 ) -> anyhow::Result<Value> {
-    let text = |key: &str| match params.get(key) {
+    let text = |param: Param| match params.param(param) {
         Some(Value::String(text)) => text.clone(),
         Some(other) => other.to_string(),
         None => String::new(),
     };
-    let rw = if text("access") == "sequential" {
+    let rw = if text(Param::Access) == "sequential" {
         "--rw=read"
     } else {
         "--rw=randread"
     };
-    let cache = match text("cache").as_str() {
+    let cache = match text(Param::Cache).as_str() {
         "direct" => ["--direct=1", "--invalidate=0"],
         "cold" => ["--direct=0", "--invalidate=1"],
         _ => ["--direct=0", "--invalidate=0"],
@@ -83,8 +88,8 @@ fn fio_job(
         .arg(format!("--filename={}", file.display()))
         .args([rw, engine_arg, "--group_reporting", "--output-format=json"])
         .args(cache)
-        .arg(format!("--bs={}", text("block_size")))
-        .arg(format!("--size={}", text("size")))
+        .arg(format!("--bs={}", text(Param::BlockSize)))
+        .arg(format!("--size={}", text(Param::Size)))
         .arg(format!("--numjobs={numjobs}"))
         .arg(format!("--iodepth={iodepth}"))
         .arg(format!("--runtime={runtime}"))
@@ -114,7 +119,7 @@ mod tests {
         )
         .unwrap();
         let mut params = Map::new();
-        params.insert("depth".into(), Value::from(32));
+        params.put(Param::Depth, 32);
         let row = fio_row("fs-read", "fio libaio", &params, 1, &json).unwrap();
         assert_eq!((row.workload.as_str(), row.ops), ("fs-read", 16384));
         assert_eq!(row.ops_per_sec, 119591.2);

@@ -84,6 +84,7 @@ pub fn params_text<'a>(params: impl IntoIterator<Item = (&'a String, &'a Value)>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::row::params::{Param, Params};
     use serde_json::Map;
 
     #[test]
@@ -104,8 +105,8 @@ mod tests {
     #[test]
     fn params_read_as_key_value_pairs() {
         let mut params = Map::new();
-        params.insert("block_size".into(), Value::from("4K"));
-        params.insert("depth".into(), Value::from(128));
+        params.put(Param::BlockSize, "4K");
+        params.put(Param::Depth, 128);
         assert_eq!(params_text(&params), "block_size=4K depth=128");
     }
 }

@@ -20,7 +20,8 @@ use serde_json::{Map, Value};
 use super::net::{measure_server, rig_params, LastWords, Rig, ServerProcess};
 use crate::load::{load_row, LoadPlan, LoadReport};
 use crate::measure::{counting_syscalls, process_tree, Measured, ProcessSyscallCounter};
-use crate::row::{Row, CONTENDER_COMMAND_PARAM};
+use crate::row::params::{Param, Params};
+use crate::row::Row;
 use crate::system::network::NetPath;
 use crate::system::tuning::Sched;
 
@@ -254,10 +255,7 @@ fn free_port() -> std::io::Result<u16> {
 /// The parameters every contender row carries beside the load's: the rig's and the command.
 fn params(rig: &Rig, contender: &Contender) -> Map<String, Value> {
     let mut params = rig_params(rig);
-    params.insert(
-        CONTENDER_COMMAND_PARAM.into(),
-        contender.command.clone().into(),
-    );
+    params.put(Param::Command, contender.command.clone());
     params
 }
 

@@ -14,6 +14,7 @@ use super::net::{per_message, NetCell, NetStudy};
 use crate::load::{HttpLoad, LoadPlan, Mode};
 use crate::protocols::http::request_bytes;
 use crate::report::terminal_text;
+use crate::row::params::{Param, Params};
 use crate::row::Row;
 
 /// The HTTP study, as its flags asked for it.
@@ -36,8 +37,8 @@ pub fn run(study: &HttpStudy) -> anyhow::Result<ExitCode> {
     let line = |cell: &NetCell, run: u32, row: &mut Row| {
         let size = (study.body_sizes.iter()).find(|(bytes, _)| Some(*bytes) == cell.payload_bytes);
         if let Some((bytes, text)) = size {
-            row.params.insert("body_size".into(), text.as_str().into());
-            row.params.insert("body_bytes".into(), (*bytes).into());
+            row.params.put(Param::BodySize, text.as_str());
+            row.params.put(Param::BodyBytes, *bytes);
         }
         format!(
             "{:<16} run {run} conn {:>4}: {:>9.0} req/s, {:.2} syscalls/req, \

@@ -14,6 +14,7 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use crate::row::params::{Param, Params};
 use anyhow::Context;
 use serde_json::{Map, Value};
 
@@ -145,16 +146,16 @@ impl PathPlan {
             Network::Loopback => "loopback",
             Network::Veth => "veth",
         };
-        params.insert("network".into(), Value::from(name));
+        params.put(Param::Network, name);
         let shaping = self.shaping;
         if let Some(rtt) = shaping.rtt {
-            params.insert("rtt_us".into(), Value::from(rtt.as_micros() as u64));
+            params.put(Param::RttUs, rtt.as_micros() as u64);
         }
         if let Some(rate) = shaping.rate_bits_per_sec {
-            params.insert("rate_bits_per_sec".into(), Value::from(rate));
+            params.put(Param::RateBitsPerSec, rate);
         }
         if let Some(loss) = shaping.loss_percent {
-            params.insert("loss_percent".into(), Value::from(loss));
+            params.put(Param::LossPercent, loss);
         }
         params
     }

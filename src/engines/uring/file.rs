@@ -23,6 +23,7 @@ use crate::engines::file::{CycleJob, FileEngine, FileOutcome, ReadJob, WriteJob}
 use crate::engines::needs::{Needs, Registration, SetupFlags, NOP};
 use crate::engines::Workload;
 use crate::measure::Meter;
+use crate::row::params::{Param, Params};
 use crate::row::Tally;
 use crate::system::limits::PinLimit;
 use crate::units::format_size;
@@ -84,7 +85,7 @@ impl Uring {
         let ring = setup.build().map_err(anyhow::Error::msg)?;
         let mut params = helpers.params(sqpoll);
         if sqpoll {
-            params.insert("sqpoll_idle_ms".into(), Value::from(SQPOLL_IDLE_MS));
+            params.put(Param::SqpollIdleMs, SQPOLL_IDLE_MS);
         }
         let notes = sqpoll
             .then(|| helpers.sqpoll_note())
@@ -358,7 +359,7 @@ impl FileEngine for Uring {
         let mut target = Target::new(&ring, job.file, self.fixed, (slots, job.block_size), &[])?;
         if self.fixed {
             let bytes = registered_bytes(Workload::FsWrite, depth, job.block_size, job.data.len());
-            params.insert("registered_bytes".into(), Value::from(bytes));
+            params.put(Param::RegisteredBytes, bytes);
         }
         let driver = Driver::new(&ring, self.ring_fd, self.flags.sqpoll)?;
         let block_end =
@@ -453,7 +454,7 @@ impl FileEngine for Uring {
                 job.page_size,
                 job.data.len(),
             );
-            params.insert("registered_bytes".into(), Value::from(bytes));
+            params.put(Param::RegisteredBytes, bytes);
         }
         let driver = Driver::new(&ring, self.ring_fd, self.flags.sqpoll)?;
         let pages = job.data.len().div_ceil(job.page_size);

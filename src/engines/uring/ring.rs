@@ -23,6 +23,7 @@ use io_uring::{IoUring, Submitter};
 
 use super::refusal;
 use crate::engines::needs::SetupFlags;
+use crate::row::params::{Param, Params};
 use crate::system::pin;
 use crate::system::tuning::calling_thread_is_realtime;
 
@@ -203,20 +204,14 @@ impl Helpers {
             asked => u64::from(asked),
         };
         let mut params = serde_json::Map::new();
-        params.insert(
-            "iowq_bounded_max".into(),
-            Value::from(self.iowq_bounded_max),
-        );
-        params.insert("iowq_unbounded_max".into(), Value::from(unbounded));
-        params.insert(
-            "iowq_cpus".into(),
-            Value::from(format_cpus(&self.iowq_cpus)),
-        );
+        params.put(Param::IowqBoundedMax, Value::from(self.iowq_bounded_max));
+        params.put(Param::IowqUnboundedMax, unbounded);
+        params.put(Param::IowqCpus, Value::from(format_cpus(&self.iowq_cpus)));
         if sqpoll {
             let cpu = self
                 .sqpoll_cpu
                 .map_or_else(|| "any".to_string(), |cpu| cpu.to_string());
-            params.insert("sqpoll_cpu".into(), Value::from(cpu));
+            params.put(Param::SqpollCpu, cpu);
         }
         params
     }

@@ -13,6 +13,7 @@ use serde_json::Value;
 use super::{FileStudy, RunContext};
 use crate::engines::file::CycleJob;
 use crate::engines::Workload;
+use crate::row::params::Param;
 use crate::row::Row;
 use crate::system::stop::stopped;
 
@@ -67,7 +68,7 @@ fn measure_run(
     let (mut engine, mut meter) = context.engine_and_meter();
     let outcome = engine.cycle(&job, &mut meter)?;
     let pages = data.as_slice().len().div_ceil(job.page_size) as u64;
-    let sync = ("sync", Value::from(options.sync_name()));
+    let sync = (Param::Sync, Value::from(options.sync_name()));
     let mut row = context.row(study, sync, &outcome);
     if let Some(latency) = &outcome.latency_ns {
         row.set_latency(latency);

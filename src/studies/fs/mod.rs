@@ -28,6 +28,7 @@ use crate::engines::{EngineDef, Make, Workload};
 use crate::measure::{meter_for_run, BlockDevice, Meter};
 use crate::output::progress::Progress;
 use crate::report::terminal_text;
+use crate::row::params::{Param, Params};
 use crate::row::{Row, Tally};
 use crate::system::limits::{memory_bytes_available, PinLimit};
 use crate::units::format_size;
@@ -94,9 +95,9 @@ impl RunContext<'_> {
 
     /// The run's row: the study's parameters and the workload's own (`extra`), what the engine
     /// measured, and what it set up for itself.
-    pub fn row(&self, study: &FileStudy, extra: (&str, Value), outcome: &FileOutcome) -> Row {
+    pub fn row(&self, study: &FileStudy, extra: (Param, Value), outcome: &FileOutcome) -> Row {
         let mut params = study.params();
-        params.insert(extra.0.into(), extra.1);
+        params.put(extra.0, extra.1);
         let workload = study.workload.name();
         let mut row = Row::measured(
             workload,
@@ -138,18 +139,18 @@ impl FileStudy {
     pub fn params(&self) -> Map<String, Value> {
         let block_key = self.block_flag.trim_start_matches("--").replace('-', "_");
         let mut params = Map::new();
-        params.insert("size".into(), Value::from(format_size(self.size)));
+        params.put(Param::Size, format_size(self.size));
         params.insert(block_key, Value::from(format_size(self.block_size)));
-        params.insert("depth".into(), Value::from(self.depth));
+        params.put(Param::Depth, self.depth);
         if let Some(threads) = self.threads {
-            params.insert("threads".into(), Value::from(threads));
+            params.put(Param::Threads, threads);
         }
-        params.insert(
-            "file".into(),
+        params.put(
+            Param::File,
             Value::from(if self.fresh { "fresh" } else { "overwrite" }),
         );
-        params.insert("direct".into(), Value::from(self.direct));
-        params.insert("seed".into(), Value::from(self.seed));
+        params.put(Param::Direct, self.direct);
+        params.put(Param::Seed, self.seed);
         params
     }
 

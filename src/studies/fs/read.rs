@@ -33,6 +33,7 @@ use crate::engines::{EngineDef, Make};
 use crate::measure::{meter_for_run, BlockDevice};
 use crate::output::progress::Progress;
 use crate::report::terminal_text;
+use crate::row::params::{Param, Params};
 use crate::row::{Row, Tally};
 use crate::studies::{choose, finish, run_rounds, Cell, Destination, Rounds};
 use crate::units::format_size;
@@ -149,24 +150,21 @@ impl ReadStudy {
     /// The parameters every row carries; the depth is the cell's.
     fn params(&self, depth: u32) -> Map<String, Value> {
         let mut params = Map::new();
-        params.insert("size".into(), Value::from(format_size(self.size)));
-        params.insert(
-            "block_size".into(),
-            Value::from(format_size(self.block_size)),
-        );
-        params.insert("depth".into(), Value::from(depth));
+        params.put(Param::Size, format_size(self.size));
+        params.put(Param::BlockSize, Value::from(format_size(self.block_size)));
+        params.put(Param::Depth, depth);
         if let Some(threads) = self.threads {
-            params.insert("threads".into(), Value::from(threads));
+            params.put(Param::Threads, threads);
         }
         let access = if self.sequential {
             "sequential"
         } else {
             "random"
         };
-        params.insert("access".into(), Value::from(access));
-        params.insert("cache".into(), Value::from(self.cache.name()));
-        params.insert("direct".into(), Value::from(self.cache == Cache::Direct));
-        params.insert("seed".into(), Value::from(self.seed));
+        params.put(Param::Access, access);
+        params.put(Param::Cache, self.cache.name());
+        params.put(Param::Direct, self.cache == Cache::Direct);
+        params.put(Param::Seed, self.seed);
         params
     }
 
@@ -260,7 +258,7 @@ impl ReadStudy {
         let progress = Progress::new(steps, self.quiet);
         let params = |depth: u32| {
             let mut params = self.params(depth);
-            params.insert("layout".into(), Value::from(read_file.layout_name()));
+            params.put(Param::Layout, read_file.layout_name());
             params
         };
         let failed_row = |cell: &ReadCell, run: u32, reason: &str| {
@@ -391,7 +389,7 @@ fn line(row: &Row) -> String {
     format!(
         "fs read {} depth {}: {} reads in {:.0} ms ({:.1}k IOPS, {:.1} µs CPU a read, {} syscalls){}",
         row.engine,
-        row.params.get("depth").unwrap_or(&Value::Null),
+        row.params.param(Param::Depth).unwrap_or(&Value::Null),
         row.ops,
         row.seconds * 1e3,
         row.ops_per_sec / 1e3,

@@ -14,6 +14,7 @@ use super::scratch::verify_file;
 use super::{FileStudy, RunContext};
 use crate::engines::file::WriteJob;
 use crate::engines::Workload;
+use crate::row::params::Param;
 use crate::row::Row;
 
 /// What `fs write` adds to a file study.
@@ -61,7 +62,7 @@ fn measure_run(
     let outcome = engine.write(&job, &mut meter)?;
     let written = outcome.tally.bytes as usize;
     let verified = written > 0 && verify_file(scratch.file_path(), &data.as_slice()[..written])?;
-    let fsync_end = ("fsync_end", Value::from(options.fsync_end));
+    let fsync_end = (Param::FsyncEnd, Value::from(options.fsync_end));
     let mut row = context.row(study, fsync_end, &outcome);
     row.verified = verified;
     if written > 0 && !verified {

@@ -13,6 +13,7 @@ use crate::engines::uring::ring::{format_cpus, Helpers};
 use crate::engines::EngineDef;
 use crate::load::{load_row, LoadPlan, LoadReport, Mode, WindowEdge};
 use crate::measure::{CoreTimes, Measured};
+use crate::row::params::{Param, Params};
 use crate::row::Row;
 use crate::studies::serve::ServerStats;
 use crate::system::network::{NetPath, PathPlan};
@@ -86,13 +87,13 @@ pub fn run_cell(
         params.extend(args.helpers.params(engine.needs.setup.sqpoll));
     }
     if args.shares_sqpoll(engine) {
-        params.insert("sqpoll_shared".into(), Value::Bool(true));
+        params.put(Param::SqpollShared, Value::Bool(true));
     }
     if let Some(work) = args.work {
-        params.insert("work_ns".into(), Value::from(work.as_nanos() as u64));
+        params.put(Param::WorkNs, work.as_nanos() as u64);
     }
     if let Some(bytes) = args.work.and(args.work_bytes) {
-        params.insert("work_bytes".into(), Value::from(bytes));
+        params.put(Param::WorkBytes, bytes);
     }
     measure_server(server, engine.name, params, plan, run, args, path)
 }
@@ -122,23 +123,23 @@ pub fn engine_failed_row(
 /// The parameters of the rig every network row carries.
 pub fn rig_params(args: &Rig) -> Map<String, Value> {
     let mut params = args.path.params();
-    params.insert("idle".into(), Value::from(args.idle.name()));
-    params.insert("server_cpu".into(), Value::from(args.server_cpu()));
+    params.put(Param::Idle, args.idle.name());
+    params.put(Param::ServerCpu, args.server_cpu());
     if args.server_threads > 1 || args.record_threads {
-        params.insert("server_threads".into(), Value::from(args.server_threads));
-        params.insert(
-            "server_cpus".into(),
+        params.put(Param::ServerThreads, args.server_threads);
+        params.put(
+            Param::ServerCpus,
             Value::from(format_cpus(&args.cpus.server)),
         );
     }
-    params.insert("client_cpu".into(), Value::from(args.client_cpu()));
+    params.put(Param::ClientCpu, args.client_cpu());
     if args.cpus.client.len() > 1 {
         let cpus = format_cpus(&args.cpus.client);
-        params.insert("client_cpus".into(), Value::from(cpus));
+        params.put(Param::ClientCpus, cpus);
     }
     let shared = args.cpus.shared();
     if !shared.is_empty() {
-        params.insert("cpus_shared".into(), Value::from(format_cpus(&shared)));
+        params.put(Param::CpusShared, format_cpus(&shared));
     }
     if let Some(timeout) = args.idle_timeout {
         params.insert(
@@ -230,8 +231,8 @@ fn add_server_stats(row: &mut Row, stats: &ServerStats, connections: usize) {
     // limit: the pool and the bytes pinned are part of what was measured.
     if counters.registered_bytes > 0 {
         let params = &mut row.params;
-        params.insert("provided_buffers".into(), counters.provided_buffers.into());
-        params.insert("registered_bytes".into(), counters.registered_bytes.into());
+        params.put(Param::ProvidedBuffers, counters.provided_buffers);
+        params.put(Param::RegisteredBytes, counters.registered_bytes);
     }
     row.server_rss_peak_bytes = stats.rss_bytes_peak;
     row.server_rss_bytes_per_connection = stats

@@ -8,11 +8,10 @@
 
 use std::time::Duration;
 
-use serde_json::Value;
-
 use super::{NetCell, SweepRole};
 use crate::output::progress::Progress;
-use crate::row::{Row, P99_BOUND_PARAM, SWEEP_PARAM};
+use crate::row::params::{Param, Params};
+use crate::row::Row;
 use crate::studies::{run_rounds, Outcome, Rounds};
 
 /// The sweep's shape, from `--sweep-points`, `--p99-bound` and `--probe-duration`.
@@ -41,10 +40,9 @@ impl Sweep {
             SweepRole::Probe => "probe",
             SweepRole::Point => "point",
         };
-        row.params.insert(SWEEP_PARAM.into(), Value::from(name));
+        row.params.put(Param::Sweep, name);
         let bound = self.p99_bound.as_nanos() as u64;
-        row.params
-            .insert(P99_BOUND_PARAM.into(), Value::from(bound));
+        row.params.put(Param::P99BoundNs, bound);
     }
 
     /// Steps the progress bar may take: a probe per cell, every point of every cell's runs.
