@@ -95,7 +95,7 @@ fn a_new_claim_file_runs_without_code() {
     assert!(text.contains("8 rounds"), "{text}");
     assert!(text.contains("=> reproduced"), "{text}");
     assert!(
-        text.contains("cause: ") && text.contains("syscalls per write"),
+        text.contains("cause: ") && text.contains("counted uring-ring"),
         "{text}"
     );
     let rows: serde_json::Value =
@@ -143,6 +143,7 @@ fn a_claim_file_that_does_not_hold_together_is_refused_by_name() {
         assert_eq!(run.status.code(), Some(1), "{stderr}");
         assert!(stderr.contains(expected), "{expected}: {stderr}");
     }
+    std::fs::write(dir.path().join("test-write-tie.toml"), CLAIM).unwrap();
     let run = claims(dir.path(), &["show", "nope"]);
     assert!(String::from_utf8_lossy(&run.stderr).contains("no claim is called 'nope'"));
 }

@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use crate::model::claim::{metric_name, ratio_text, Claim};
 use crate::model::claim_verdict::{judge, Judged, Verdict};
+use crate::model::comparison::LOOKS;
 use crate::model::figures::Figures;
 use crate::model::study::{op_noun, Study};
 use crate::report::causes::{causes, client_saturation, Subject};
@@ -130,10 +131,17 @@ fn interval_text(low: Option<f64>, high: Option<f64>, rounds: usize) -> String {
 /// rounds", "cannot test here: no poll queues".
 pub fn verdict_text(one: &Judged) -> String {
     match (&one.verdict, &one.comparison) {
-        (Verdict::Inconclusive, Some(comparison)) => format!(
-            "inconclusive after {} rounds (undecided: the interval straddles the margin)",
-            comparison.rounds
-        ),
+        (Verdict::Inconclusive, Some(comparison)) => {
+            let budget = *LOOKS.last().expect("looks") as usize;
+            let why = match one.study.is_some_and(|study| !study.looks.is_empty()) {
+                true if comparison.rounds < budget && comparison.futile(budget) => {
+                    "its interval straddles the margin, and rounds up to the budget were \
+                     unlikely to decide it"
+                }
+                _ => "its interval straddles the margin",
+            };
+            format!("inconclusive after {} rounds ({why})", comparison.rounds)
+        }
         (Verdict::CannotTest(reason), _) => format!("cannot test here: {reason}"),
         (Verdict::NotMeasured(reason), _) => format!("not measured: {reason}"),
         (verdict, _) => verdict.text(),
@@ -232,8 +240,12 @@ pub fn claim_block(report: &ClaimReport, env: &Value, command: &str, markdown: b
             true => format!("**{verdict}**"),
             false => format!("=> {verdict}"),
         };
+        let rerun = match one.verdict {
+            Verdict::NotMeasured(_) => format!(" (`ringside claims run {}` measures it)", claim.id),
+            _ => String::new(),
+        };
         text.push_str(&format!(
-            "{bullet}{}: claimed {} (\"{}\"); measured {}: {verdict}\n",
+            "{bullet}{}: claimed {} (published: {}); measured {}: {verdict}{rerun}\n",
             test.label(),
             test.claimed_text(),
             test.figure,
@@ -278,32 +290,68 @@ pub fn summary_markdown(rows: &[ClaimRow]) -> String {
     text
 }
 
-/// The report's section: every shipped claim that `studies` measured, with its verdicts.
-pub fn section(env: &Value, studies: &[Study]) -> String {
-    let Ok(claims) = Claim::embedded() else {
-        return String::new();
-    };
-    let reports: Vec<ClaimReport> = (claims.iter())
+/// The section's heading and what it holds.
+const SECTION_TITLE: &str = "Published claims, on this machine";
+const SECTION_ABOUT: &str = "Each claim below is a published figure that this document's \
+    studies can test (`ringside claims show ID` has its source and `ringside claims run ID` its \
+    own experiment); each test is decided with the claim's other tests as one family, paired \
+    round by round.";
+/// What the blocks say they ran.
+const SECTION_COMMAND: &str = "this document's studies (see the tables)";
+
+/// Every shipped claim that `studies` measured, judged.
+fn measured_claims<'a>(claims: &'a [Claim], studies: &'a [Study]) -> Vec<ClaimReport<'a>> {
+    (claims.iter())
         .map(|claim| ClaimReport::of(claim, studies, None))
         .filter(ClaimReport::measured)
-        .collect();
+        .collect()
+}
+
+/// The report's section in Markdown: every shipped claim that `studies` measured, with its
+/// verdicts; empty when none was.
+pub fn section(env: &Value, studies: &[Study]) -> String {
+    let claims = Claim::embedded().unwrap_or_default();
+    let reports = measured_claims(&claims, studies);
     if reports.is_empty() {
         return String::new();
     }
-    let mut text = String::from(
-        "## Published claims, on this machine\n\nEach claim below is a published figure that \
-         this document's studies can test (`ringside claims show ID` has its source and \
-         `ringside claims run ID` its own experiment); each test is decided with the claim's \
-         other tests as one family, paired round by round.\n\n",
-    );
+    let mut text = format!("## {SECTION_TITLE}\n\n{SECTION_ABOUT}\n\n");
     let rows: Vec<ClaimRow> = reports.iter().flat_map(ClaimReport::rows).collect();
     text.push_str(&summary_markdown(&rows));
     text.push('\n');
     for report in &reports {
-        let command = "this document's studies (see the tables below)";
-        text.push_str(&claim_block(report, env, command, true));
+        text.push_str(&claim_block(report, env, SECTION_COMMAND, true));
     }
     text
+}
+
+/// The same section in report.html: the verdict table, then each claim's block as text.
+pub fn html_section(env: &Value, studies: &[Study]) -> String {
+    let claims = Claim::embedded().unwrap_or_default();
+    let reports = measured_claims(&claims, studies);
+    if reports.is_empty() {
+        return String::new();
+    }
+    let escape = crate::report::html::escape;
+    let mut page = format!(
+        "<section>\n<h2>{SECTION_TITLE}</h2>\n<p>{}</p>\n<table>\n<tr><th>claim</th><th>test</th>\
+         <th>claimed</th><th>measured here</th><th>verdict</th></tr>\n",
+        escape(SECTION_ABOUT)
+    );
+    let rows: Vec<ClaimRow> = reports.iter().flat_map(ClaimReport::rows).collect();
+    for line in summary_markdown(&rows).lines().skip(2) {
+        let cells: Vec<String> = (line.trim_matches('|').split(" | "))
+            .map(|cell| format!("<td>{}</td>", escape(cell.trim())))
+            .collect();
+        page.push_str(&format!("<tr>{}</tr>\n", cells.concat()));
+    }
+    page.push_str("</table>\n");
+    for report in &reports {
+        let block = claim_block(report, env, SECTION_COMMAND, false);
+        page.push_str(&format!("<pre>{}</pre>\n", escape(&block)));
+    }
+    page.push_str("</section>\n");
+    page
 }
 
 #[cfg(test)]
@@ -351,6 +399,8 @@ mod tests {
             "{:?}",
             rows[1]
         );
+        let html = html_section(&Value::Null, &measured);
+        assert!(html.contains("<td>seed003-write-4k</td>"), "{html}");
         assert!(section(&Value::Null, &studies(&[])).is_empty());
     }
 }
