@@ -13,3 +13,4 @@ pub mod drift;
 pub mod figures;
 pub mod ladder;
 pub mod study;
+pub mod sweep;
