@@ -284,27 +284,12 @@ pub const STEPS: &[Step] = &[
         // show seed000-echo`): the echo step above measures its 1 and 50.
         name: "echo 2",
         command: &["echo"],
-        args: [
-            None,
-            Some(&[
-                "--engine",
-                "epoll,uring",
-                "--connections",
-                "2",
-                "--duration",
-                "400ms",
-                "--warmup",
-                "150ms",
-                "--runs",
-                "auto",
-            ]),
-            None,
-        ],
+        args: [None, Some(ECHO_2), Some(ECHO_2)],
         takes_dir: false,
         takes_network: true,
         realtime: false,
         // Two engines, about 0.7 s a window with its start, 8 to 24 rounds.
-        seconds: [0, 20, 0],
+        seconds: [0, 20, 20],
         control: None,
         contenders: [None, None, None],
         contender_seconds: [0, 0, 0],
@@ -450,6 +435,20 @@ const FULL_SWEEP: &[&str] = &[
     "3",
     "--duration",
     "5s",
+];
+
+/// Seed 000's echo at 2 connections, in the default and the full run alike.
+const ECHO_2: &[&str] = &[
+    "--engine",
+    "epoll,uring",
+    "--connections",
+    "2",
+    "--duration",
+    "400ms",
+    "--warmup",
+    "150ms",
+    "--runs",
+    "auto",
 ];
 
 /// The shape steps' arguments: one cell per engine, one short run.
