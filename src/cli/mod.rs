@@ -7,6 +7,7 @@
 //! argument structs. Flags several subcommands share are defined once in `common.rs` and
 //! flattened where they are used.
 
+mod claims;
 mod common;
 mod fs;
 mod load;
@@ -78,6 +79,10 @@ pub enum Command {
     Merge(report::MergeArgs),
     #[command(about = crate::run::RUN_ABOUT.as_str())]
     Run(report::RunArgs),
+    /// Published io_uring claims (the seeds' and others': figures, sources, set-ups), each
+    /// with the experiment that tests it: list them, show one, or run them here for a verdict
+    /// (reproduced, not reproduced, reversed, inconclusive, cannot test here) and its cause.
+    Claims(claims::ClaimsArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -136,5 +141,6 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Compare(args) => args.run(),
         Command::Merge(args) => args.run(),
         Command::Run(args) => args.run(),
+        Command::Claims(args) => args.run(),
     }
 }

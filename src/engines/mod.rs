@@ -37,7 +37,7 @@ use needs::{Feature, Needs, Registration, SetupFlags, ACCEPT, RECV, SEND};
 use needs::{DEFER_REGISTRATIONS, DIRECT, DIRECT_REGISTRATIONS, DIRECT_ZERO_COPY, MULTISHOT};
 use needs::{FILE_CYCLE, FILE_FIXED, FILE_PLAIN, FILE_POLLED, FIXED, FIXED_RING_FD, NOP};
 use uring::file::Submit;
-use uring::server::OwnBufferReceive;
+use uring::server::{AsyncReceive, OwnBufferReceive};
 use uring::server::{BundleReceive, BundleSend, IncrementalReceive, MultishotReceive};
 use uring::server::{PlainSend, ZeroCopySend};
 
@@ -331,6 +331,18 @@ pub const ENGINES: &[EngineDef] = &[
         needs: Needs::io_uring(&[ACCEPT, RECV, SEND]),
         make: Make::Server(|def, run| {
             uring::server::serve::<OwnBufferReceive, PlainSend>(run, def.needs)
+        }),
+    },
+    EngineDef {
+        name: "uring-async",
+        over: &["uring"],
+        about: "uring + IOSQE_ASYNC on every recv: each blocks in an io-wq worker thread instead \
+                of a poll armed in the ring (netty's forced-async mode)",
+        workloads: &[Echo, Http],
+        default_for: &[],
+        needs: Needs::io_uring(&[ACCEPT, RECV, SEND]),
+        make: Make::Server(|def, run| {
+            uring::server::serve::<AsyncReceive, PlainSend>(run, def.needs)
         }),
     },
     EngineDef {

@@ -308,7 +308,7 @@ fn send_from_registered_buffer(ring: &IoUring) -> Result<(), String> {
 
 /// Why the NIC rungs cannot run: ringside's network studies send only to 127.0.0.1 (the
 /// network rule of this lab), and loopback sockets have no NAPI id and no hardware queue.
-fn nic_traffic_reason() -> String {
+pub fn nic_traffic_reason() -> String {
     let nics: Vec<String> = std::fs::read_dir("/sys/class/net")
         .into_iter()
         .flatten()

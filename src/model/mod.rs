@@ -2,9 +2,12 @@
 //! set, one summary per engine with its per-round figures), and studies become comparisons
 //! (an engine against another, paired round by round, with an interval and a decision). The
 //! report, the studies' terminal tables, `compare` and the bench write-ups read the same model,
-//! so a figure or a verdict is computed once.
+//! so a figure or a verdict is computed once. A published claim (`claim`) is a comparison
+//! stated before it is measured; `claim_verdict` reads it against the studies.
 
 mod calibration;
+pub mod claim;
+pub mod claim_verdict;
 pub mod comparison;
 pub mod drift;
 pub mod figures;

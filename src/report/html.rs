@@ -98,6 +98,7 @@ pub fn render_html(document: &Document, studies: &[Study]) -> anyhow::Result<Str
         }
         page.push_str("</section>\n");
     }
+    page.push_str(&crate::report::claims::html_section(&document.env, studies));
     page.push_str(&environment_section(&document.env));
     page.push_str("</body></html>\n");
     Ok(page)

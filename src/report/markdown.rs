@@ -39,6 +39,7 @@ pub fn render_markdown(document: &Document, studies: &[Study]) -> String {
         text.push_str(&format!("> {note}\n\n"));
     }
     text.push_str(&sections(document, studies, Style::Markdown));
+    text.push_str(&crate::report::claims::section(&document.env, studies));
     text
 }
 

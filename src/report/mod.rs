@@ -7,6 +7,7 @@ pub mod answer;
 pub mod answer_chart;
 pub mod causes;
 pub mod chart;
+pub mod claims;
 pub mod compare;
 pub mod contenders;
 pub mod depths;

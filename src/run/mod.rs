@@ -6,6 +6,7 @@
 //! Ctrl-C (or SIGTERM, passed on to the step) ends the study within the current step, which
 //! keeps the runs it finished, and still writes everything for the steps that ran.
 
+pub mod claims;
 pub mod contenders;
 pub mod control;
 pub mod fio_read;
@@ -409,13 +410,13 @@ fn failure_notes(step: &str, rows: &[Row]) -> Vec<String> {
 
 /// How long a step may take before it is stopped: ten times its estimate, at least two
 /// minutes. An engine stuck waiting for a completion must not hang the whole study.
-fn step_limit(estimate: Duration) -> Duration {
+pub(crate) fn step_limit(estimate: Duration) -> Duration {
     (estimate * 10).max(Duration::from_secs(120))
 }
 
 /// A step's running process and, when its stderr is forwarded, word from the forwarding
 /// thread that the pipe has ended.
-struct StepProcess {
+pub(crate) struct StepProcess {
     child: Child,
     forwarded: Option<std::sync::mpsc::Receiver<()>>,
 }
@@ -427,7 +428,10 @@ const FORWARD_DRAIN: Duration = Duration::from_secs(2);
 /// Starts a step. While the bar is drawn, the step's stderr goes through a pipe and each of its
 /// lines is printed above the bar: the step then sees no terminal and draws no bar of its own
 /// over ours. Otherwise the step writes to our stderr directly, as it would run by hand.
-fn spawn_step(mut command: Command, progress: &Progress) -> std::io::Result<StepProcess> {
+pub(crate) fn spawn_step(
+    mut command: Command,
+    progress: &Progress,
+) -> std::io::Result<StepProcess> {
     if !progress.is_drawn() {
         return command.spawn().map(|child| StepProcess {
             child,
@@ -456,7 +460,7 @@ fn spawn_step(mut command: Command, progress: &Progress) -> std::io::Result<Step
 /// Waits for a step's process, calling `advance` with the time it has run about every 100 ms;
 /// passes on the signal that raised the stop flag; kills it and returns None once `limit` has
 /// passed.
-fn wait_bounded(
+pub(crate) fn wait_bounded(
     step: StepProcess,
     limit: Duration,
     advance: impl Fn(Duration),
@@ -571,7 +575,7 @@ fn run_control(
 }
 
 /// Writes the four files of a results directory.
-fn write_results(document: &Document, out: &Path) -> anyhow::Result<()> {
+pub(crate) fn write_results(document: &Document, out: &Path) -> anyhow::Result<()> {
     let json = out.join(crate::report::load::RESULTS_FILE);
     std::fs::write(&json, render(document, Format::Json)?)
         .with_context(|| format!("cannot write {}", json.display()))?;

@@ -280,11 +280,27 @@ pub const STEPS: &[Step] = &[
         contender_seconds: [20, 45, 440],
     },
     Step {
+        // Seed 000's claim that io_uring falls behind epoll at 2 connections (`ringside claims
+        // show seed000-echo`): the echo step above measures its 1 and 50.
+        name: "echo 2",
+        command: &["echo"],
+        args: [None, Some(ECHO_2), Some(ECHO_2)],
+        takes_dir: false,
+        takes_network: true,
+        realtime: false,
+        // Two engines, about 0.7 s a window with its start, 8 to 24 rounds.
+        seconds: [0, 20, 20],
+        control: None,
+        contenders: [None, None, None],
+        contender_seconds: [0, 0, 0],
+    },
+    Step {
         // Issue 22's shapes beyond 64-byte ping-pong, one short cell each within the run's
         // budget: 16 KiB messages at 50 connections (beside the echo step's 64 B there, the
         // report's size sweep) for epoll and the cheapest io_uring rung at that size
         // (incremental buffers); tcpkali's stream (seed 004: 1 KiB messages, 128 connections;
-        // MB/s and the server's CPU per MB) for the top receive rung, bundles. The full sweeps
+        // MB/s and the server's CPU per MB) for the top receive rung, bundles, and the seed's
+        // own server's kind, multishot (its claim at 128 connections). The full sweeps
         // and epoll beside the stream are `echo --payload` and `--mode stream` (bench/shapes.md).
         name: "echo 16k",
         command: &["echo"],
@@ -305,8 +321,8 @@ pub const STEPS: &[Step] = &[
         takes_dir: false,
         takes_network: true,
         realtime: false,
-        // Two engines, about 1.3 s a window with its warm-up, 8 to 24 rounds.
-        seconds: [0, 25, 25],
+        // Three engines, about 1.3 s a window with its warm-up, 8 to 24 rounds.
+        seconds: [0, 35, 35],
         control: None,
         contenders: [None, None, None],
         contender_seconds: [0, 0, 0],
@@ -421,6 +437,20 @@ const FULL_SWEEP: &[&str] = &[
     "5s",
 ];
 
+/// Seed 000's echo at 2 connections, in the default and the full run alike.
+const ECHO_2: &[&str] = &[
+    "--engine",
+    "epoll,uring",
+    "--connections",
+    "2",
+    "--duration",
+    "400ms",
+    "--warmup",
+    "150ms",
+    "--runs",
+    "auto",
+];
+
 /// The shape steps' arguments: one cell per engine, one short run.
 const SHAPE_16K: &[&str] = &[
     "--engine",
@@ -440,7 +470,7 @@ const SHAPE_16K: &[&str] = &[
 /// nothing within the first 500 ms here while its provided buffers refilled.
 const SHAPE_STREAM: &[&str] = &[
     "--engine",
-    "epoll,uring-bundle",
+    "epoll,uring-multishot,uring-bundle",
     "--mode",
     "stream",
     "--connections",

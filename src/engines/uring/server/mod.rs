@@ -5,6 +5,8 @@
 //! - `receive_own_buffer.rs` (the `uring` engine, seed 000's net_io_uring): one accept SQE,
 //!   and per connection one recv SQE into the connection's own buffer; the kernel's FAST_POLL
 //!   waits for readiness inside the ring, so there is no epoll and no readiness syscall.
+//! - `receive_async.rs` (`uring-async`): the plain receive with IOSQE_ASYNC on every recv, so
+//!   each waits in an io-wq worker instead of a poll (netty's forced-async mode).
 //! - `receive_multishot.rs` (`uring-multishot`, seed 004, and `uring-defer`): one multishot
 //!   accept for all connections and one multishot recv per connection, taking buffers from a
 //!   registered provided-buffer ring. Beside each multishot recv sits a one-shot poll for the
@@ -47,6 +49,7 @@
 mod connection;
 mod handlers;
 mod receive;
+mod receive_async;
 mod receive_incremental;
 mod receive_multishot;
 mod receive_own_buffer;
@@ -71,6 +74,7 @@ use crate::units::format_size;
 use handlers::Server;
 
 pub use receive::ReceiveStrategy;
+pub use receive_async::AsyncReceive;
 pub use receive_incremental::IncrementalReceive;
 pub use receive_multishot::{BundleReceive, MultishotReceive};
 pub use receive_own_buffer::OwnBufferReceive;
