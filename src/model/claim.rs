@@ -344,6 +344,7 @@ impl Claim {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::row::params::{Param, Params};
 
     const EXAMPLE: &str = r#"
         id = "example"
@@ -380,8 +381,8 @@ mod tests {
         assert_eq!(claim.experiment.workload(), "echo");
         let params = |connections: u64| {
             let mut params = Map::new();
-            params.insert("connections".into(), Value::from(connections));
-            params.insert("payload_bytes".into(), Value::from(64));
+            params.put(Param::Connections, Value::from(connections));
+            params.put(Param::PayloadBytes, Value::from(64));
             params
         };
         assert!(test.matches(&params(50)));

@@ -358,6 +358,7 @@ pub fn html_section(env: &Value, studies: &[Study]) -> String {
 mod tests {
     use super::*;
     use crate::model::study::{studies, tests::paired_rows};
+    use crate::row::params::{Param, Params};
 
     /// Goal: a document whose studies hold a claim's engines at its parameters gets the claim in
     /// its report, with the published figure, the measured one and the verdict; one that does
@@ -374,8 +375,8 @@ mod tests {
             12,
         );
         for row in &mut rows {
-            row.params.insert("block_size".into(), Value::from("4k"));
-            row.params.insert("direct".into(), Value::from(false));
+            row.params.put(Param::BlockSize, Value::from("4k"));
+            row.params.put(Param::Direct, Value::from(false));
         }
         let measured = studies(&rows);
         let text = section(&Value::Null, &measured);
