@@ -7,7 +7,7 @@
 use plotters::coord::ranged1d::SegmentValue;
 use plotters::prelude::*;
 
-use crate::report::chart::{FONT, PALETTE};
+use crate::report::chart::{drawn, drawn_range, FONT, PALETTE};
 use crate::report::numbers::ratio;
 use crate::report::summary::{runs_text, EngineSummary, Study};
 
@@ -41,9 +41,9 @@ pub fn answer_chart(study: &Study) -> anyhow::Result<Option<String>> {
     let lines: Vec<Line> = (engines.iter())
         .map(|engine| Line {
             engine,
-            ratio: engine.throughput.median / base,
-            low: engine.throughput.min / base,
-            high: engine.throughput.max / base,
+            ratio: drawn(engine.throughput.median / base),
+            low: drawn(engine.throughput.min / base),
+            high: drawn(engine.throughput.max / base),
         })
         .collect();
     // A client-bound bar is the load generator's limit: when the longest bar is one, no engine
@@ -53,8 +53,8 @@ pub fn answer_chart(study: &Study) -> anyhow::Result<Option<String>> {
         .filter(|(_, line)| !saturated(line))
         .map(|(index, _)| index);
     let noise = (
-        baseline.throughput.min / base,
-        baseline.throughput.max / base,
+        drawn(baseline.throughput.min / base),
+        drawn(baseline.throughput.max / base),
     );
     // When every engine was client-bound the title says so once, instead of every bar.
     let all_saturated = lines.iter().all(saturated);
@@ -119,7 +119,10 @@ fn draw(
             .margin(8)
             .x_label_area_size(32)
             .y_label_area_size(label_chars as u32 * 7 + 12)
-            .build_cartesian_2d(0.0..high * headroom, (0..count - 1).into_segmented())?;
+            .build_cartesian_2d(
+                drawn_range(0.0, high * headroom),
+                (0..count - 1).into_segmented(),
+            )?;
         let labels: Vec<&str> = (lines.iter().rev())
             .map(|line| line.engine.engine.as_str())
             .collect();
