@@ -5,10 +5,12 @@
 //! SEND_ZC start to pay or cost; work (`echo --work 0us,2us,10us`): the server's CPU per
 //! request, how much of an engine's advantage is left when the application works (`work.rs`).
 
+use std::collections::HashMap;
+
 use serde_json::Value;
 
 use crate::engines::parent_name;
-use crate::report::summary::{EngineSummary, Study, StudyKey};
+use crate::report::summary::{key_text, EngineSummary, Study, StudyKey};
 use crate::stats::params_text;
 use crate::units::format_size;
 
@@ -207,12 +209,14 @@ fn sweeps(studies: &[Study], swept: Swept) -> Vec<ThreadSweep<'_>> {
         }),
     };
     let mut groups: Vec<(StudyKey, Vec<(u64, &Study)>)> = Vec::new();
+    let mut index_of: HashMap<String, usize> = HashMap::new();
     for study in studies.iter().filter(|study| !study.measured().is_empty()) {
         let Some(at) = x(study) else { continue };
         let mut shared = study.params.clone();
         shared.retain(|key, _| !params.contains(&key.as_str()));
         let key = (study.workload.clone(), shared);
-        match groups.iter_mut().find(|(known, _)| *known == key) {
+        let index = *index_of.entry(key_text(&key)).or_insert(groups.len());
+        match groups.get_mut(index) {
             Some((_, points)) => points.push((at, study)),
             None => groups.push((key, vec![(at, study)])),
         }
