@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::common::{cpus_arg, duration_arg, parse_list, positive_duration_arg, size_arg};
+use super::common::{cpus_arg, duration_arg, parse_list, positive_duration_arg, rate_arg};
+use super::common::{runs_arg, size_arg};
 use super::common::{HelperArgs, OutputArgs};
 use crate::engines::uring::ring::{format_cpus, Helpers};
 use crate::engines::{default_list, select, Workload};
@@ -29,7 +30,7 @@ use crate::system::tuning::{Idle, Sched};
 #[derive(Args, Debug, Clone)]
 pub struct NetStudyArgs {
     /// Measured runs per cell; engines alternate run by run.
-    #[arg(long, short = 'r', default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, short = 'r', default_value_t = 3, value_parser = runs_arg())]
     pub runs: u32,
     /// Unmeasured time before each run's window.
     #[arg(long, default_value = "1s", value_parser = duration_arg)]
@@ -334,11 +335,9 @@ impl NetStudyArgs {
         );
         let rates = match self.rate.is_empty() {
             true => Vec::new(),
-            false => parse_list(&self.rate, "--rate", |text| {
-                text.parse::<f64>()
-                    .ok()
-                    .filter(|rate| *rate > 0.0 && *rate <= 10_000_000.0)
-            })?,
+            false => (self.rate.iter())
+                .map(|text| rate_arg(text).map_err(|error| anyhow::anyhow!("--rate {error}")))
+                .collect::<anyhow::Result<_>>()?,
         };
         let load_sweep = match self.sweep {
             false => None,
