@@ -25,7 +25,7 @@ use anyhow::Context;
 use crate::engines::EngineDef;
 use crate::output::progress::Progress;
 use crate::output::{emit, write_text, Format};
-use crate::row::{Document, Row};
+use crate::row::{Document, Row, PARTIAL_NOTE};
 use crate::system::stop::{interrupted_exit_code, stop_flag, stopped};
 
 /// One cell of a study: what one measurement in a run covers.
@@ -161,6 +161,29 @@ pub fn run_alternating<C: Cell>(
     }
 }
 
+/// What an interrupted study says it kept: the runs that finished, the one the signal cut
+/// short (its row says "partial"), or plainly nothing.
+fn interrupted_summary(rows: &[Row]) -> String {
+    let partial = (rows.iter())
+        .filter(|row| row.notes.iter().any(|note| note.starts_with(PARTIAL_NOTE)))
+        .count();
+    match (rows.len() - partial, partial) {
+        (0, 0) => "interrupted before any run finished: nothing was measured".to_string(),
+        (0, cut) => format!(
+            "interrupted before any run finished; the results above cover the {} cut short \
+             (marked partial)",
+            if cut == 1 { "run" } else { "runs" }
+        ),
+        (finished, 0) => {
+            format!("interrupted; the results above cover the {finished} run(s) that finished")
+        }
+        (finished, _) => format!(
+            "interrupted; the results above cover the {finished} run(s) that finished and the \
+             one cut short (marked partial)"
+        ),
+    }
+}
+
 /// Writes the results (partial ones too) and turns the outcome into an exit code: 130 (Ctrl-C)
 /// or 143 (SIGTERM) when interrupted, 1 when a run did not verify its data,
 /// `ENGINE_FAILED_EXIT` when runs failed (their rows say why), else 0. `table` renders the
@@ -198,7 +221,7 @@ pub fn finish(
         format => emit(&document, format, destination.path.as_deref())?,
     }
     if outcome.interrupted {
-        eprintln!("ringside: interrupted; the results above cover the runs that finished");
+        eprintln!("ringside: {}", interrupted_summary(&document.results));
         return Ok(ExitCode::from(interrupted_exit_code()));
     }
     if unverified > 0 {

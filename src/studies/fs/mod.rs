@@ -28,7 +28,7 @@ use crate::engines::{EngineDef, Make, Workload};
 use crate::measure::{meter_for_run, BlockDevice, Meter};
 use crate::output::progress::Progress;
 use crate::output::render_table;
-use crate::row::{Row, Tally};
+use crate::row::{Row, Tally, PARTIAL_NOTE};
 use crate::system::limits::{memory_bytes_available, PinLimit};
 use crate::units::format_size;
 use scratch::{stamp_blocks, Scratch};
@@ -234,12 +234,13 @@ impl FileStudy {
             // ever makes (the kernel sizes a thread's io-wq pool from its first ring), and the
             // thread's exit tears its io-wq workers down before the next run starts, so no
             // engine inherits another's workers. The thread inherits the pin and the class.
-            let row = std::thread::scope(|scope| {
+            let mut row = std::thread::scope(|scope| {
                 scope
                     .spawn(|| measure(&context))
                     .join()
                     .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
             })?;
+            mark_if_signalled(&mut row);
             progress.line(line(&row));
             Ok(row)
         };
@@ -290,6 +291,18 @@ impl FileStudy {
             rustix::fs::fsync(file).map_err(|error| io_error("fsync", error))?;
         }
         Ok(())
+    }
+}
+
+/// Marks the row of a run a signal arrived during: the run's stop check ended it early, so its
+/// figures cover the operations it did (the study ends after it).
+pub(super) fn mark_if_signalled(row: &mut Row) {
+    if crate::system::stop::stopped() && row.failure.is_none() {
+        row.notes.push(format!(
+            "{PARTIAL_NOTE} a signal (Ctrl-C or SIGTERM) arrived during this run and ended it \
+             early; its figures cover the {} operations it did",
+            row.ops
+        ));
     }
 }
 
