@@ -240,7 +240,7 @@ impl FileStudy {
                     .join()
                     .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
             })?;
-            mark_if_signalled(&mut row);
+            mark_if_signalled(&mut row, self.size / self.block_size);
             progress.line(line(&row));
             Ok(row)
         };
@@ -294,13 +294,13 @@ impl FileStudy {
     }
 }
 
-/// Marks the row of a run a signal arrived during: the run's stop check ended it early, so its
-/// figures cover the operations it did (the study ends after it).
-pub(super) fn mark_if_signalled(row: &mut Row) {
-    if crate::system::stop::stopped() && row.failure.is_none() {
+/// Marks the row of a run a signal ended before its `planned` operations: the run's stop check
+/// ended it early, so its figures cover the operations it did (the study ends after it).
+pub(super) fn mark_if_signalled(row: &mut Row, planned: u64) {
+    if crate::system::stop::stopped() && row.failure.is_none() && row.ops < planned {
         row.notes.push(format!(
-            "{PARTIAL_NOTE} a signal (Ctrl-C or SIGTERM) arrived during this run and ended it \
-             early; its figures cover the {} operations it did",
+            "{PARTIAL_NOTE} a signal (Ctrl-C or SIGTERM) ended this run after {} of its {planned} \
+             operations; its figures cover those",
             row.ops
         ));
     }

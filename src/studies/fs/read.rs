@@ -284,7 +284,7 @@ impl ReadStudy {
                     .join()
                     .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
             })?;
-            super::mark_if_signalled(&mut row);
+            super::mark_if_signalled(&mut row, self.size / self.block_size);
             progress.line(line(&row));
             Ok(row)
         };
