@@ -64,8 +64,8 @@ fn the_values_that_panicked_are_refused_in_a_sentence() {
             &["http", "--rate", "50,1e308", "-e", "epoll"],
             "--rate '1e308'",
         ),
-        (&["echo", "--runs", "4294967295"], "1..=1000"),
-        (&["fs", "cycle", "--runs", "1001"], "1..=1000"),
+        (&["echo", "--runs", "4294967295"], "from 1 to 1000"),
+        (&["fs", "cycle", "--runs", "1001"], "from 1 to 1000"),
         (
             &[
                 "load",

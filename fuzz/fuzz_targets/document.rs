@@ -12,9 +12,10 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use ringside::model::study::studies;
 use ringside::report::load::parse_document;
 use ringside::report::merge::merge_documents;
-use ringside::report::{html, markdown, summary};
+use ringside::report::{html, markdown};
 use ringside::row::Document;
 
 fuzz_target!(|data: &[u8]| {
@@ -39,7 +40,7 @@ fuzz_target!(|data: &[u8]| {
 
 /// The report of `document`, as `ringside report` writes it, kept in memory.
 fn render(document: &Document) {
-    let studies = summary::studies(&document.results);
+    let studies = studies(&document.results);
     let _ = markdown::render_markdown(document, &studies);
     let _ = html::render_html(document, &studies);
 }

@@ -153,7 +153,7 @@ mod tests {
     /// A document of one row: a real row's fields with `figure` set to `value` (JSON text).
     fn with_figure(figure: &str, value: &str) -> String {
         let mut row =
-            serde_json::to_value(crate::report::summary::tests::row("epoll", 2, 1.0, 1)).unwrap();
+            serde_json::to_value(crate::model::study::tests::row("epoll", 2, 1.0, 1)).unwrap();
         row[figure] = serde_json::from_str(value).unwrap();
         let mut document: Value = serde_json::from_str(&minimal(SCHEMA_VERSION)).unwrap();
         document["results"] = Value::from(vec![Value::Null, row]);

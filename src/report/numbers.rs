@@ -2,7 +2,7 @@
 //! engines lines up and a verdict sentence reads as a sentence ("0.0088 syscalls per write vs
 //! 1.0", not "0.008789062 vs 1").
 
-use crate::report::summary::Headline;
+use crate::model::study::Headline;
 use crate::stats::Spread;
 use crate::units::format_count;
 
@@ -40,9 +40,13 @@ pub fn per_op(value: f64) -> String {
     }
 }
 
-/// A ratio of two medians, as the verdicts and the ladder print it.
+/// A ratio of two medians, as the verdicts and the ladder print it; "—" for one that is not a
+/// number (a document's extreme figures can divide by almost zero).
 pub fn ratio(value: f64) -> String {
-    format!("{value:.2}×")
+    match value.is_finite() {
+        true => format!("{value:.2}×"),
+        false => "—".to_string(),
+    }
 }
 
 #[cfg(test)]

@@ -3,42 +3,52 @@
 //! files over the ring, SQPOLL and DEFER_TASKRUN side by side over registered files, ...), so the
 //! ratio of an engine to its parent is what that feature bought on this machine. A neighbour in
 //! the table is not a parent: `uring-ring-fd` extends `uring-defer`, not `uring-sqpoll` above it.
-//! A rung whose parent did not run has no ratio and says so. The rung's range divides the
-//! extreme runs, so a rung whose range spans 1.0 bought nothing the noise can't explain.
+//! A rung whose parent did not run has no ratio and says so. The ratio is a paired comparison
+//! over the rounds both ran (`model::comparison`), decided with the study's table as one
+//! exploratory family: a rung bought something only when its comparison is *different*.
 
 use crate::engines::parent_name;
-use crate::report::summary::{EngineSummary, Study};
+use crate::model::comparison::{spent_alpha, table_comparisons, Comparison, Metric};
+use crate::model::study::{EngineSummary, Study};
 
 /// What one engine bought over the engine it extends (or, in the first screen's finding, over
-/// the study's baseline).
+/// the study's baseline): the comparison of their headline metric.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Rung {
     pub engine: String,
     /// The engine divided by: the parent, or the baseline.
     pub parent: String,
-    /// Ratio of the medians of the headline metric.
-    pub ratio: f64,
-    /// This engine's slowest run over the parent's fastest run.
-    pub low: f64,
-    /// This engine's fastest run over the parent's slowest run.
-    pub high: f64,
+    pub comparison: Comparison,
 }
 
 impl Rung {
-    /// What `engine` bought over `parent` (any two engines of a study).
-    pub fn between(parent: &EngineSummary, engine: &EngineSummary) -> Rung {
-        let (before, after) = (&parent.throughput, &engine.throughput);
+    /// What `engine` bought over `parent` (any two engines of a study), not yet decided.
+    pub fn between(study: &Study, parent: &EngineSummary, engine: &EngineSummary) -> Rung {
+        let alpha = spent_alpha(&study.looks, study.rounds());
         Rung {
             engine: engine.engine.clone(),
             parent: parent.engine.clone(),
-            ratio: after.median / before.median,
-            low: after.min / before.max,
-            high: after.max / before.min,
+            comparison: Comparison::paired(engine, parent, Metric::Throughput, alpha),
         }
     }
 
-    pub fn within_noise(&self) -> bool {
-        self.low <= 1.0 && 1.0 <= self.high
+    /// The headline's ratio, engine over parent.
+    pub fn ratio(&self) -> f64 {
+        self.comparison.ratio
+    }
+
+    /// Whether the feature made a decided difference.
+    pub fn decided(&self) -> bool {
+        self.comparison.is_different()
+    }
+}
+
+/// The engine `engine` is compared with as its parent: the engine table's parent, or, for a
+/// second copy of an engine (`epoll#2`, an A/A check), the engine itself.
+pub fn parent_of(workload: &str, engine: &str) -> Option<String> {
+    match engine.split_once('#') {
+        Some((name, _)) => Some(name.to_string()),
+        None => parent_name(workload, engine).map(str::to_string),
     }
 }
 
@@ -63,16 +73,17 @@ impl NoRatio {
 }
 
 /// Each engine ringside measured that extends another, in table order: its rung over its parent,
-/// or why it has none. Baselines, controls and contenders are not rungs.
+/// or why it has none, decided with the study's table (`table_comparisons`). Baselines, controls and
+/// contenders are not rungs.
 pub fn steps(study: &Study) -> Vec<Result<Rung, NoRatio>> {
     let measured = study.measured();
-    measured
+    let mut steps: Vec<Result<Rung, NoRatio>> = measured
         .iter()
         .filter_map(|engine| {
-            let parent = parent_name(&study.workload, &engine.engine)?;
+            let parent = parent_of(&study.workload, &engine.engine)?;
             let no_ratio = |why: String| NoRatio {
                 engine: engine.engine.clone(),
-                parent: parent.to_string(),
+                parent: parent.clone(),
                 why,
             };
             Some(match measured.iter().find(|e| e.engine == parent) {
@@ -83,10 +94,20 @@ pub fn steps(study: &Study) -> Vec<Result<Rung, NoRatio>> {
                         |failure| format!("failed ({failure})"),
                     )))
                 }
-                Some(summary) => Ok(Rung::between(summary, engine)),
+                Some(summary) => Ok(Rung::between(study, summary, engine)),
             })
         })
-        .collect()
+        .collect();
+    // Decided with the rest of the study's table, so a rung and the table agree.
+    let decided = table_comparisons(study, Metric::Throughput);
+    for rung in steps.iter_mut().filter_map(|step| step.as_mut().ok()) {
+        let same =
+            (decided.iter()).find(|c| c.subject == rung.engine && c.reference == rung.parent);
+        if let Some(same) = same {
+            rung.comparison = same.clone();
+        }
+    }
+    steps
 }
 
 /// The rungs with a ratio, in table order.
@@ -108,20 +129,25 @@ pub fn step_of<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::summary::studies;
-    use crate::report::summary::tests::row;
+    use crate::model::study::studies;
+
+    fn rounds(engines: &[(&str, f64)], rounds: u32) -> Vec<crate::row::Row> {
+        let engines: Vec<(&str, f64, u64)> = engines.iter().map(|(e, mb)| (*e, *mb, 1)).collect();
+        crate::model::study::tests::paired_rows(&engines, rounds)
+    }
 
     #[test]
     fn a_rung_divides_by_its_parent_not_its_neighbour() {
-        let mut rows = Vec::new();
-        for run in 1..=2 {
-            let wobble = f64::from(run);
-            rows.push(row("blocking", run, 100.0 + wobble, 1));
-            rows.push(row("uring-fixed", run, 200.0 + wobble, 1));
-            rows.push(row("uring-defer", run, 300.0 + wobble, 1));
-            rows.push(row("uring-sqpoll", run, 150.0 + wobble, 1));
-            rows.push(row("uring-ring-fd", run, 330.0 + wobble, 1));
-        }
+        let rows = rounds(
+            &[
+                ("blocking", 100.0),
+                ("uring-fixed", 200.0),
+                ("uring-defer", 300.0),
+                ("uring-sqpoll", 150.0),
+                ("uring-ring-fd", 330.0),
+            ],
+            8,
+        );
         let rungs = ladder(&studies(&rows)[0]);
         let pairs: Vec<(&str, &str)> = rungs
             .iter()
@@ -137,20 +163,23 @@ mod tests {
             ]
         );
         let ring_fd = &rungs[2];
-        assert!((ring_fd.ratio - 331.5 / 301.5).abs() < 1e-9, "{ring_fd:?}");
-        assert!(!ring_fd.within_noise());
+        assert!((ring_fd.ratio() - 1.1).abs() < 0.01, "{ring_fd:?}");
+        assert!(ring_fd.decided(), "{ring_fd:?}");
         let sqpoll = &rungs[1];
-        assert!(sqpoll.ratio < 1.0 && !sqpoll.within_noise(), "{sqpoll:?}");
+        assert!(sqpoll.ratio() < 1.0 && sqpoll.decided(), "{sqpoll:?}");
     }
 
     #[test]
     fn a_missing_parent_gives_no_ratio_and_says_why() {
-        let rows = vec![
-            row("blocking", 1, 100.0, 1),
-            row("uring-fixed", 1, 200.0, 1),
-            row("uring-sqpoll", 1, 150.0, 1),
-            row("uring-ring-fd", 1, 330.0, 1),
-        ];
+        let rows = rounds(
+            &[
+                ("blocking", 100.0),
+                ("uring-fixed", 200.0),
+                ("uring-sqpoll", 150.0),
+                ("uring-ring-fd", 330.0),
+            ],
+            1,
+        );
         let study = &studies(&rows)[0];
         let steps = steps(study);
         let Some(Err(none)) = step_of(&steps, "uring-ring-fd") else {
@@ -167,15 +196,24 @@ mod tests {
     }
 
     #[test]
-    fn a_rung_knows_its_noise() {
-        let rows = vec![
-            row("uring-single", 1, 100.0, 1),
-            row("uring-batch", 1, 220.0, 1),
-            row("uring-single", 2, 110.0, 1),
-            row("uring-batch", 2, 105.0, 1),
-        ];
+    fn a_rung_within_its_margin_or_on_few_rounds_is_not_decided() {
+        // 2% apart: equivalent (inside the 3% margin), never a difference.
+        let rows = rounds(&[("uring-single", 100.0), ("uring-batch", 102.0)], 12);
         let rungs = ladder(&studies(&rows)[0]);
-        assert_eq!(rungs.len(), 1);
-        assert!(rungs[0].within_noise(), "{:?}", rungs[0]);
+        assert!(!rungs[0].decided(), "{:?}", rungs[0]);
+        assert_eq!(rungs[0].comparison.word(), "equivalent");
+        // Twice as fast, but five rounds are too few to decide anything.
+        let rows = rounds(&[("uring-single", 100.0), ("uring-batch", 200.0)], 5);
+        let rungs = ladder(&studies(&rows)[0]);
+        assert_eq!(rungs[0].comparison.word(), "undecided");
+    }
+
+    #[test]
+    fn a_second_copy_of_an_engine_is_compared_with_the_first() {
+        assert_eq!(parent_of("echo", "epoll#2").as_deref(), Some("epoll"));
+        assert_eq!(
+            parent_of("fs-write", "uring-defer").as_deref(),
+            Some("uring-fixed")
+        );
     }
 }
