@@ -91,7 +91,7 @@ pub fn cells(study: &Study) -> Cells {
                     "{} {} {}",
                     ratio(rung.ratio()),
                     mark(rung.comparison.outcome),
-                    rung.parent
+                    rung.parent_label()
                 ),
                 Some(Err(none)) => format!("— ({} {})", none.parent, none.why),
             };
