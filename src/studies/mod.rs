@@ -489,11 +489,17 @@ mod tests {
     /// that round and its own move (`noise`, a share); how many rounds it ran.
     fn auto_rounds(engines: &[(&'static str, f64)], noise: f64, seed: u64) -> u32 {
         let cells: Vec<Named> = engines.iter().map(|(name, _)| Named(name, 1)).collect();
-        let mut rng = fastrand::Rng::with_seed(seed);
         let measure = |cell: &Named, run: u32| -> anyhow::Result<Row> {
-            let (_, mb_per_sec) = engines.iter().find(|(name, _)| *name == cell.0).unwrap();
+            let index = engines
+                .iter()
+                .position(|(name, _)| *name == cell.0)
+                .unwrap();
+            let mb_per_sec = engines[index].1;
             let machine = 1.0 + 0.2 * (f64::from(run) * 1.3).sin();
-            let own = 1.0 + noise * (rng.f64() * 2.0 - 1.0);
+            // Drawn from the cell and the round, not in turn: run_rounds shuffles the order
+            // with a seed of its own, which made the draws (and the test) vary from run to run.
+            let draw = seed.wrapping_mul(1_000_003) ^ (u64::from(run) << 8) ^ index as u64;
+            let own = 1.0 + noise * (fastrand::Rng::with_seed(draw).f64() * 2.0 - 1.0);
             Ok(Row {
                 workload: "fs-write".into(),
                 engine: cell.0.into(),
