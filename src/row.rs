@@ -489,6 +489,10 @@ pub fn is_engine_setting(key: &str) -> bool {
         .any(|param| param.key() == key)
 }
 
+/// How the note of a row whose run a signal cut short begins: its figures cover the part that
+/// ran.
+pub const PARTIAL_NOTE: &str = "partial:";
+
 /// What an engine counted itself during a measured section.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Tally {

@@ -37,16 +37,29 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("'{text}' is too large a size"))
 }
 
+/// The longest duration any flag takes: a year. Every later use of a duration (a deadline
+/// `Instant::now() + d`, a timeout divided into ticks, nanoseconds in a u64) is sound below it;
+/// `--duration 1e19` overflowed `Instant + Duration` and `1e20` `Duration::from_secs_f64`.
+pub const DURATION_MAX: Duration = Duration::from_secs(365 * 24 * 3600);
+
 /// Parses a duration like `10s`, `1m30s`, `500ms`; a bare number means seconds, as in wrk.
+/// At most `DURATION_MAX`.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let trimmed = text.trim();
-    if let Ok(seconds) = trimmed.parse::<f64>() {
-        if seconds.is_finite() && seconds >= 0.0 {
-            return Ok(Duration::from_secs_f64(seconds));
-        }
+    let too_long =
+        || format!("'{text}' is longer than the longest duration ringside takes (365 days)");
+    let duration = match trimmed.parse::<f64>() {
+        Ok(seconds) if seconds > DURATION_MAX.as_secs_f64() => return Err(too_long()),
+        Ok(seconds) if seconds >= 0.0 => Duration::from_secs_f64(seconds),
+        // Negative, NaN and infinite numbers get humantime's reason.
+        _ => humantime::parse_duration(trimmed).map_err(|error| {
+            format!("'{text}' is not a duration ({error}): write e.g. 10s or 500ms")
+        })?,
+    };
+    match duration > DURATION_MAX {
+        true => Err(too_long()),
+        false => Ok(duration),
     }
-    humantime::parse_duration(trimmed)
-        .map_err(|error| format!("'{text}' is not a duration ({error}): write e.g. 10s or 500ms"))
 }
 
 /// Formats a byte count with a binary unit, the way the size flags accept it (`4k`, `1G`).
@@ -117,6 +130,34 @@ mod tests {
         assert_eq!(parse_duration("2"), Ok(Duration::from_secs(2)));
         assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
         assert!(parse_duration("soon").is_err());
+    }
+
+    #[test]
+    fn durations_beyond_a_year_are_refused_with_the_bound() {
+        assert_eq!(parse_duration("365d"), Ok(DURATION_MAX));
+        assert_eq!(parse_duration("31536000"), Ok(DURATION_MAX));
+        for text in ["1e20", "1e19", "31536001", "366d", "1000000y", "inf"] {
+            let error = parse_duration(text).unwrap_err();
+            assert!(error.contains(&format!("'{text}'")), "{error}");
+        }
+        assert!(parse_duration("1e20").unwrap_err().contains("365 days"));
+        assert!(parse_duration("-1").is_err() && parse_duration("NaN").is_err());
+    }
+
+    proptest::proptest! {
+        /// No text panics the parsers, and every duration they accept leaves room for a
+        /// deadline from now and for nanoseconds in a u64.
+        #[test]
+        fn any_text_parses_or_is_refused(text in "\\PC{0,24}", number in proptest::num::f64::ANY) {
+            for text in [text, number.to_string(), format!("{number}s"), format!("{number}ms")] {
+                if let Ok(duration) = parse_duration(&text) {
+                    proptest::prop_assert!(duration <= DURATION_MAX);
+                    proptest::prop_assert!(std::time::Instant::now().checked_add(duration).is_some());
+                    proptest::prop_assert!(u64::try_from(duration.as_nanos()).is_ok());
+                }
+                let _ = parse_size(&text);
+            }
+        }
     }
 
     #[test]

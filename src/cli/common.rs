@@ -239,6 +239,22 @@ impl HelperArgs {
     }
 }
 
+/// The offered rates `--rate` takes, in operations per second over all connections. Below
+/// the least, one connection's interval (connections / rate, up to 65,000 / 0.001 s, two
+/// years) would pass `--duration`'s bound; `--rate 1e-300` overflowed the schedule.
+pub const RATE_MIN: f64 = 0.001;
+pub const RATE_MAX: f64 = 10_000_000.0;
+
+/// An offered rate: from `RATE_MIN` to `RATE_MAX` operations per second.
+pub fn rate_arg(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(rate) if (RATE_MIN..=RATE_MAX).contains(&rate) => Ok(rate),
+        _ => Err(format!(
+            "'{text}' is not a rate from {RATE_MIN} to 10M requests (or messages)/s"
+        )),
+    }
+}
+
 pub fn cpus_arg(text: &str) -> Result<CpuList, String> {
     parse_cpus(text).map(CpuList)
 }
@@ -316,5 +332,25 @@ mod tests {
         assert_eq!(good, [1, 50]);
         let error = parse_list(&["0".into()], "--connections", parse).unwrap_err();
         assert!(error.to_string().contains("--connections value '0'"));
+    }
+
+    proptest::proptest! {
+        /// Any rate `--rate` accepts gives every connection count the flags allow (up to
+        /// 65,000) an interval the open loop's schedule can hold and add to a deadline:
+        /// `--rate 1e-300` panicked in a load thread.
+        #[test]
+        fn accepted_rates_give_schedules_that_fit(
+            text in "\\PC{0,12}|[0-9]{1,12}(\\.[0-9]{0,12})?(e-?[0-9]{1,3})?",
+            rate in proptest::num::f64::ANY,
+            connections in 1u32..=65_000,
+        ) {
+            for text in [text, rate.to_string()] {
+                let Ok(rate) = rate_arg(&text) else { continue };
+                let interval = Duration::try_from_secs_f64(f64::from(connections) / rate);
+                let interval = interval.expect("an interval a Duration holds");
+                proptest::prop_assert!(interval <= crate::units::DURATION_MAX * 3);
+                proptest::prop_assert!(std::time::Instant::now().checked_add(interval).is_some());
+            }
+        }
     }
 }

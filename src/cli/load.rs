@@ -4,7 +4,8 @@ use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use super::common::{cpus_arg, duration_arg, positive_duration_arg, size_arg, OutputArgs};
+use super::common::OutputArgs;
+use super::common::{cpus_arg, duration_arg, positive_duration_arg, rate_arg, size_arg};
 use crate::load::{HttpLoad, LoadPlan, Mode, SLOW_READER_WINDOW_BYTES, STREAM_WINDOW_BYTES};
 use crate::protocols::http::request_bytes;
 use crate::studies::load::LoadCommand;
@@ -120,15 +121,6 @@ pub struct LoadRunArgs {
     pub output: OutputArgs,
 }
 
-fn rate_arg(text: &str) -> Result<f64, String> {
-    match text.parse::<f64>() {
-        Ok(rate) if rate > 0.0 && rate <= 10_000_000.0 => Ok(rate),
-        _ => Err(format!(
-            "'{text}' is not a rate between 0 and 10M requests/s"
-        )),
-    }
-}
-
 /// Splits `http://HOST:PORT/PATH` into the address to connect to, the Host header and the path.
 pub fn parse_target(url: &str) -> Result<(SocketAddr, String, String), String> {
     let rest = url
@@ -150,16 +142,24 @@ pub fn parse_target(url: &str) -> Result<(SocketAddr, String, String), String> {
     Ok((address, authority.to_string(), path.to_string()))
 }
 
+/// `--start-at`: a time at most `DURATION_MAX` ahead (`1e19` overflowed `SystemTime`, and a
+/// time centuries away would wait for ever).
 fn start_at_arg(text: &str) -> Result<std::time::SystemTime, String> {
     let seconds = text.strip_prefix('@').unwrap_or(text);
-    if let Ok(seconds) = seconds.parse::<f64>() {
-        return Duration::try_from_secs_f64(seconds)
-            .map(|since| std::time::UNIX_EPOCH + since)
-            .map_err(|_| format!("'{text}' is not a time after the Unix epoch"));
+    let time = match seconds.parse::<f64>() {
+        Ok(seconds) => Duration::try_from_secs_f64(seconds)
+            .ok()
+            .and_then(|since| std::time::UNIX_EPOCH.checked_add(since))
+            .ok_or_else(|| format!("'{text}' is not a time from the Unix epoch to 365 days from now"))?,
+        Err(_) => humantime::parse_rfc3339_weak(text).map_err(|_| {
+            format!("'{text}' is neither Unix seconds (e.g. 1767268800) nor RFC 3339 (e.g. 2026-01-01T12:00:00Z)")
+        })?,
+    };
+    let latest = std::time::SystemTime::now() + crate::units::DURATION_MAX;
+    match time > latest {
+        true => Err(format!("'{text}' is more than 365 days from now")),
+        false => Ok(time),
     }
-    humantime::parse_rfc3339_weak(text).map_err(|_| {
-        format!("'{text}' is neither Unix seconds (e.g. 1767268800) nor RFC 3339 (e.g. 2026-01-01T12:00:00Z)")
-    })
 }
 
 fn connections_arg(text: &str) -> Result<usize, String> {
@@ -362,6 +362,14 @@ mod tests {
         );
         assert!(start_at_arg("soon").unwrap_err().contains("RFC 3339"));
         assert!(start_at_arg("-1").is_err());
+        // 1e19 s passes what SystemTime holds; 1e17 s is three billion years away.
+        assert!(start_at_arg("1e19")
+            .unwrap_err()
+            .contains("365 days from now"));
+        assert!(start_at_arg("1e17")
+            .unwrap_err()
+            .contains("365 days from now"));
+        assert!(start_at_arg("9999-01-01T00:00:00Z").is_err());
     }
 
     #[test]

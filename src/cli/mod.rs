@@ -144,3 +144,64 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Claims(args) => args.run(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    /// Every subcommand path (`["fs", "write"]`) with each long flag it takes a value for.
+    fn value_flags() -> Vec<(Vec<String>, String)> {
+        fn walk(command: &clap::Command, path: &[String], flags: &mut Vec<(Vec<String>, String)>) {
+            for arg in command.get_arguments() {
+                let takes_value = arg.get_action().takes_values();
+                if let (true, Some(long)) = (takes_value, arg.get_long()) {
+                    flags.push((path.to_vec(), format!("--{long}")));
+                }
+            }
+            for sub in command.get_subcommands() {
+                let mut deeper = path.to_vec();
+                deeper.push(sub.get_name().to_string());
+                walk(sub, &deeper, flags);
+            }
+        }
+        let mut flags = Vec::new();
+        walk(&Cli::command(), &[], &mut flags);
+        flags
+    }
+
+    #[test]
+    fn the_flags_under_test_include_every_value_flag_named_in_the_issue() {
+        let flags: Vec<String> = value_flags().into_iter().map(|(_, flag)| flag).collect();
+        for flag in [
+            "--duration",
+            "--warmup",
+            "--timeout",
+            "--idle-timeout",
+            "--work",
+            "--rate",
+        ] {
+            assert!(flags.iter().any(|known| known == flag), "{flag}");
+        }
+        assert!(flags.len() > 60, "{}", flags.len());
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config::with_cases(4096))]
+        /// Any value for any flag of any subcommand is parsed or refused with clap's sentence:
+        /// no value parser panics. Values are text of any kind and numbers of every shape
+        /// (signs, exponents up to 1e999, units), where the known panics were.
+        #[test]
+        fn no_flag_value_panics_the_parser(
+            which in proptest::prelude::any::<proptest::sample::Index>(),
+            value in "\\PC{0,12}|[-+@]?[0-9]{1,22}(\\.[0-9]{0,4})?(e[-+]?[0-9]{1,3})?(ns|us|ms|s|m|h|d|y|k|m|g|t|bit|kbit|%)?",
+        ) {
+            let flags = value_flags();
+            let (path, flag) = which.get(&flags);
+            let mut argv = vec!["ringside".to_string()];
+            argv.extend(path.iter().cloned());
+            argv.push(format!("{flag}={value}"));
+            let _ = Cli::try_parse_from(argv);
+        }
+    }
+}

@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::common::{cpus_arg, duration_arg, parse_list, positive_duration_arg, size_arg};
+use super::common::size_arg;
+use super::common::{cpus_arg, duration_arg, parse_list, positive_duration_arg, rate_arg};
 use super::common::{HelperArgs, OutputArgs};
 use crate::engines::uring::ring::{format_cpus, Helpers};
 use crate::engines::{default_list, select, Workload};
@@ -333,11 +334,9 @@ impl NetStudyArgs {
         );
         let rates = match self.rate.is_empty() {
             true => Vec::new(),
-            false => parse_list(&self.rate, "--rate", |text| {
-                text.parse::<f64>()
-                    .ok()
-                    .filter(|rate| *rate > 0.0 && *rate <= 10_000_000.0)
-            })?,
+            false => (self.rate.iter())
+                .map(|text| rate_arg(text).map_err(|error| anyhow::anyhow!("--rate {error}")))
+                .collect::<anyhow::Result<_>>()?,
         };
         let load_sweep = match self.sweep {
             false => None,

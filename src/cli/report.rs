@@ -2,10 +2,12 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::Args;
 
 use super::common::output_form;
+use super::common::positive_duration_arg;
 use super::net::{server_thread_counts, PathArgs};
 use crate::output::Format;
 use crate::report::compare::Comparison;
@@ -154,6 +156,10 @@ pub struct RunArgs {
         default_value = "1"
     )]
     pub server_threads: Vec<String>,
+    /// How long any step may run before it is stopped (SIGTERM, then SIGKILL): for tests of
+    /// that watchdog. Default: ten times the step's estimate, at least two minutes.
+    #[arg(long, hide = true, value_parser = positive_duration_arg)]
+    pub step_limit: Option<Duration>,
 }
 
 impl RunArgs {
@@ -183,6 +189,7 @@ impl RunArgs {
             path: self.path.plan(),
             ring_events: self.ring_events,
             server_threads,
+            step_limit: self.step_limit,
         })
     }
 }

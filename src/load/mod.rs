@@ -188,6 +188,9 @@ pub struct LoadReport {
     /// Connections still open when the window closed: none means the server went away (or
     /// closed every connection) during the run, which then measured less than it says.
     pub connections_open_at_end: usize,
+    /// The window the plan asked for, when a signal (Ctrl-C, SIGTERM) closed it early: the
+    /// figures then cover `seconds` of it.
+    pub cut_short_of: Option<Duration>,
     /// HTTP: connections opened again in the window after the server closed them in order
     /// after an answer (HTTP/1.0, `Connection: close`, an idle timeout).
     pub reconnects: u64,
@@ -211,6 +214,7 @@ impl LoadReport {
             client_syscalls: None,
             saturated_threads: 0,
             connections_open_at_end: 0,
+            cut_short_of: None,
             reconnects: 0,
         }
     }
@@ -339,7 +343,7 @@ pub fn run(plan: &LoadPlan, on_window: &mut dyn FnMut(WindowEdge)) -> anyhow::Re
         let mut window = None;
         // Raised only now: the client threads, already started, keep the plain class.
         let _timekeeper = plan.sched.timekeeper();
-        if shared.connected.load(Ordering::Acquire) > 0 {
+        if shared.connected.load(Ordering::Acquire) > 0 && !crate::system::stop::stopped() {
             shared.phase.store(PHASE_WARMUP, Ordering::Release);
             let warmup = match plan.start_at {
                 Some(start_at) => start_at
@@ -348,6 +352,10 @@ pub fn run(plan: &LoadPlan, on_window: &mut dyn FnMut(WindowEdge)) -> anyhow::Re
                 None => plan.warmup,
             };
             sleep_unless_stopped(warmup);
+        }
+        // A signal before the window opened: no window opens (an instant's window would
+        // divide a message by microseconds).
+        if shared.phase.load(Ordering::Acquire) == PHASE_WARMUP && !crate::system::stop::stopped() {
             shared.phase.store(PHASE_MEASURE, Ordering::Release);
             on_window(WindowEdge::Start);
             if let Some(counter) = syscall_counter.as_mut() {
@@ -360,25 +368,28 @@ pub fn run(plan: &LoadPlan, on_window: &mut dyn FnMut(WindowEdge)) -> anyhow::Re
             shared.deadline_ns.store(deadline_ns, Ordering::Release);
             sleep_unless_stopped(plan.duration);
             // The clients stopped counting at the deadline even if this thread woke late.
-            let seconds = started.elapsed().min(plan.duration).as_secs_f64();
+            let elapsed = started.elapsed();
+            let seconds = elapsed.min(plan.duration).as_secs_f64();
+            let cut_short = elapsed < plan.duration;
             let syscalls = syscall_counter.as_mut().map(SyscallCounter::stop);
             let stopped_wall = SystemTime::now();
             shared.phase.store(PHASE_DONE, Ordering::Release);
             on_window(WindowEdge::Stop);
-            window = Some((seconds, syscalls, (started_wall, stopped_wall)));
+            window = Some((seconds, syscalls, (started_wall, stopped_wall), cut_short));
         } else {
             shared.phase.store(PHASE_DONE, Ordering::Release);
         }
         let mut report = LoadReport::empty();
         for worker in workers {
             let part = worker.join().expect("a client thread panicked")?;
-            report.add(&part, window.map(|(seconds, _, _)| seconds));
+            report.add(&part, window.map(|(seconds, ..)| seconds));
         }
         match window {
-            Some((seconds, syscalls, edges)) => {
+            Some((seconds, syscalls, edges, cut_short)) => {
                 report.seconds = seconds;
                 report.window = Some(edges);
                 report.client_syscalls = syscalls;
+                report.cut_short_of = cut_short.then_some(plan.duration);
                 Ok(report)
             }
             None => Err(anyhow::anyhow!(
@@ -388,11 +399,22 @@ pub fn run(plan: &LoadPlan, on_window: &mut dyn FnMut(WindowEdge)) -> anyhow::Re
             )),
         }
     });
-    if crate::system::stop::stopped() {
-        anyhow::bail!("interrupted");
+    // A signal before the window opened leaves nothing measured; one during it, a window
+    // cut short that the row says it is, if it ran long enough to stand for its run.
+    let kept = |report: &LoadReport| {
+        (report.cut_short_of)
+            .is_some_and(|planned| report.seconds >= PARTIAL_SHARE_MIN * planned.as_secs_f64())
+    };
+    match outcome {
+        Ok(report) if kept(&report) => Ok(report),
+        _ if crate::system::stop::stopped() => anyhow::bail!("interrupted"),
+        outcome => outcome,
     }
-    outcome
 }
+
+/// The least share of its window a run cut short by a signal must have measured for its row
+/// to be kept (marked partial): a window of a few milliseconds is mostly its edges.
+const PARTIAL_SHARE_MIN: f64 = 0.25;
 
 /// How long before `--start-at`'s warm-up the load starts connecting.
 const CONNECT_ALLOWANCE: Duration = Duration::from_secs(1);

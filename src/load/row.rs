@@ -50,6 +50,15 @@ pub fn load_row(
         window_end_unix_s: report.window.map(|(_, end)| unix_seconds(end)),
         ..Row::default()
     };
+    if let Some(planned) = report.cut_short_of {
+        row.notes.push(format!(
+            "{} a signal (Ctrl-C or SIGTERM) ended this run {:.1} s into its {:.1} s \
+             window; its figures cover those seconds",
+            crate::row::PARTIAL_NOTE,
+            report.seconds,
+            planned.as_secs_f64()
+        ));
+    }
     if plan.mode == Mode::Stream {
         // Streams have no round trips: ops are payload-sized stretches echoed.
         row.ops = bytes / plan.payload_bytes as u64;
@@ -377,8 +386,24 @@ mod tests {
             client_syscalls: Some(10),
             saturated_threads: 0,
             connections_open_at_end: 4,
+            cut_short_of: None,
             reconnects: 0,
         }
+    }
+
+    #[test]
+    fn a_window_a_signal_cut_short_is_a_row_that_says_so() {
+        let mut cut = report(100, LoadErrors::default());
+        cut.cut_short_of = Some(Duration::from_secs(10));
+        let row = load_row("epoll", Map::new(), 1, &plan(), &cut, None);
+        assert!(row.verified);
+        assert_eq!(row.ops_per_sec, 50.0);
+        let note = row
+            .notes
+            .iter()
+            .find(|n| n.starts_with(crate::row::PARTIAL_NOTE));
+        let note = note.expect("a partial note");
+        assert!(note.contains("2.0 s into its 10.0 s window"), "{note}");
     }
 
     #[test]

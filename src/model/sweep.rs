@@ -5,7 +5,9 @@
 //! depth (`fs read --depth 1,4,16`). One type for all of them; the report's thread, size, work
 //! and depth sections render it.
 
-use crate::model::study::{EngineSummary, Study, StudyKey};
+use std::collections::HashMap;
+
+use crate::model::study::{key_text, EngineSummary, Study, StudyKey};
 use crate::row::params::{Param, Params};
 use crate::stats::params_text;
 use crate::units::format_size;
@@ -140,6 +142,7 @@ pub fn work_text(ns: u64) -> String {
 /// the swept parameters, with more than one point.
 pub fn sweeps(studies: &[Study], swept: Swept) -> Vec<Sweep<'_>> {
     let mut groups: Vec<(StudyKey, Vec<(u64, &Study)>)> = Vec::new();
+    let mut index_of: HashMap<String, usize> = HashMap::new();
     for study in studies.iter().filter(|study| !study.measured().is_empty()) {
         let Some(at) = swept.point(study) else {
             continue;
@@ -147,7 +150,8 @@ pub fn sweeps(studies: &[Study], swept: Swept) -> Vec<Sweep<'_>> {
         let mut shared = study.params.clone();
         shared.retain(|key, _| !swept.params().iter().any(|param| param.key() == key));
         let key = (study.workload.clone(), shared);
-        match groups.iter_mut().find(|(known, _)| *known == key) {
+        let index = *index_of.entry(key_text(&key)).or_insert(groups.len());
+        match groups.get_mut(index) {
             Some((_, points)) => points.push((at, study)),
             None => groups.push((key, vec![(at, study)])),
         }

@@ -289,7 +289,7 @@ fn finding_text(study: &Study, finding: Option<&Finding>) -> String {
         first_cause(&subject, direction).map(|cause| format!(": {cause}"))
     };
     let (ratio, interval) = (
-        format!("{:.2}×", comparison.ratio),
+        crate::report::numbers::ratio(comparison.ratio),
         comparison.interval_text(),
     );
     let (baseline, margin) = (&finding.baseline, comparison.metric.margin() * 100.0);

@@ -10,7 +10,7 @@ use plotters::prelude::*;
 use crate::model::comparison::Metric;
 use crate::model::study::{EngineSummary, Study};
 use crate::report::answer::rounds_text;
-use crate::report::chart::{FONT, PALETTE};
+use crate::report::chart::{drawn, drawn_range, FONT, PALETTE};
 use crate::report::numbers::ratio;
 use crate::report::verdict::decided_over_baseline;
 
@@ -49,15 +49,15 @@ pub fn answer_chart(study: &Study, winner: Option<&str>) -> anyhow::Result<Optio
             match over {
                 Some(c) => Line {
                     engine,
-                    ratio: c.ratio,
-                    low: c.low.unwrap_or(c.ratio),
-                    high: c.high.unwrap_or(c.ratio),
+                    ratio: drawn(c.ratio),
+                    low: drawn(c.low.unwrap_or(c.ratio)),
+                    high: drawn(c.high.unwrap_or(c.ratio)),
                 },
                 None => Line {
                     engine,
-                    ratio: engine.throughput.median / base,
-                    low: engine.throughput.median / base,
-                    high: engine.throughput.median / base,
+                    ratio: drawn(engine.throughput.median / base),
+                    low: drawn(engine.throughput.median / base),
+                    high: drawn(engine.throughput.median / base),
                 },
             }
         })
@@ -128,7 +128,10 @@ fn draw(
             .margin(8)
             .x_label_area_size(32)
             .y_label_area_size(label_chars as u32 * 7 + 12)
-            .build_cartesian_2d(0.0..high * headroom, (0..count - 1).into_segmented())?;
+            .build_cartesian_2d(
+                drawn_range(0.0, high * headroom),
+                (0..count - 1).into_segmented(),
+            )?;
         let labels: Vec<&str> = (lines.iter().rev())
             .map(|line| line.engine.engine.as_str())
             .collect();

@@ -38,6 +38,30 @@ pub const PALETTE: [RGBColor; 8] = [
 ];
 const CONTROL_COLOR: RGBColor = RGBColor(150, 150, 150);
 
+/// The largest magnitude a chart draws. plotters steps through an axis to place its ticks, so
+/// an infinite end (a ratio over a baseline near zero, from a crafted document) never finishes:
+/// every range and value is made finite, and within this, before plotters sees it.
+const DRAWN_MAX: f64 = 1e18;
+
+/// Where a value is drawn: NaN at zero, anything beyond `DRAWN_MAX` (infinity too) at it.
+pub(crate) fn drawn(value: f64) -> f64 {
+    if value.is_nan() {
+        0.0
+    } else {
+        value.clamp(-DRAWN_MAX, DRAWN_MAX)
+    }
+}
+
+/// An axis plotters can tick: both ends drawn, and the high one above the low one.
+pub(crate) fn drawn_range(low: f64, high: f64) -> std::ops::Range<f64> {
+    let (low, high) = (drawn(low), drawn(high));
+    low..if high > low {
+        high
+    } else {
+        low + low.abs().max(1.0)
+    }
+}
+
 /// One horizontal bar from `base` to `value`, with a whisker from `low` to `high`.
 struct Bar {
     label: String,
@@ -61,11 +85,11 @@ struct Bars {
 impl Bars {
     /// Where a value sits on the drawn axis (its log10 when the axis is logarithmic).
     fn position(&self, value: f64) -> f64 {
-        if self.log {
+        drawn(if self.log {
             value.max(1e-6).log10()
         } else {
             value
-        }
+        })
     }
 
     fn axis_range(&self) -> (f64, f64) {
@@ -73,7 +97,7 @@ impl Bars {
             .bars
             .iter()
             .flat_map(|bar| [bar.base, bar.value, bar.low, bar.high]);
-        let values: Vec<f64> = values.chain(self.reference).collect();
+        let values: Vec<f64> = values.chain(self.reference).map(drawn).collect();
         if self.log {
             // Headroom past the last decade keeps the value labels inside the chart.
             let (low, high) = decades(values.into_iter());
@@ -118,12 +142,14 @@ fn draw_bars(spec: &Bars) -> anyhow::Result<String> {
             .max()
             .unwrap_or(4);
         let (low, high) = spec.axis_range();
+        let range = drawn_range(low, high);
+        let (low, high) = (range.start, range.end);
         let mut chart = ChartBuilder::on(&root)
             .caption(&spec.title, (FONT, 16))
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(label_chars as u32 * 7 + 16)
-            .build_cartesian_2d(low..high, (0..count - 1).into_segmented())?;
+            .build_cartesian_2d(range, (0..count - 1).into_segmented())?;
         // Segments count from the bottom; the first engine goes on top, as in the table.
         let labels: Vec<&str> = spec
             .bars
@@ -400,6 +426,8 @@ pub fn latency_chart(study: &Study) -> anyhow::Result<Option<String>> {
         return Ok(None);
     }
     let (low, high) = decades(lines.iter().flat_map(|line| line.3.iter().copied()));
+    let range = drawn_range(low, high);
+    let (low, high) = (range.start, range.end);
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH_PX, 380)).into_drawing_area();
@@ -414,7 +442,7 @@ pub fn latency_chart(study: &Study) -> anyhow::Result<Option<String>> {
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(60)
-            .build_cartesian_2d((0..count - 1).into_segmented(), low..high)?;
+            .build_cartesian_2d((0..count - 1).into_segmented(), range)?;
         chart
             .configure_mesh()
             .x_labels(count as usize)
@@ -485,7 +513,9 @@ pub(crate) fn draw_legend<'a, CT: CoordTranslate>(
 
 /// The whole powers of ten (as log10) that enclose the positive `values`, at least one apart.
 fn decades(values: impl Iterator<Item = f64>) -> (f64, f64) {
-    let positive: Vec<f64> = values.filter(|value| *value > 0.0).collect();
+    let positive: Vec<f64> = values
+        .filter(|value| *value > 0.0 && value.is_finite())
+        .collect();
     let low = positive
         .iter()
         .copied()

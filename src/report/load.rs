@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use serde_json::Value;
 
-use crate::row::{Document, SCHEMA_VERSION};
+use crate::row::{Document, Row, SCHEMA_VERSION};
 
 /// The file a results directory keeps its canonical document in.
 pub const RESULTS_FILE: &str = "results.json";
@@ -30,9 +30,10 @@ pub fn load_document(path: &Path) -> anyhow::Result<Document> {
     parse_document(&text).with_context(|| format!("{} cannot be used", file.display()))
 }
 
-/// Parses a document, refusing any schema version other than this build's.
+/// Parses a document, refusing any schema version other than this build's, and any row whose
+/// figures no measurement could have produced (each refusal names the row).
 pub fn parse_document(text: &str) -> anyhow::Result<Document> {
-    let value: Value = serde_json::from_str(text).context("it is not JSON")?;
+    let mut value: Value = serde_json::from_str(text).context("it is not JSON")?;
     let Some(version) = value.get("schema_version") else {
         anyhow::bail!("it is not a ringside results document (it has no schema_version)");
     };
@@ -42,9 +43,75 @@ pub fn parse_document(text: &str) -> anyhow::Result<Document> {
          {SCHEMA_VERSION}; re-run the study with this ringside, or read it with the ringside that \
          wrote it"
     );
-    serde_json::from_value(value)
+    let rows = match value.get_mut("results") {
+        Some(Value::Array(rows)) => std::mem::take(rows),
+        _ => anyhow::bail!("it has no list of results"),
+    };
+    let mut document: Document = serde_json::from_value(value)
+        .with_context(|| format!("its fields do not match schema_version {SCHEMA_VERSION}"))?;
+    document.results = (rows.into_iter().enumerate())
+        .map(|(index, row)| {
+            let name = row_name(index, &row);
+            parse_row(row).with_context(|| name)
+        })
+        .collect::<anyhow::Result<_>>()?;
+    Ok(document)
+}
+
+/// The largest figure a row may carry as a decimal number: a petabyte or 10^15 operations per
+/// second, 31 million years in seconds. Reports divide, add and scale figures; below this bound
+/// none of that reaches infinity.
+const FIGURE_MAX: f64 = 1e15;
+
+/// One row, after checking that every figure in it is a measurement: no negative number, no
+/// decimal beyond `FIGURE_MAX`.
+fn parse_row(row: Value) -> anyhow::Result<Row> {
+    if let Some(fields) = row.as_object() {
+        for (name, figure) in fields.iter().filter(|(name, _)| *name != "params") {
+            check_figure(name, figure)?;
+            for (key, count) in figure.as_object().into_iter().flatten() {
+                check_figure(&format!("{name}.{key}"), count)?;
+            }
+        }
+    }
+    serde_json::from_value(row)
         .with_context(|| format!("its fields do not match schema_version {SCHEMA_VERSION}"))
 }
+
+fn check_figure(name: &str, figure: &Value) -> anyhow::Result<()> {
+    let Some(number) = figure.as_number() else {
+        return Ok(());
+    };
+    if number.is_u64() {
+        return Ok(());
+    }
+    let decimal = number.as_f64().unwrap_or(f64::NAN);
+    anyhow::ensure!(
+        (0.0..=FIGURE_MAX).contains(&decimal),
+        "its {name} is {number}, which no measurement gives (figures are at least 0 and at \
+         most {FIGURE_MAX:e})"
+    );
+    Ok(())
+}
+
+/// "row 3 (echo epoll run 1)": a row as a refusal names it, from the fields it may lack.
+fn row_name(index: usize, row: &Value) -> String {
+    let text = |name: &str| match row.get(name) {
+        Some(Value::String(text)) => text.chars().take(NAME_CHARS_MAX).collect(),
+        Some(Value::Number(number)) => number.to_string(),
+        _ => "?".to_string(),
+    };
+    format!(
+        "row {} ({} {} run {})",
+        index + 1,
+        text("workload"),
+        text("engine"),
+        text("run")
+    )
+}
+
+/// How much of a name a refusal quotes.
+const NAME_CHARS_MAX: usize = 40;
 
 #[cfg(test)]
 mod tests {
@@ -81,5 +148,51 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(error.contains("no schema_version"), "{error}");
+    }
+
+    /// A document of one row: a real row's fields with `figure` set to `value` (JSON text).
+    fn with_figure(figure: &str, value: &str) -> String {
+        let mut row =
+            serde_json::to_value(crate::model::study::tests::row("epoll", 2, 1.0, 1)).unwrap();
+        row[figure] = serde_json::from_str(value).unwrap();
+        let mut document: Value = serde_json::from_str(&minimal(SCHEMA_VERSION)).unwrap();
+        document["results"] = Value::from(vec![Value::Null, row]);
+        document["results"][0] = document["results"][1].clone();
+        document.to_string()
+    }
+
+    #[test]
+    fn a_figure_no_measurement_gives_is_refused_naming_the_row() {
+        assert!(parse_document(&with_figure("ops_per_sec", "1e15")).is_ok());
+        for (figure, value) in [
+            ("ops_per_sec", "1.7e308"),
+            ("seconds", "-1.0"),
+            ("cpu_sys_s", "-0.5"),
+            ("window_start_unix_s", "1e300"),
+        ] {
+            let error = format!(
+                "{:#}",
+                parse_document(&with_figure(figure, value)).unwrap_err()
+            );
+            assert!(
+                error.starts_with("row 1 (fs-write epoll run 2): "),
+                "{error}"
+            );
+            assert!(error.contains(&format!("its {figure} is ")), "{error}");
+        }
+        let error = format!(
+            "{:#}",
+            parse_document(&with_figure("ops", "-1")).unwrap_err()
+        );
+        assert!(error.contains("its ops is -1"), "{error}");
+        let counts = with_figure("status_counts", r#"{"200": -5}"#);
+        let error = format!("{:#}", parse_document(&counts).unwrap_err());
+        assert!(error.contains("its status_counts.200 is -5"), "{error}");
+        let wrong = with_figure("ops", r#""many""#);
+        let error = format!("{:#}", parse_document(&wrong).unwrap_err());
+        assert!(
+            error.starts_with("row 1 (fs-write epoll run 2): "),
+            "{error}"
+        );
     }
 }

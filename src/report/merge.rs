@@ -78,7 +78,16 @@ pub fn merge_documents(documents: &[Document]) -> anyhow::Result<Document> {
     let mut rows = Vec::with_capacity(count);
     for index in 0..count {
         let parts: Vec<&Row> = documents.iter().map(|d| &d.results[index]).collect();
-        rows.push(merge_rows(&parts).with_context(|| format!("cannot merge row {}", index + 1))?);
+        let first = parts[0];
+        rows.push(merge_rows(&parts).with_context(|| {
+            format!(
+                "cannot merge row {} ({} {} run {})",
+                index + 1,
+                first.workload,
+                first.engine,
+                first.run
+            )
+        })?);
     }
     let mut merged = Document::new(documents[0].env.clone(), rows);
     merged.notes.push(format!(
@@ -99,25 +108,29 @@ pub fn merge_rows(parts: &[&Row]) -> anyhow::Result<Row> {
     let mut row = Row {
         workload: first.workload.clone(),
         engine: first.engine.clone(),
-        params: merged_params(parts),
+        params: merged_params(parts)?,
         run: first.run,
         seconds: span.1 - span.0,
-        ops: parts.iter().map(|r| r.ops).sum(),
-        bytes: parts.iter().map(|r| r.bytes).sum(),
-        ops_per_sec: parts.iter().map(|r| r.ops_per_sec).sum(),
-        bytes_per_sec: parts.iter().map(|r| r.bytes_per_sec).sum(),
+        ops: sum(parts, "ops", |r| Some(r.ops))?.unwrap_or(0),
+        bytes: sum(parts, "bytes", |r| Some(r.bytes))?.unwrap_or(0),
+        ops_per_sec: sum(parts, "ops_per_sec", |r| Some(r.ops_per_sec))?.unwrap_or(0.0),
+        bytes_per_sec: sum(parts, "bytes_per_sec", |r| Some(r.bytes_per_sec))?.unwrap_or(0.0),
         syscalls_source: SyscallSource::Unmeasured,
         verified: parts.iter().all(|r| r.verified),
-        errors: parts.iter().map(|r| r.errors).sum(),
-        ops_per_sec_target: sum_some(parts, |r| r.ops_per_sec_target),
-        ops_late: sum_some(parts, |r| r.ops_late),
-        status_counts: sum_counts(parts, |r| &r.status_counts),
-        error_counts: sum_counts(parts, |r| &r.error_counts),
-        client_cpu_user_s: sum_some(parts, |r| r.client_cpu_user_s),
-        client_cpu_sys_s: sum_some(parts, |r| r.client_cpu_sys_s),
-        client_syscalls: sum_some(parts, |r| r.client_syscalls),
-        client_ctx_switches_voluntary: sum_some(parts, |r| r.client_ctx_switches_voluntary),
-        client_ctx_switches_involuntary: sum_some(parts, |r| r.client_ctx_switches_involuntary),
+        errors: sum(parts, "errors", |r| Some(r.errors))?.unwrap_or(0),
+        ops_per_sec_target: sum(parts, "ops_per_sec_target", |r| r.ops_per_sec_target)?,
+        ops_late: sum(parts, "ops_late", |r| r.ops_late)?,
+        status_counts: sum_counts(parts, "status_counts", |r| &r.status_counts)?,
+        error_counts: sum_counts(parts, "error_counts", |r| &r.error_counts)?,
+        client_cpu_user_s: sum(parts, "client_cpu_user_s", |r| r.client_cpu_user_s)?,
+        client_cpu_sys_s: sum(parts, "client_cpu_sys_s", |r| r.client_cpu_sys_s)?,
+        client_syscalls: sum(parts, "client_syscalls", |r| r.client_syscalls)?,
+        client_ctx_switches_voluntary: sum(parts, "client_ctx_switches_voluntary", |r| {
+            r.client_ctx_switches_voluntary
+        })?,
+        client_ctx_switches_involuntary: sum(parts, "client_ctx_switches_involuntary", |r| {
+            r.client_ctx_switches_involuntary
+        })?,
         client_saturated: parts
             .iter()
             .filter_map(|r| r.client_saturated)
@@ -196,37 +209,81 @@ fn check_windows(parts: &[&Row]) -> anyhow::Result<(f64, f64)> {
     Ok((earliest_start, latest_end))
 }
 
-fn merged_params(parts: &[&Row]) -> Map<String, Value> {
+fn merged_params(parts: &[&Row]) -> anyhow::Result<Map<String, Value>> {
     let mut params = parts[0].params.clone();
     for key in SUMMED_PARAMS {
-        let values: Option<Vec<u64>> = parts.iter().map(|r| r.params.param_u64(key)).collect();
-        if let Some(values) = values {
-            params.put(key, values.iter().sum::<u64>());
+        let count = |r: &Row| r.params.param_u64(key);
+        if parts.iter().all(|r| count(r).is_some()) {
+            let total = sum(parts, key.key(), count)?;
+            params.put(key, total.unwrap_or(0));
         }
     }
     params.put(Param::Hosts, parts.len());
-    params
+    Ok(params)
 }
 
-/// The sum of a field the rows may lack (None when all lack it).
-fn sum_some<T: std::iter::Sum<T> + Copy>(
+/// A figure that adds up across hosts: a count, or a rate, time or share.
+trait Summed: Copy + std::fmt::Display {
+    /// The sum, or None where it leaves the figures a document can hold.
+    fn plus(self, other: Self) -> Option<Self>;
+}
+
+impl Summed for u64 {
+    fn plus(self, other: u64) -> Option<u64> {
+        self.checked_add(other)
+    }
+}
+
+impl Summed for f64 {
+    fn plus(self, other: f64) -> Option<f64> {
+        Some(self + other).filter(|total| total.is_finite())
+    }
+}
+
+/// The sum of a field over the hosts that have it (None when none has it), refused with its
+/// name when it overflows: a wrapped count or an infinite rate would read as a measurement.
+fn sum<T: Summed>(
     parts: &[&Row],
-    field: fn(&Row) -> Option<T>,
-) -> Option<T> {
-    let values: Vec<T> = parts.iter().filter_map(|r| field(r)).collect();
-    (!values.is_empty()).then(|| values.into_iter().sum())
+    name: &str,
+    field: impl Fn(&Row) -> Option<T>,
+) -> anyhow::Result<Option<T>> {
+    let mut total: Option<T> = None;
+    for (index, value) in parts
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| Some((i, field(r)?)))
+    {
+        total = Some(match total {
+            None => value,
+            Some(sum) => sum.plus(value).with_context(|| {
+                format!(
+                    "its {name} overflows when host {}'s {value} is added to {sum}",
+                    index + 1
+                )
+            })?,
+        });
+    }
+    Ok(total)
 }
 
 /// Counts by key (statuses, error kinds), added.
-fn sum_counts(parts: &[&Row], field: fn(&Row) -> &Map<String, Value>) -> Map<String, Value> {
+fn sum_counts(
+    parts: &[&Row],
+    name: &str,
+    field: fn(&Row) -> &Map<String, Value>,
+) -> anyhow::Result<Map<String, Value>> {
     let mut total = Map::new();
     for part in parts {
-        for (key, count) in field(part) {
-            let sum = total.get(key).and_then(Value::as_u64).unwrap_or(0);
-            total.insert(key.clone(), Value::from(sum + count.as_u64().unwrap_or(0)));
+        for key in field(part).keys() {
+            if !total.contains_key(key) {
+                let count = sum(parts, &format!("{name}.{key}"), |r| {
+                    field(r).get(key).and_then(Value::as_u64)
+                })?;
+                total.insert(key.clone(), Value::from(count.unwrap_or(0)));
+            }
         }
     }
-    total
+    Ok(total)
 }
 
 /// The rows' latency histograms added (None when no row has one); a row with operations but no
@@ -239,6 +296,7 @@ fn add_histograms(
         return Ok(None);
     }
     let mut total = histogram::new_latency();
+    let mut samples: u64 = 0;
     for (index, part) in parts.iter().enumerate() {
         let Some(text) = field(part) else {
             anyhow::ensure!(
@@ -249,10 +307,16 @@ fn add_histograms(
             );
             continue;
         };
-        let decoded = histogram::decode(text)?;
-        total
-            .add(&decoded)
-            .map_err(|error| anyhow::anyhow!("cannot add latency histograms: {error:?}"))?;
+        let host = index + 1;
+        let decoded =
+            histogram::decode(text).with_context(|| format!("host {host}'s latency histogram"))?;
+        // hdrhistogram saturates its counts instead of failing: check the sum it cannot hold.
+        samples = samples.checked_add(decoded.len()).with_context(|| {
+            format!("host {host}'s latency histogram overflows the count of samples")
+        })?;
+        total.add(&decoded).map_err(|error| {
+            anyhow::anyhow!("cannot add host {host}'s latency histogram: {error}")
+        })?;
     }
     Ok(Some(total))
 }
@@ -346,5 +410,39 @@ mod tests {
         let mut bare = row(50, 100.0, 1..10);
         bare.latency_ns_histogram = None;
         assert!(merge_rows(&[&a, &bare]).is_err());
+    }
+
+    #[test]
+    fn sums_beyond_what_a_figure_holds_are_refused_naming_the_figure() {
+        let (mut a, mut b) = (row(50, 100.0, 1..10), row(30, 100.0, 1..10));
+        a.ops = u64::MAX;
+        let error = format!("{:#}", merge_rows(&[&a, &b]).unwrap_err());
+        assert!(error.contains("its ops overflows when host 2's"), "{error}");
+        a.ops = 1;
+        b.status_counts.insert("200".into(), Value::from(u64::MAX));
+        a.status_counts.insert("200".into(), Value::from(1));
+        let error = format!("{:#}", merge_rows(&[&a, &b]).unwrap_err());
+        assert!(error.contains("its status_counts.200 overflows"), "{error}");
+        b.status_counts.clear();
+        b.params.put(Param::Connections, Value::from(u64::MAX));
+        let error = format!("{:#}", merge_rows(&[&a, &b]).unwrap_err());
+        assert!(error.contains("its connections overflows"), "{error}");
+        b.params.put(Param::Connections, Value::from(30));
+        a.ops_per_sec = f64::MAX;
+        b.ops_per_sec = f64::MAX;
+        let error = format!("{:#}", merge_rows(&[&a, &b]).unwrap_err());
+        assert!(error.contains("its ops_per_sec overflows"), "{error}");
+        // hdrhistogram would saturate these counts and report a plausible p99. The format holds
+        // counts up to i64::MAX, so three hosts pass u64::MAX.
+        (a.ops_per_sec, b.ops_per_sec) = (1.0, 1.0);
+        let mut many = histogram::new_latency();
+        many.record_n(1000, i64::MAX as u64).unwrap();
+        a.set_latency(&many);
+        b.set_latency(&many);
+        let error = format!("{:#}", merge_rows(&[&a, &b, &b]).unwrap_err());
+        assert!(
+            error.contains("host 3's latency histogram overflows the count of samples"),
+            "{error}"
+        );
     }
 }

@@ -40,9 +40,13 @@ pub fn per_op(value: f64) -> String {
     }
 }
 
-/// A ratio of two medians, as the verdicts and the ladder print it.
+/// A ratio of two medians, as the verdicts and the ladder print it; "—" for one that is not a
+/// number (a document's extreme figures can divide by almost zero).
 pub fn ratio(value: f64) -> String {
-    format!("{value:.2}×")
+    match value.is_finite() {
+        true => format!("{value:.2}×"),
+        false => "—".to_string(),
+    }
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ pub mod fio_read;
 pub mod steps;
 pub mod timestamp;
 
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitCode, ExitStatus, Stdio};
 use std::sync::LazyLock;
@@ -67,6 +68,8 @@ pub struct RunPlan {
     pub ring_events: bool,
     /// The echo and HTTP steps' server loops (`--server-threads 1,2`), a cell each.
     pub server_threads: Vec<usize>,
+    /// How long any step may run before the watchdog ends it (None: `step_limit`'s).
+    pub step_limit: Option<Duration>,
 }
 
 /// What the steps produced so far.
@@ -169,6 +172,7 @@ pub fn run(args: &RunPlan) -> anyhow::Result<ExitCode> {
             done_seconds,
             contenders: &references,
             contenders_dir: &contenders_dir,
+            step_limit: args.step_limit,
         };
         run_step(&context, step, &mut collected);
         done_seconds += step.seconds(mode, with_contenders, loops);
@@ -214,6 +218,8 @@ struct StepContext<'a> {
     /// The reference contenders the network steps add, and where they were built.
     contenders: &'a [&'static contenders::Reference],
     contenders_dir: &'a Path,
+    /// `run --step-limit`, for tests of the watchdog.
+    step_limit: Option<Duration>,
 }
 
 /// The step's arguments, less the engines its `--engine` names that this kernel cannot run: the
@@ -326,7 +332,7 @@ fn run_step(context: &StepContext, step: &Step, collected: &mut Collected) {
     }
     let loops = context.server_threads.len() as u64;
     let estimate = Duration::from_secs(step.seconds(mode, with_contenders, loops));
-    let limit = step_limit(estimate);
+    let limit = context.step_limit.unwrap_or_else(|| step_limit(estimate));
     let advance = |elapsed: Duration| {
         progress.set_position(context.done_seconds + elapsed.min(estimate).as_secs());
     };
@@ -336,6 +342,16 @@ fn run_step(context: &StepContext, step: &Step, collected: &mut Collected) {
         .map(|document| document.results)
         .unwrap_or_default();
     let _ = std::fs::remove_file(&file);
+    if matches!(status, Ok(None)) {
+        // A step the watchdog had to kill could not remove its scratch directory.
+        for (stale, bytes) in crate::studies::fs::scratch::sweep(scratch) {
+            collected.note(format!(
+                "{}: its scratch directory {} ({bytes} bytes) was removed after it was stopped",
+                step.name,
+                stale.display()
+            ));
+        }
+    }
     match status {
         Ok(Some(status)) if status.success() => {}
         Ok(Some(status)) if status.code() == Some(ENGINE_FAILED_EXIT.into()) => {
@@ -414,6 +430,11 @@ pub(crate) fn step_limit(estimate: Duration) -> Duration {
     (estimate * 10).max(Duration::from_secs(120))
 }
 
+/// How long a step has to end after the watchdog's SIGTERM before its process group is killed:
+/// on SIGTERM a step ends its current run at once, stops its servers (each within 5 s) and
+/// removes its scratch directory.
+const STEP_TERM_GRACE: Duration = Duration::from_secs(10);
+
 /// A step's running process and, when its stderr is forwarded, word from the forwarding
 /// thread that the pipe has ended.
 pub(crate) struct StepProcess {
@@ -432,6 +453,11 @@ pub(crate) fn spawn_step(
     mut command: Command,
     progress: &Progress,
 ) -> std::io::Result<StepProcess> {
+    // A group of its own, so the watchdog can end it with whatever it started; ended with
+    // this process too, whatever ends it (Ctrl-C in a terminal reaches this process alone,
+    // which passes it on).
+    command.process_group(0);
+    crate::system::children::die_with_parent(&mut command, rustix::process::Signal::TERM);
     if !progress.is_drawn() {
         return command.spawn().map(|child| StepProcess {
             child,
@@ -458,8 +484,8 @@ pub(crate) fn spawn_step(
 }
 
 /// Waits for a step's process, calling `advance` with the time it has run about every 100 ms;
-/// passes on the signal that raised the stop flag; kills it and returns None once `limit` has
-/// passed.
+/// passes on the signal that raised the stop flag; ends it (`end_step`) and returns None once
+/// `limit` has passed.
 pub(crate) fn wait_bounded(
     step: StepProcess,
     limit: Duration,
@@ -483,8 +509,7 @@ pub(crate) fn wait_bounded(
             unsafe { libc::kill(child.id() as i32, signal) };
         }
         if started.elapsed() > limit {
-            child.kill()?;
-            child.wait()?;
+            end_step(&mut child)?;
             break None;
         }
         advance(started.elapsed());
@@ -495,6 +520,25 @@ pub(crate) fn wait_bounded(
         let _ = forwarded.recv_timeout(FORWARD_DRAIN);
     }
     Ok(status)
+}
+
+/// The watchdog's end of a step past its limit: SIGTERM to its process group, which ends its
+/// current run, keeps its finished runs, stops its servers and removes its scratch directory;
+/// SIGKILL to the group after `STEP_TERM_GRACE` (its servers, in groups of their own, die with
+/// it by their parent-death signal). The step is reaped only then: until reaped, its pid,
+/// the group's id, cannot be another process's.
+fn end_step(child: &mut Child) -> std::io::Result<()> {
+    use rustix::process::{kill_process_group, waitid, Pid, Signal, WaitId, WaitIdOptions};
+    let pid = Pid::from_child(child);
+    let _ = kill_process_group(pid, Signal::TERM);
+    let deadline = Instant::now() + STEP_TERM_GRACE;
+    let unreaped = WaitIdOptions::EXITED | WaitIdOptions::NOWAIT | WaitIdOptions::NOHANG;
+    while Instant::now() < deadline && waitid(WaitId::Pid(pid), unreaped)?.is_none() {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = kill_process_group(pid, Signal::KILL);
+    child.wait()?;
+    Ok(())
 }
 
 /// True when this binary has `command` (`ringside <command> --help` succeeds).

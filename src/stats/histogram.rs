@@ -5,19 +5,46 @@
 //! The encoding is HdrHistogram's own interchange format, V2 with deflate compression (what
 //! HdrHistogram's Java, C, Go and Rust libraries all read), then standard base64 with padding,
 //! so it sits in a JSON string. Values are nanoseconds.
+//!
+//! Documents come from other hosts, so decoding trusts no length a header declares: the
+//! library sizes its buffer from the declared payload length before reading it (a 56-character
+//! field once asked for 4 GiB). `decode` inflates into a bounded buffer itself and checks the
+//! header against the bytes present before the library allocates anything.
 
+use std::io::Read;
+
+use anyhow::Context;
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
+use flate2::read::ZlibDecoder;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
 
 /// The longest latency a histogram holds (100 s, beyond any timeout ringside uses); longer ones
 /// are clamped. The histogram is sized once, up front.
 const LATENCY_NS_MAX: u64 = 100_000_000_000;
+/// Significant digits of ringside's latency histograms, and the most a document's may claim.
+const SIGNIFICANT_DIGITS: u8 = 3;
+
+/// HdrHistogram's V2 cookies: the plain encoding, and the deflated wrapper around it.
+const V2_COOKIE: u32 = 0x1c84_9313;
+const V2_DEFLATE_COOKIE: u32 = 0x1c84_9314;
+/// A V2 header: cookie, payload length, normalizing offset, significant digits (4 bytes each),
+/// lowest and highest trackable value, integer-to-double ratio (8 bytes each).
+const V2_HEADER_BYTES: usize = 40;
+/// Where the header keeps the payload length and the significant digits.
+const V2_PAYLOAD_LENGTH_AT: usize = 4;
+const V2_DIGITS_AT: usize = 12;
+/// Counters of the largest histogram at `SIGNIFICANT_DIGITS` (1 to u64::MAX): 56,320, 450 KB.
+/// At 5 digits, the format's limit, it would be 6.3 million (50 MB), hence the digits' bound.
+const COUNTERS_MAX: usize = 56_320;
+/// The largest inflated histogram: its header and every counter as a 9-byte varint (507 KB).
+const INFLATED_BYTES_MAX: usize = V2_HEADER_BYTES + 9 * COUNTERS_MAX;
 
 /// An empty latency histogram: 1 ns to 100 s at 3 significant digits.
 pub fn new_latency() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, LATENCY_NS_MAX, 3).expect("valid histogram bounds")
+    Histogram::new_with_bounds(1, LATENCY_NS_MAX, SIGNIFICANT_DIGITS)
+        .expect("valid histogram bounds")
 }
 
 /// `histogram` as base64 of its V2 + deflate serialization.
@@ -29,14 +56,79 @@ pub fn encode(histogram: &Histogram<u64>) -> anyhow::Result<String> {
     Ok(STANDARD.encode(bytes))
 }
 
-/// The histogram `encode` wrote.
+/// The histogram `encode` wrote, from text of any origin: memory stays within
+/// `INFLATED_BYTES_MAX` and `COUNTERS_MAX` counters whatever the text declares.
 pub fn decode(text: &str) -> anyhow::Result<Histogram<u64>> {
     let bytes = STANDARD
         .decode(text)
         .map_err(|error| anyhow::anyhow!("a latency histogram is not base64: {error}"))?;
+    let inflated = inflate(&bytes)?;
+    check_header(&inflated)?;
     Deserializer::new()
-        .deserialize(&mut bytes.as_slice())
-        .map_err(|error| anyhow::anyhow!("a latency histogram does not deserialize: {error:?}"))
+        .deserialize(&mut inflated.as_slice())
+        .map_err(|error| anyhow::anyhow!("a latency histogram does not deserialize: {error}"))
+}
+
+/// The V2 encoding inside the deflate wrapper, inflated into at most `INFLATED_BYTES_MAX`.
+fn inflate(bytes: &[u8]) -> anyhow::Result<Vec<u8>> {
+    let (cookie, rest) = split_word(bytes).context("a latency histogram is empty")?;
+    anyhow::ensure!(
+        cookie == V2_DEFLATE_COOKIE,
+        "a latency histogram is not HdrHistogram's V2 deflate encoding (cookie {cookie:#x})"
+    );
+    let (declared, compressed) = split_word(rest).context("a latency histogram is cut short")?;
+    let declared = usize::try_from(declared).unwrap_or(usize::MAX);
+    anyhow::ensure!(
+        declared <= compressed.len(),
+        "a latency histogram declares {declared} compressed bytes but holds {}",
+        compressed.len()
+    );
+    let mut inflated = Vec::new();
+    ZlibDecoder::new(&compressed[..declared])
+        .take(INFLATED_BYTES_MAX as u64 + 1)
+        .read_to_end(&mut inflated)
+        .map_err(|error| anyhow::anyhow!("a latency histogram does not inflate: {error}"))?;
+    anyhow::ensure!(
+        inflated.len() <= INFLATED_BYTES_MAX,
+        "a latency histogram inflates to more than {INFLATED_BYTES_MAX} bytes, more than any \
+         histogram of {SIGNIFICANT_DIGITS} significant digits needs"
+    );
+    Ok(inflated)
+}
+
+/// Refuses a V2 header whose payload length exceeds the bytes present (the library would
+/// allocate it before reading) or whose precision would need more than `COUNTERS_MAX` counters.
+fn check_header(inflated: &[u8]) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        inflated.len() >= V2_HEADER_BYTES,
+        "a latency histogram inflates to {} bytes, shorter than its {V2_HEADER_BYTES}-byte header",
+        inflated.len()
+    );
+    let word = |at: usize| split_word(&inflated[at..]).map_or(0, |(word, _)| word);
+    anyhow::ensure!(
+        word(0) == V2_COOKIE,
+        "a latency histogram's inflated header is not HdrHistogram's V2 (cookie {:#x})",
+        word(0)
+    );
+    let declared = usize::try_from(word(V2_PAYLOAD_LENGTH_AT)).unwrap_or(usize::MAX);
+    let present = inflated.len() - V2_HEADER_BYTES;
+    anyhow::ensure!(
+        declared <= present,
+        "a latency histogram declares {declared} bytes of counts but holds {present}"
+    );
+    let digits = word(V2_DIGITS_AT);
+    anyhow::ensure!(
+        digits <= u32::from(SIGNIFICANT_DIGITS),
+        "a latency histogram keeps {digits} significant digits; ringside writes \
+         {SIGNIFICANT_DIGITS} and reads at most that many"
+    );
+    Ok(())
+}
+
+/// The big-endian u32 at the start of `bytes`, and the rest.
+fn split_word(bytes: &[u8]) -> Option<(u32, &[u8])> {
+    let (word, rest) = bytes.split_first_chunk::<4>()?;
+    Some((u32::from_be_bytes(*word), rest))
 }
 
 #[cfg(test)]
@@ -56,6 +148,92 @@ mod tests {
             histogram.value_at_quantile(0.99)
         );
         assert_eq!(back, histogram);
+    }
+
+    /// `inner` (a V2 encoding) deflated and wrapped as `encode` wraps it, declaring
+    /// `declared_extra` more compressed bytes than it holds.
+    fn wrapped(inner: &[u8], declared_extra: u32) -> String {
+        use std::io::Write;
+        let mut deflate = flate2::write::ZlibEncoder::new(Vec::new(), Default::default());
+        deflate.write_all(inner).unwrap();
+        let compressed = deflate.finish().unwrap();
+        let mut bytes = V2_DEFLATE_COOKIE.to_be_bytes().to_vec();
+        let declared = compressed.len() as u32 + declared_extra;
+        bytes.extend(declared.to_be_bytes());
+        bytes.extend(compressed);
+        STANDARD.encode(bytes)
+    }
+
+    /// A V2 header declaring `payload_bytes` of counts, followed by `payload`.
+    fn v2(payload_bytes: u32, digits: u32, payload: &[u8]) -> Vec<u8> {
+        let mut bytes = V2_COOKIE.to_be_bytes().to_vec();
+        bytes.extend(payload_bytes.to_be_bytes());
+        bytes.extend(0u32.to_be_bytes());
+        bytes.extend(digits.to_be_bytes());
+        bytes.extend(1u64.to_be_bytes());
+        bytes.extend(LATENCY_NS_MAX.to_be_bytes());
+        bytes.extend(1.0f64.to_be_bytes());
+        bytes.extend(payload);
+        bytes
+    }
+
+    #[test]
+    fn the_bound_on_counters_is_the_largest_histogram_of_that_precision() {
+        let largest = Histogram::<u64>::new_with_bounds(1, u64::MAX, SIGNIFICANT_DIGITS).unwrap();
+        assert_eq!(largest.distinct_values(), COUNTERS_MAX);
+        assert!(new_latency().distinct_values() <= COUNTERS_MAX);
+    }
+
+    /// The issue's case: a 56-character field whose header declares 4 GiB of counts made the
+    /// library allocate 4,294,967,280 zeroed bytes before it found the bytes missing.
+    #[test]
+    fn a_header_declaring_more_than_it_holds_is_refused_before_any_allocation() {
+        let four_gib = wrapped(&v2(0xFFFF_FFF0, 3, &[]), 0);
+        assert_eq!(four_gib.len(), 56);
+        let error = decode(&four_gib).unwrap_err().to_string();
+        assert!(
+            error.contains("declares 4294967280 bytes of counts but holds 0"),
+            "{error}"
+        );
+        let short = wrapped(&v2(0, 3, &[]), 1000);
+        let error = decode(&short).unwrap_err().to_string();
+        assert!(error.contains("compressed bytes but holds"), "{error}");
+    }
+
+    #[test]
+    fn a_histogram_finer_than_ringside_writes_or_inflating_past_the_bound_is_refused() {
+        let fine = wrapped(&v2(0, 5, &[]), 0);
+        let error = decode(&fine).unwrap_err().to_string();
+        assert!(error.contains("keeps 5 significant digits"), "{error}");
+        // Deflate turns 64 MiB of zeros into 64 KiB; they must not all be inflated.
+        let bomb = wrapped(&v2(0, 3, &vec![0; 64 << 20]), 0);
+        let error = decode(&bomb).unwrap_err().to_string();
+        assert!(error.contains("inflates to more than"), "{error}");
+    }
+
+    proptest::proptest! {
+        /// Any bytes in place of a histogram, or a real one cut or with any byte changed, end
+        /// in a histogram or an error: never a panic.
+        #[test]
+        fn damaged_histograms_are_refused_or_read(
+            cut in 0usize..200,
+            flip in 0usize..200,
+            value in proptest::num::u8::ANY,
+            noise in proptest::collection::vec(proptest::num::u8::ANY, 0..100),
+        ) {
+            let mut histogram = new_latency();
+            for micros in [1u64, 10, 100, 1000, 10_000] {
+                histogram.record(micros * 1000).unwrap();
+            }
+            let mut bytes = STANDARD.decode(encode(&histogram).unwrap()).unwrap();
+            if let Some(byte) = bytes.get_mut(flip) {
+                *byte = value;
+            }
+            bytes.truncate(cut);
+            let _ = decode(&STANDARD.encode(&bytes));
+            let _ = decode(&STANDARD.encode(&noise));
+            let _ = decode(&wrapped(&v2(noise.len() as u32, 3, &noise), 0));
+        }
     }
 
     #[test]

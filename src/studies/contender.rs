@@ -164,6 +164,9 @@ fn start(contender: &Contender, rig: &Rig) -> Result<ServerProcess, String> {
     unsafe {
         command.pre_exec(move || place_this_process(cpu, sched));
     }
+    // Killed with the study: the shell execs the contender, which keeps the signal (processes
+    // it forks do not; the study stops their group as a whole).
+    crate::system::children::die_with_parent(&mut command, rustix::process::Signal::KILL);
     let mut child = command
         .spawn()
         .map_err(|error| format!("could not start `{line}`: {error}"))?;

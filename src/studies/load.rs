@@ -59,6 +59,10 @@ pub fn run(plan: &LoadPlan, args: &LoadCommand) -> anyhow::Result<ExitCode> {
     if let Some(summary) = summary {
         print!("{summary}");
     }
+    if crate::system::stop::stopped() {
+        eprintln!("ringside: interrupted; the row above covers the part of the window that ran");
+        return Ok(ExitCode::from(crate::system::stop::interrupted_exit_code()));
+    }
     Ok(if verified {
         ExitCode::SUCCESS
     } else {

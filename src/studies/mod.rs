@@ -32,7 +32,7 @@ use crate::model::ladder::nearest_ran;
 use crate::model::study::studies;
 use crate::output::progress::Progress;
 use crate::output::{emit, write_text, Format};
-use crate::row::{Document, Row};
+use crate::row::{Document, Row, PARTIAL_NOTE};
 use crate::stats::rank::Outcome as Decision;
 use crate::system::stop::{interrupted_exit_code, stop_flag, stopped};
 
@@ -58,6 +58,10 @@ pub enum Rounds {
     Exactly(u32),
 }
 
+/// The most rounds a study takes: its rows are reserved up front (`run_rounds`), and
+/// 4294967295 rounds of 8 engines asked for 3.4 TB at once.
+pub const ROUNDS_MAX: u32 = 1000;
+
 impl Rounds {
     /// The most rounds the study may run.
     pub fn budget(self) -> u32 {
@@ -78,10 +82,10 @@ impl Rounds {
             return Ok(Rounds::Auto);
         }
         match text.parse::<u32>() {
-            Ok(rounds) if rounds >= 1 => Ok(Rounds::Exactly(rounds)),
+            Ok(rounds) if (1..=ROUNDS_MAX).contains(&rounds) => Ok(Rounds::Exactly(rounds)),
             _ => Err(format!(
                 "'{text}' is not a number of rounds: give 'auto' (add rounds until decided) or \
-                 a whole number of at least 1"
+                 a whole number from 1 to {ROUNDS_MAX}"
             )),
         }
     }
@@ -266,6 +270,29 @@ pub fn run_rounds<C: Cell>(
     }
 }
 
+/// What an interrupted study says it kept: the runs that finished, the one the signal cut
+/// short (its row says "partial"), or plainly nothing.
+fn interrupted_summary(rows: &[Row]) -> String {
+    let partial = (rows.iter())
+        .filter(|row| row.notes.iter().any(|note| note.starts_with(PARTIAL_NOTE)))
+        .count();
+    match (rows.len() - partial, partial) {
+        (0, 0) => "interrupted before any run finished: nothing was measured".to_string(),
+        (0, cut) => format!(
+            "interrupted before any run finished; the results above cover the {} cut short \
+             (marked partial)",
+            if cut == 1 { "run" } else { "runs" }
+        ),
+        (finished, 0) => {
+            format!("interrupted; the results above cover the {finished} run(s) that finished")
+        }
+        (finished, _) => format!(
+            "interrupted; the results above cover the {finished} run(s) that finished and the \
+             one cut short (marked partial)"
+        ),
+    }
+}
+
 /// The order of the cells in one round: the groups (depths, connection counts) in a random
 /// order, and within each group a random depth-first walk of the engines' ladder (the tree of
 /// `parent_of`), so every rung runs next to the engine it extends or a sibling's branch away;
@@ -358,7 +385,7 @@ pub fn finish(
     let document = Document::new(crate::probe::environment(env_dir), outcome.rows);
     destination.write(&document, table)?;
     if outcome.interrupted {
-        eprintln!("ringside: interrupted; the results above cover the runs that finished");
+        eprintln!("ringside: {}", interrupted_summary(&document.results));
         return Ok(ExitCode::from(interrupted_exit_code()));
     }
     if unverified > 0 {
@@ -540,8 +567,10 @@ mod tests {
     fn runs_take_auto_or_a_count() {
         assert_eq!(Rounds::parse("auto"), Ok(Rounds::Auto));
         assert_eq!(Rounds::parse("7"), Ok(Rounds::Exactly(7)));
-        assert!(Rounds::parse("0").unwrap_err().contains("at least 1"));
+        assert!(Rounds::parse("0").unwrap_err().contains("from 1 to 1000"));
         assert!(Rounds::parse("many").is_err());
+        // Reserved up front: 4294967295 rounds aborted the allocation.
+        assert!(Rounds::parse("1001").is_err() && Rounds::parse("4294967295").is_err());
         assert_eq!(Rounds::Auto.budget(), 24);
     }
 }

@@ -1,4 +1,5 @@
-//! The machine a measurement runs on, as knobs every part may turn: the epoll wait that runs on
+//! The machine a measurement runs on, as knobs every part may turn: children that die with
+//! ringside (`children`), the epoll wait that runs on
 //! every kernel from 5.10 on (`epoll_wait`), pinning threads to CPUs (`pin`), the scheduling
 //! class and idle state (`tuning`), the file-descriptor limit (`limits`), the stop flag that
 //! Ctrl-C raises (`stop`), and the network path between a server and its client (`network`:
@@ -6,6 +7,7 @@
 //! an engine, a workload or a row, so every other folder may import it. (The probe, which
 //! reports on the machine and lists the engines, sits above the engines in `probe/`.)
 
+pub mod children;
 pub mod epoll_wait;
 pub mod kernel;
 pub mod limits;

@@ -4,7 +4,7 @@
 
 use plotters::prelude::*;
 
-use super::{color_of, draw_legend, FONT, WIDTH_PX};
+use super::{color_of, draw_legend, drawn, drawn_range, FONT, WIDTH_PX};
 use crate::model::study::op_noun;
 use crate::report::equal_load::{EqualLoad, Point};
 
@@ -42,8 +42,12 @@ pub fn equal_load_charts(load: &EqualLoad) -> anyhow::Result<Vec<String>> {
 
 fn draw(load: &EqualLoad, curve: &Curve) -> anyhow::Result<String> {
     let points = || load.engines.iter().flat_map(|(_, points)| points.iter());
-    let x_high = points().map(curve.x).fold(0.0, f64::max) * 1.1;
-    let ys: Vec<f64> = points().map(curve.y).filter(|y| y.is_finite()).collect();
+    let x_high = points().map(|p| drawn((curve.x)(p))).fold(0.0, f64::max) * 1.1;
+    let ys: Vec<f64> = points()
+        .map(curve.y)
+        .filter(|y| y.is_finite())
+        .map(drawn)
+        .collect();
     let y_high = ys.iter().copied().fold(0.0, f64::max).max(1.0) * 1.2;
     let y_low = ys.iter().copied().fold(f64::INFINITY, f64::min).max(1.0) / 1.2;
     let axis = "hollow: a point the engine did not hold (behind schedule, short of the rate, \
@@ -59,9 +63,10 @@ fn draw(load: &EqualLoad, curve: &Curve) -> anyhow::Result<String> {
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(70);
-        let x_range = 0.0..x_high.max(1.0);
+        let x_range = drawn_range(0.0, x_high.max(1.0));
         if curve.log {
-            let mut chart = builder.build_cartesian_2d(x_range, (y_low..y_high).log_scale())?;
+            let mut chart =
+                builder.build_cartesian_2d(x_range, drawn_range(y_low, y_high).log_scale())?;
             chart
                 .configure_mesh()
                 .x_desc(axis)
@@ -71,7 +76,7 @@ fn draw(load: &EqualLoad, curve: &Curve) -> anyhow::Result<String> {
             lines(load, curve, &mut chart)?;
             draw_legend(&mut chart)?;
         } else {
-            let mut chart = builder.build_cartesian_2d(x_range, 0.0..y_high)?;
+            let mut chart = builder.build_cartesian_2d(x_range, drawn_range(0.0, y_high))?;
             chart
                 .configure_mesh()
                 .x_desc(axis)
@@ -97,18 +102,19 @@ where
 {
     for (index, (engine, points)) in load.engines.iter().enumerate() {
         let color = color_of(index, false);
-        let drawn: Vec<&Point> = points.iter().filter(|p| (curve.y)(p).is_finite()).collect();
-        let line = drawn.iter().map(|p| ((curve.x)(p), (curve.y)(p)));
+        let shown: Vec<&Point> = points.iter().filter(|p| (curve.y)(p).is_finite()).collect();
+        let at = |p: &Point| (drawn((curve.x)(p)), drawn((curve.y)(p)));
+        let line = shown.iter().map(|p| at(p));
         chart
             .draw_series(LineSeries::new(line, color.stroke_width(2)))?
             .label(engine.as_str())
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color));
-        let dots = drawn.iter().map(|p| {
+        let dots = shown.iter().map(|p| {
             let style = match p.held {
                 true => color.filled(),
                 false => color.stroke_width(1),
             };
-            Circle::new(((curve.x)(p), (curve.y)(p)), 4, style)
+            Circle::new(at(p), 4, style)
         });
         chart.draw_series(dots)?;
     }

@@ -4,7 +4,7 @@
 
 use plotters::prelude::*;
 
-use super::{color_of, draw_legend, FONT, WIDTH_PX};
+use super::{color_of, draw_legend, drawn, drawn_range, FONT, WIDTH_PX};
 use crate::model::study::EngineSummary;
 use crate::report::numbers::per_op;
 use crate::report::threads::{Sweep, Swept};
@@ -68,14 +68,22 @@ fn thread_sweep_chart(sweep: &Sweep, figure: &SweepFigure) -> anyhow::Result<Str
         Swept::Size | Swept::Depth => (at.max(1) as f64).log2(),
         Swept::Work => at as f64 / 1e3,
     };
-    let xs: Vec<f64> = sweep.points.iter().map(|(at, _)| x_of(*at)).collect();
+    let xs: Vec<f64> = sweep
+        .points
+        .iter()
+        .map(|(at, _)| drawn(x_of(*at)))
+        .collect();
     let (first, last) = (xs[0], xs[xs.len() - 1]);
     let first = match sweep.swept {
         Swept::ServerThreads => 1.0,
         Swept::Size | Swept::Work | Swept::Depth => first,
     };
     let high = (engines.iter())
-        .flat_map(|engine| sweep.runs_of(engine).map(|(at, runs)| value(runs, at).max))
+        .flat_map(|engine| {
+            sweep
+                .runs_of(engine)
+                .map(|(at, runs)| drawn(value(runs, at).max))
+        })
         .fold(0.0, f64::max);
     let shared: Vec<u64> = (sweep.points.iter())
         .map(|(threads, _)| *threads)
@@ -119,7 +127,10 @@ fn thread_sweep_chart(sweep: &Sweep, figure: &SweepFigure) -> anyhow::Result<Str
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(70)
-            .build_cartesian_2d(first - 0.5..last + 0.5, 0.0..(high * 1.15).max(1.0))?;
+            .build_cartesian_2d(
+                drawn_range(first - 0.5, last + 0.5),
+                drawn_range(0.0, (high * 1.15).max(1.0)),
+            )?;
         chart
             .configure_mesh()
             // At most a dozen labels: a sweep to 100 µs of work has no label per µs.
@@ -139,7 +150,18 @@ fn thread_sweep_chart(sweep: &Sweep, figure: &SweepFigure) -> anyhow::Result<Str
         for (index, engine) in engines.iter().enumerate() {
             let color = color_of(index, false);
             let runs: Vec<(f64, Spread)> = (sweep.runs_of(engine))
-                .map(|(at, summary)| (x_of(at), value(summary, at)))
+                .map(|(at, summary)| {
+                    let spread = value(summary, at);
+                    let (median, min, max) = (spread.median, spread.min, spread.max);
+                    (
+                        drawn(x_of(at)),
+                        Spread {
+                            median: drawn(median),
+                            min: drawn(min),
+                            max: drawn(max),
+                        },
+                    )
+                })
                 .collect();
             let line = runs.iter().map(|(x, spread)| (*x, spread.median));
             chart

@@ -29,7 +29,7 @@ use crate::measure::{meter_for_run, BlockDevice, Meter};
 use crate::output::progress::Progress;
 use crate::report::terminal_text;
 use crate::row::params::{Param, Params};
-use crate::row::{Row, Tally};
+use crate::row::{Row, Tally, PARTIAL_NOTE};
 use crate::system::limits::{memory_bytes_available, PinLimit};
 use crate::units::format_size;
 use scratch::{stamp_blocks, Scratch};
@@ -243,12 +243,13 @@ impl FileStudy {
             // ever makes (the kernel sizes a thread's io-wq pool from its first ring), and the
             // thread's exit tears its io-wq workers down before the next run starts, so no
             // engine inherits another's workers. The thread inherits the pin and the class.
-            let row = std::thread::scope(|scope| {
+            let mut row = std::thread::scope(|scope| {
                 scope
                     .spawn(|| measure(&context))
                     .join()
                     .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
             })?;
+            mark_if_signalled(&mut row, self.size / self.block_size);
             progress.line(line(&row));
             Ok(row)
         };
@@ -311,6 +312,18 @@ impl FileStudy {
             rustix::fs::fsync(file).map_err(|error| io_error("fsync", error))?;
         }
         Ok(())
+    }
+}
+
+/// Marks the row of a run a signal ended before its `planned` operations: the run's stop check
+/// ended it early, so its figures cover the operations it did (the study ends after it).
+pub(super) fn mark_if_signalled(row: &mut Row, planned: u64) {
+    if crate::system::stop::stopped() && row.failure.is_none() && row.ops < planned {
+        row.notes.push(format!(
+            "{PARTIAL_NOTE} a signal (Ctrl-C or SIGTERM) ended this run after {} of its {planned} \
+             operations; its figures cover those",
+            row.ops
+        ));
     }
 }
 

@@ -287,12 +287,13 @@ impl ReadStudy {
             }
             // On a thread of its own, as the other file studies: its rings are the only ones
             // that thread makes (the kernel sizes io-wq from a thread's first ring).
-            let row = std::thread::scope(|scope| {
+            let mut row = std::thread::scope(|scope| {
                 scope
                     .spawn(|| self.measure(cell, run, &file, &order, stamp, params(cell.depth)))
                     .join()
                     .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
             })?;
+            super::mark_if_signalled(&mut row, self.size / self.block_size);
             progress.line(line(&row));
             Ok(row)
         };

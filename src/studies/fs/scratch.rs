@@ -1,7 +1,11 @@
 //! The file a file study writes, and the data it writes (in `engines::aligned` memory).
 //!
 //! The scratch directory is created under `--dir` and removed when the study ends, also on
-//! error, panic or Ctrl-C (the stop flag ends the run loop normally, so `Drop` runs). Data is
+//! error, panic or Ctrl-C (the stop flag ends the run loop normally, so `Drop` runs). A study
+//! killed outright (SIGKILL, a watchdog, power loss) cannot remove it, so its owner holds a lock
+//! on a file in it for as long as it lives, and the next study to make a scratch directory in
+//! the same place removes every one whose lock it can take: the lock, not the pid in the name,
+//! says the owner is gone (a pid can be reused). Data is
 //! random, generated once from a recorded seed, in page-aligned memory so O_DIRECT and
 //! registered buffers take it as it is, and touched before any run (cold guest memory costs a
 //! host fault on first touch; FINDINGS).
@@ -23,29 +27,60 @@ pub fn stamp_blocks(data: &mut [u8], block_size: usize, run: u32) {
     }
 }
 
+/// What scratch directories are called: `ringside-PID-RANDOM`.
+const SCRATCH_PREFIX: &str = "ringside-";
+/// The file in a scratch directory its owner holds an exclusive `flock` on while it lives.
+const LOCK_FILE: &str = "lock";
+/// The lock file before it is locked: a sweep never sees a lock file its owner has not taken.
+const LOCK_FILE_STAGED: &str = "lock.new";
+
 /// A private directory under `--dir` holding the study's file; removed on drop.
 pub struct Scratch {
     dir: PathBuf,
     file: PathBuf,
+    /// Locked for the directory's life (`sweep` removes directories whose lock is free).
+    _lock: File,
 }
 
 impl Scratch {
+    /// A new scratch directory under `parent`, after removing the ones studies that were
+    /// killed left there (each said on stderr).
     pub fn create(parent: &Path) -> anyhow::Result<Scratch> {
         let parent_shown = parent.display();
         anyhow::ensure!(
             parent.is_dir(),
             "--dir {parent_shown} is not a directory; create it or point --dir at one"
         );
+        for (stale, bytes) in sweep(parent) {
+            eprintln!(
+                "ringside: removed {} ({} bytes), the scratch directory of a ringside that was \
+                 killed",
+                stale.display(),
+                bytes
+            );
+        }
         let dir = parent.join(format!(
-            "ringside-{}-{}",
+            "{SCRATCH_PREFIX}{}-{}",
             std::process::id(),
             fastrand::u32(..)
         ));
-        std::fs::create_dir(&dir).map_err(|error| {
+        let refused = |error: std::io::Error| {
             anyhow::anyhow!("cannot create a scratch directory in {parent_shown} ({error}); pick a writable --dir")
-        })?;
+        };
+        std::fs::create_dir(&dir).map_err(refused)?;
+        let lock = match lock(&dir) {
+            Ok(lock) => lock,
+            Err(error) => {
+                let _ = std::fs::remove_dir_all(&dir);
+                return Err(refused(error));
+            }
+        };
         let file = dir.join("data.bin");
-        Ok(Scratch { dir, file })
+        Ok(Scratch {
+            dir,
+            file,
+            _lock: lock,
+        })
     }
 
     pub fn file_path(&self) -> &Path {
@@ -74,8 +109,53 @@ impl Scratch {
 
 impl Drop for Scratch {
     fn drop(&mut self) {
+        // Removed while still locked; the lock goes with the field after.
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// The lock file of a new scratch directory, locked, then moved to its name.
+fn lock(dir: &Path) -> std::io::Result<File> {
+    let staged = dir.join(LOCK_FILE_STAGED);
+    let lock = File::create(&staged)?;
+    rustix::fs::flock(&lock, rustix::fs::FlockOperation::NonBlockingLockExclusive)?;
+    std::fs::rename(&staged, dir.join(LOCK_FILE))?;
+    Ok(lock)
+}
+
+/// Removes the scratch directories under `parent` whose owner is gone (their lock file's
+/// lock can be taken), and returns each with the bytes it held. A directory without a lock
+/// file (one being made, or not ringside's) is left alone.
+pub fn sweep(parent: &Path) -> Vec<(PathBuf, u64)> {
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return Vec::new();
+    };
+    let mut removed = Vec::new();
+    for entry in entries.flatten() {
+        let ours = entry
+            .file_name()
+            .to_string_lossy()
+            .starts_with(SCRATCH_PREFIX);
+        if !ours || !entry.file_type().is_ok_and(|kind| kind.is_dir()) {
+            continue;
+        }
+        let dir = entry.path();
+        let Ok(lock) = File::open(dir.join(LOCK_FILE)) else {
+            continue;
+        };
+        let free = rustix::fs::flock(&lock, rustix::fs::FlockOperation::NonBlockingLockExclusive);
+        if free.is_err() {
+            continue; // Its owner lives.
+        }
+        let bytes: u64 = (std::fs::read_dir(&dir).into_iter().flatten().flatten())
+            .filter_map(|file| file.metadata().ok())
+            .map(|metadata| metadata.len())
+            .sum();
+        if std::fs::remove_dir_all(&dir).is_ok() {
+            removed.push((dir, bytes));
+        }
+    }
+    removed
 }
 
 /// Reads the first `data.len()` bytes of `path` back and compares them with `data`, through
@@ -128,5 +208,35 @@ mod tests {
         }
         assert!(!path.exists());
         assert_eq!(std::fs::read_dir(parent.path()).unwrap().count(), 0);
+    }
+
+    /// A directory whose lock is free is a dead owner's and is swept; a live owner's (locked
+    /// through another open file, as another process would hold it), one without a lock file
+    /// and anything not named as scratch are left.
+    #[test]
+    fn only_scratch_whose_owner_is_gone_is_swept() {
+        let parent = tempfile::tempdir().unwrap();
+        let live = Scratch::create(parent.path()).unwrap();
+        std::fs::write(live.file_path(), b"live").unwrap();
+        let dead = parent.path().join("ringside-1-2");
+        std::fs::create_dir(&dead).unwrap();
+        std::fs::write(dead.join(LOCK_FILE), b"").unwrap();
+        std::fs::write(dead.join("data.bin"), vec![0u8; 5000]).unwrap();
+        let making = parent.path().join("ringside-3-4");
+        std::fs::create_dir(&making).unwrap();
+        let other = parent.path().join("mine");
+        std::fs::create_dir(&other).unwrap();
+        std::fs::write(other.join(LOCK_FILE), b"").unwrap();
+        assert_eq!(sweep(parent.path()), [(dead.clone(), 5000)]);
+        assert!(!dead.exists());
+        assert!(live.file_path().exists() && making.exists() && other.exists());
+        let next = Scratch::create(parent.path()).unwrap();
+        assert!(live.file_path().exists());
+        drop((live, next));
+        let left: Vec<_> = std::fs::read_dir(parent.path())
+            .unwrap()
+            .flatten()
+            .collect();
+        assert_eq!(left.len(), 2, "{left:?}");
     }
 }

@@ -4,6 +4,7 @@
 use std::io::{BufRead, BufReader, Read};
 use std::net::SocketAddr;
 use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
 use std::process::{Child, ChildStderr, Stdio};
 use std::sync::mpsc::Receiver;
 use std::sync::{Arc, Mutex};
@@ -17,6 +18,7 @@ use crate::engines::uring::ring::format_cpus;
 use crate::engines::EngineDef;
 use crate::measure::{ProcessMeter, ProcessSyscallCounter};
 use crate::studies::serve::{ServerStats, STATS_TO_STDOUT};
+use crate::system::children::die_with_parent;
 use crate::system::network::NetPath;
 
 /// How long a server may take to say where it listens, and to exit after SIGTERM.
@@ -92,14 +94,19 @@ pub struct ServerProcess {
 }
 
 impl ServerProcess {
-    /// Starts `engine` on the server's side of `path`.
+    /// Starts `engine` on the server's side of `path`. The server leads a process group of its
+    /// own, so Ctrl-C in a terminal reaches the study alone, which ends its load before it
+    /// stops the server (a server stopped first would turn the load's last answers into
+    /// errors); and it is killed if the study dies without stopping it (SIGKILL, a crash).
     pub fn start(engine: &EngineDef, args: &Rig, path: &NetPath) -> anyhow::Result<ServerProcess> {
         let exe = std::env::current_exe().context("cannot find the ringside binary")?;
         let (counters, memfd) = SharedCounters::create(args.server_threads)
             .context("cannot make the server's shared counters")?;
         let memfd_path = format!("/proc/{}/fd/{}", std::process::id(), memfd.as_raw_fd());
-        let mut child = path
-            .server_command(&exe)
+        let mut command = path.server_command(&exe);
+        command.process_group(0);
+        die_with_parent(&mut command, rustix::process::Signal::KILL);
+        let mut child = command
             .arg("serve")
             .args(&args.serve)
             .args(["--counters", &memfd_path])
@@ -219,7 +226,7 @@ impl ServerProcess {
     /// it was asked to is reported. Returns the stats `ringside serve` printed as it stopped.
     pub fn stop(&mut self) -> anyhow::Result<Option<ServerStats>> {
         if let Some(status) = self.child.try_wait()? {
-            self.kill();
+            self.kill(); // What is left of a contender's group; the server itself is reaped.
             anyhow::bail!(
                 "the server exited during the run with {status}{}",
                 self.last_words()
@@ -274,9 +281,15 @@ impl ServerProcess {
         self.contender && rustix::process::test_kill_process_group(self.pid()).is_ok()
     }
 
-    /// SIGKILL to the server (and its group), and the child reaped.
+    /// SIGKILL to the server while it is not reaped, or to a contender's group while it has a
+    /// process, and the child reaped. A reaped pid is never signalled: it may already be
+    /// another process's (as root, any process's). A group's id is not reused while the group
+    /// has a process.
     fn kill(&mut self) {
-        self.signal(rustix::process::Signal::KILL);
+        let running = matches!(self.child.try_wait(), Ok(None));
+        if running || self.group_alive() {
+            self.signal(rustix::process::Signal::KILL);
+        }
         let _ = self.child.wait();
     }
 }
