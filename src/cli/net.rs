@@ -257,6 +257,12 @@ impl NetStudyArgs {
         serve: Vec<String>,
     ) -> anyhow::Result<NetStudy> {
         self.path.plan().check()?;
+        if let (Sched::Fifo, Some(reason)) = (self.sched, self.sched.refusal()) {
+            anyhow::bail!(
+                "--sched fifo: the kernel refused SCHED_FIFO: {reason}. Leave out --sched fifo \
+                 to measure under SCHED_OTHER"
+            );
+        }
         let online = cpus_online();
         let given = |list: &Option<CpuList>| list.clone().map(|CpuList(cpus)| cpus);
         let (server_cpus, client_cpus) = (given(&self.server_cpu), given(&self.client_cpu));
