@@ -13,7 +13,7 @@ use serde_json::Value;
 use crate::engines::serving_of;
 use crate::model::comparison::{spent_alpha, Comparison, Metric};
 use crate::model::study::{table_rank, EngineSummary, Headline};
-use crate::row::{Row, P99_BOUND_PARAM, SWEEP_PARAM};
+use crate::row::{Row, HELD_RATE_SHARE, P99_BOUND_PARAM, SWEEP_PARAM};
 use crate::stats::{median, Spread};
 
 /// A sweep's row that probes a server's closed-loop rate (`params.sweep`).
@@ -321,22 +321,54 @@ impl EqualLoad {
             .collect()
     }
 
-    /// The rounds measured at `offered`: the distinct runs of its rows.
+    /// The rounds measured at `offered`: runs in which more than one engine ran there (all of
+    /// them where one engine alone was measured), so a point run once more for one engine
+    /// after a miss is no round of its own.
     pub fn rounds_at(&self, offered: f64) -> usize {
-        let mut runs: Vec<u32> = (self.rows.iter())
+        let at: Vec<&Row> = (self.rows.iter())
             .filter(|r| r.offered_rate == Some(offered))
-            .map(|r| r.run)
             .collect();
+        let mut engines: Vec<&str> = at.iter().map(|r| r.engine.as_str()).collect();
+        engines.sort_unstable();
+        engines.dedup();
+        let mut runs: Vec<u32> = at.iter().map(|r| r.run).collect();
         runs.sort_unstable();
         runs.dedup();
-        runs.len()
+        let paired = |run: &&u32| at.iter().filter(|r| r.run == **run).count() >= 2;
+        match engines.len() {
+            0 | 1 => runs.len(),
+            _ => runs.iter().filter(paired).count(),
+        }
     }
 
-    /// The rate the verdict is given at, and the engines left out there: of the rates measured
-    /// in the most rounds (the sweep's rounds point; every rate of a `--rate` study), the
-    /// highest every engine held, leaving out those that held no rate at all; else the highest
-    /// most of them held, leaving out the others; else, at any rate, the highest every engine
-    /// held. None when most engines held nothing, or no rate was held by most.
+    /// Whether `offered` was measured in more rounds than any other rate (the sweep's rounds).
+    pub fn is_rounds_point(&self, offered: f64) -> bool {
+        let rounds = self.rounds_at(offered);
+        let others: Vec<usize> = (self.engines.iter())
+            .flat_map(|(_, points)| points.iter().map(|p| p.offered))
+            .filter(|&rate| rate != offered)
+            .map(|rate| self.rounds_at(rate))
+            .collect();
+        rounds > 1 && !others.is_empty() && others.iter().all(|&n| n < rounds)
+    }
+
+    /// In how many of its runs at `offered` the engine held the rate, of how many.
+    pub fn held_runs(&self, engine: &str, offered: f64) -> (usize, usize) {
+        let runs = self.runs(engine, offered);
+        let held = (runs.iter())
+            .filter(|r| r.held_offered_rate() == Some(true))
+            .count();
+        (held, runs.len())
+    }
+
+    /// The rate the verdict is given at, and the engines left out there. Where one rate was
+    /// measured in more rounds than the others (the sweep's rounds, at the highest point every
+    /// engine held when screened), that rate: there each engine is compared by the rounds in
+    /// which it achieved the rate, whether or not its p99 or schedule held in all of them
+    /// (the verdict says in how many they did). Otherwise (every rate in as many rounds: a
+    /// `--rate` study, or a sweep of one round), the highest rate every engine held. Engines
+    /// that held no rate at all are left out (an SQPOLL poller starved by a real-time load),
+    /// and so are those not measured at the rate. None when most engines held nothing.
     pub fn verdict_rate(&self) -> Option<(f64, Vec<(String, &'static str)>)> {
         let none = self.held_none();
         if 2 * none.len() >= self.engines.len() {
@@ -351,42 +383,46 @@ impl EqualLoad {
             .collect();
         rates.sort_by(f64::total_cmp);
         rates.dedup();
-        let held_by = |rate: f64| -> Vec<&str> {
+        let measured = |rate: f64| {
             (holding.iter().copied())
-                .filter(|name| self.at(name, rate).is_some_and(|p| p.held))
-                .collect()
+                .filter(|name| self.at(name, rate).is_some())
+                .count()
         };
-        let most = rates.iter().map(|&r| self.rounds_at(r)).max().unwrap_or(0);
-        let busiest: Vec<f64> = (rates.iter().copied())
-            .filter(|&r| self.rounds_at(r) == most)
-            .collect();
-        let highest = |candidates: &[f64], enough: &dyn Fn(usize) -> bool| {
-            (candidates.iter().copied())
-                .filter(|&r| enough(held_by(r).len()))
-                .fold(None, |best: Option<f64>, r| {
-                    Some(best.map_or(r, |b| b.max(r)))
-                })
+        let held_by_all =
+            |rate: f64| (holding.iter()).all(|name| self.at(name, rate).is_some_and(|p| p.held));
+        let highest = |candidates: &mut dyn Iterator<Item = f64>| {
+            candidates.fold(None, |best: Option<f64>, r| {
+                Some(best.map_or(r, |b| b.max(r)))
+            })
         };
-        let all = |held: usize| held == holding.len();
-        let majority = |held: usize| held >= 2 && 2 * held > holding.len();
-        let rate = highest(&busiest, &all)
-            .or_else(|| highest(&busiest, &majority))
-            .or_else(|| highest(&rates, &all))?;
-        let held = held_by(rate);
+        let rounds: Vec<usize> = rates.iter().map(|&rate| self.rounds_at(rate)).collect();
+        let most = rounds.iter().copied().max().unwrap_or(0);
+        let fewer = rounds.iter().filter(|&&n| n < most).count();
+        let busiest = (rates.iter().zip(&rounds))
+            .filter(|(&rate, &n)| n == most && measured(rate) >= 2)
+            .map(|(&rate, _)| rate);
+        let rate = match fewer > 0 && most > 1 {
+            true => highest(&mut busiest.into_iter())?,
+            false => highest(&mut rates.iter().copied().filter(|&r| held_by_all(r)))?,
+        };
         let mut left_out: Vec<(String, &'static str)> = (none.iter())
             .map(|name| (name.to_string(), "held none"))
             .collect();
         left_out.extend(
             (holding.iter())
-                .filter(|name| !held.contains(name))
-                .map(|name| (name.to_string(), "did not hold it")),
+                .filter(|name| self.at(name, rate).is_none())
+                .map(|name| (name.to_string(), "was not measured there")),
         );
         Some((rate, left_out))
     }
 
-    /// `engine` at `rate` as a summary with its rounds, for a paired comparison.
+    /// `engine` at `rate` as a summary of the runs in which it achieved the rate (a run behind
+    /// by more than `HELD_RATE_SHARE` served a lighter load), for a paired comparison.
     fn summary(&self, engine: &str, rate: f64) -> EngineSummary {
-        EngineSummary::of(engine, &self.runs(engine, rate), Headline::OpsPerSec)
+        let achieved: Vec<&Row> = (self.runs(engine, rate).into_iter())
+            .filter(|r| r.ops_per_sec >= HELD_RATE_SHARE * rate)
+            .collect();
+        EngineSummary::of(engine, &achieved, Headline::OpsPerSec)
     }
 
     /// The error a comparison at `rate` may spend: α, less what earlier looks spent when the
@@ -399,8 +435,8 @@ impl EqualLoad {
         spent_alpha(&looks, self.rounds_at(rate))
     }
 
-    /// The engines compared at the verdict rate (those that held it), the baseline first:
-    /// epoll where it held it, else the first in table order.
+    /// The engines compared at the verdict rate, the baseline first: epoll where it ran there,
+    /// else the first in table order.
     fn compared_at(&self, rate: f64, left_out: &[(String, &str)]) -> Vec<&str> {
         let mut compared: Vec<&str> = (self.engines.iter())
             .map(|(name, _)| name.as_str())
@@ -611,14 +647,19 @@ pub mod tests {
         assert!(comparisons.iter().all(|c| c.reference == "epoll"));
     }
 
-    /// A rounds point most engines held, one not: the verdict stays there and names it.
+    /// A rounds point an engine held in fewer than half its rounds (its p99 over the bound):
+    /// the verdict stays there, compares it by the rounds it achieved the rate in, and the
+    /// rounds it held are counted for the sentence; a point re-run for one engine is no round.
     #[test]
-    fn an_engine_that_missed_the_rounds_point_is_named_beside_it() {
+    fn the_verdict_stays_at_the_rounds_point_an_engine_missed_in_some_rounds() {
         let mut rows = rounds_at(
             &[("epoll", 6.0), ("uring", 7.0), ("uring-defer", 5.4)],
             20_000.0,
             1,
         );
+        let mut again = point_row("uring", 20_000.0, 7.0, 200);
+        again.run = 2;
+        rows.push(again);
         rows.extend(rounds_at(
             &[("epoll", 5.0), ("uring", 6.0), ("uring-defer", 4.5)],
             40_000.0,
@@ -631,8 +672,14 @@ pub mod tests {
             row.latency_ns_p99 = Some(3_000_000);
         }
         let load = &equal_loads(&rows)[0];
+        assert_eq!(load.rounds_at(20_000.0), 1);
         let (rate, left_out) = load.verdict_rate().unwrap();
         assert_eq!(rate, 40_000.0);
-        assert_eq!(left_out, [("uring".to_string(), "did not hold it")]);
+        assert!(left_out.is_empty(), "{left_out:?}");
+        assert_eq!(load.held_runs("uring", 40_000.0), (3, 8));
+        let uring = (load.comparisons().into_iter())
+            .find(|c| c.subject == "uring")
+            .unwrap();
+        assert_eq!(uring.rounds, 8);
     }
 }

@@ -75,8 +75,12 @@ pub fn verdict_of(load: &EqualLoad, finding: Option<&Finding>) -> String {
         1 => "one round".to_string(),
         n => format!("{n} rounds"),
     };
+    let chosen = match load.is_rounds_point(rate) {
+        true => "the highest point every engine held when screened",
+        false => "the highest rate every engine held",
+    };
     let mut text = format!(
-        "at {} {noun}s/s ({measured}; the highest rate every engine held{left_out}), ",
+        "at {} {noun}s/s ({measured}; {chosen}{left_out}), ",
         format_count(rate)
     );
     text.push_str(&comparison_text(&finding.comparison, noun, baseline, best));
@@ -89,6 +93,18 @@ pub fn verdict_of(load: &EqualLoad, finding: Option<&Finding>) -> String {
         one.p50_us,
         other.p50_us,
     ));
+    let missed: Vec<String> = (load.engines.iter())
+        .map(|(name, _)| (name, load.held_runs(name, rate)))
+        .filter(|(_, (held, runs))| held < runs)
+        .map(|(name, (held, runs))| format!("{name} {held} of {runs}"))
+        .collect();
+    if load.is_rounds_point(rate) && !missed.is_empty() {
+        text.push_str(&format!(
+            "There, runs that held the rate (schedule and p99 bound): {}; server CPU is \
+             compared over the runs that achieved it. ",
+            missed.join(", ")
+        ));
+    }
     text + &load_highest_sentence(load)
 }
 
@@ -259,8 +275,8 @@ pub mod tests {
         let verdict = verdict(&loads[0]);
         assert!(
             verdict.starts_with(
-                "at 20.0k messages/s (8 rounds; the highest rate every engine held), \
-                 uring-defer used 0.80× epoll's server CPU per message (["
+                "at 20.0k messages/s (8 rounds; the highest point every engine held when \
+                 screened), uring-defer used 0.80× epoll's server CPU per message (["
             ),
             "{verdict}"
         );
