@@ -6,7 +6,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::measure::{Measured, PoolThreads, RingEvent, SyscallSource};
+pub use crate::measure::SyscallSource;
+use crate::measure::{Measured, PoolThreads, RingEvent};
 use crate::stats::per_second;
 
 /// Version of the JSON document layout; bumped when a field changes meaning.
@@ -29,7 +30,7 @@ pub struct Row {
     pub syscalls: u64,
     /// `kernel` (counted by a perf tracepoint counter), `self` (the engine's own tally) or
     /// `none` (a server measured by nobody: `ringside load` without `--server-pid`).
-    pub syscalls_source: String,
+    pub syscalls_source: SyscallSource,
     pub cpu_user_s: f64,
     pub cpu_sys_s: f64,
     pub ctx_switches_voluntary: u64,
@@ -107,6 +108,10 @@ pub struct Row {
     pub syscalls_per_mb: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sqes_per_mb: Option<f64>,
+    /// Why the run did not verify its data (the first reason; `notes` has each with "NOT
+    /// VERIFIED:" before it); absent for a verified run, or one whose engine failed (`failure`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unverified_reason: Option<String>,
     /// The rounds after which the study looked at its comparisons when its rounds were not
     /// fixed (`--runs auto`: stop when decided), the last its budget; absent for a fixed count.
     /// Decisions spend α across these looks (`model::comparison::spent_alpha`).
@@ -291,6 +296,14 @@ impl Row {
 
     /// Marks a row that measured nothing as failed, for `reason` (a sentence without the
     /// engine's name).
+    /// Marks the run unverified because of `reason`: the flag, the reason (the first one given),
+    /// and a note that says it.
+    pub fn unverified_because(&mut self, reason: String) {
+        self.verified = false;
+        self.notes.push(format!("NOT VERIFIED: {reason}"));
+        self.unverified_reason.get_or_insert(reason);
+    }
+
     pub fn fail(&mut self, reason: &str) {
         // What its empty measurement noted (no connection lasted, ...) says nothing more.
         self.notes.clear();
@@ -353,7 +366,7 @@ impl Row {
             ops_per_sec: per_second(ops as f64, seconds),
             bytes_per_sec: per_second(bytes as f64, seconds),
             syscalls,
-            syscalls_source: source.as_str().to_string(),
+            syscalls_source: source,
             cpu_user_s: measured.usage.cpu_user_s,
             cpu_sys_s: measured.usage.cpu_sys_s,
             ctx_switches_voluntary: measured.usage.ctx_switches_voluntary,
@@ -375,8 +388,8 @@ impl Row {
     pub fn set_server_costs(&mut self, measured: &Measured) {
         self.syscalls = measured.syscalls_kernel.unwrap_or(0);
         self.syscalls_source = match measured.syscalls_kernel {
-            Some(_) => SyscallSource::Kernel.as_str().into(),
-            None => "none".into(),
+            Some(_) => SyscallSource::Kernel,
+            None => SyscallSource::Unmeasured,
         };
         self.cpu_user_s = measured.usage.cpu_user_s;
         self.cpu_sys_s = measured.usage.cpu_sys_s;
@@ -402,7 +415,7 @@ impl Row {
         let cpu_us = self.cpu_s() * 1e6;
         self.server_cpu_us_per_mb = self.server_cpu_utilisation.map(|_| cpu_us / megabytes);
         self.syscalls_per_mb =
-            (self.syscalls_source != "none").then(|| self.syscalls as f64 / megabytes);
+            (self.syscalls_source.counted()).then(|| self.syscalls as f64 / megabytes);
         self.sqes_per_mb = self.sqes_submitted.map(|sqes| sqes as f64 / megabytes);
     }
 
@@ -412,7 +425,7 @@ impl Row {
     pub fn set_server_own_syscalls(&mut self, own: Option<u64>) {
         if let (Some(count), "none") = (own, self.syscalls_source.as_str()) {
             self.syscalls = count;
-            self.syscalls_source = SyscallSource::SelfCounted.as_str().into();
+            self.syscalls_source = SyscallSource::SelfCounted;
         }
     }
 
@@ -581,7 +594,7 @@ mod tests {
         assert_eq!(row.ops_per_sec, 2000.0);
         assert_eq!(row.bytes_per_sec, 8_192_000.0);
         assert_eq!(row.syscalls, 386);
-        assert_eq!(row.syscalls_source, "kernel");
+        assert_eq!(row.syscalls_source, SyscallSource::Kernel);
         assert_eq!(row.params_text(), "block_size=4096 file=overwrite");
     }
 

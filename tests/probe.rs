@@ -63,7 +63,9 @@ fn probe_offers_no_csv_form_and_engines_gives_one() {
         .args(["engines", "--format", "csv"])
         .assert()
         .success()
-        .stdout(predicate::str::starts_with("workload,engine,available,"));
+        .stdout(predicate::str::starts_with(
+            "workload,engine,over,available,",
+        ));
 }
 
 #[test]
@@ -103,9 +105,8 @@ fn forced_no_uring_shows_why_while_blocking_stays_available() {
         .env("RINGSIDE_FORCE_NO_URING", "1")
         .assert()
         .success()
-        .stdout(predicate::str::contains(
-            "unavailable: io_uring is switched off",
-        ))
+        .stdout(predicate::str::contains("(1) io_uring is switched off"))
+        .stdout(predicate::str::contains("┆ no (1) "))
         .stdout(predicate::str::contains("blocking"));
 }
 
@@ -118,7 +119,7 @@ fn engines_json_lists_every_field() {
     assert!(output.status.success());
     let listings = json_of(&output.stdout);
     let first = &listings.as_array().unwrap()[0];
-    for key in ["workload", "engine", "available", "reason", "about"] {
+    for key in ["workload", "engine", "over", "available", "reason", "about"] {
         assert!(first.get(key).is_some(), "missing {key}");
     }
 }

@@ -29,7 +29,7 @@ use crate::system::tuning::{Idle, Sched};
 #[derive(Args, Debug, Clone)]
 pub struct NetStudyArgs {
     /// Rounds: each round runs every cell once, in a fresh random order (each rung next to
-    /// the engine it extends). `auto` adds rounds in stages (8, 12, 16, 24) until every
+    /// the engine it extends). `auto` adds rounds in stages (12, 16, 24) until every
     /// comparison is decided or cannot be; a number runs exactly that many.
     #[arg(long, short = 'r', default_value = "auto", value_parser = Rounds::parse)]
     pub runs: Rounds,

@@ -5,6 +5,7 @@ use serde_json::{Map, Value};
 
 use super::{LoadPlan, LoadReport, Mode, LATE_BOUND, SATURATED_SHARE};
 use crate::measure::Measured;
+use crate::row::SyscallSource;
 use crate::row::{Row, LATE_SHARE_LIMIT};
 use crate::stats::per_second;
 
@@ -35,7 +36,7 @@ pub fn load_row(
         bytes,
         ops_per_sec: per_second(report.messages as f64, report.seconds),
         bytes_per_sec: per_second(bytes as f64, report.seconds),
-        syscalls_source: "none".into(),
+        syscalls_source: SyscallSource::Unmeasured,
         verified: report.messages > 0 && report.errors.mismatch == 0 && held_all(report),
         errors: report.errors.total(),
         client_cpu_user_s: Some(report.client_usage.cpu_user_s),
@@ -120,8 +121,8 @@ fn lost(report: &LoadReport) -> u64 {
 fn add_errors(row: &mut Row, plan: &LoadPlan, report: &LoadReport) {
     let errors = report.errors;
     if errors.connect > 0 {
-        row.notes.push(format!(
-            "NOT VERIFIED: {} of {} connections could not connect within --timeout (a server \
+        row.unverified_because(format!(
+            "{} of {} connections could not connect within --timeout (a server \
              that accepts one connection at a time, or a full listen queue): the run did not \
              hold {} connections",
             errors.connect, plan.connections, plan.connections
@@ -132,16 +133,17 @@ fn add_errors(row: &mut Row, plan: &LoadPlan, report: &LoadReport) {
             Mode::Http => "a response was awaited (not an orderly HTTP close after one)",
             _ => "an echo was awaited",
         };
-        row.notes.push(format!(
-            "NOT VERIFIED: {} connections were lost without cause: reset, or closed while              {awaited}, or their send failed; the run did not hold its {} connections",
+        row.unverified_because(format!(
+            "{} connections were lost without cause: reset, or closed while {awaited}, or their \
+             send failed; the run did not hold its {} connections",
             lost(report),
             plan.connections
         ));
     }
     if report.connections_open_at_end == 0 {
-        row.notes.push(
-            "NOT VERIFIED: every connection was closed or reset before the window ended (did \
-             the server die?): the figures cover only the time before"
+        row.unverified_because(
+            "every connection was closed or reset before the window ended (did the server \
+             die?): the figures cover only the time before"
                 .into(),
         );
     }
@@ -176,14 +178,14 @@ fn add_errors(row: &mut Row, plan: &LoadPlan, report: &LoadReport) {
         ));
     }
     if errors.mismatch > 0 {
-        row.notes.push(format!(
-            "NOT VERIFIED: {} answers came back with different bytes or broken framing",
+        row.unverified_because(format!(
+            "{} answers came back with different bytes or broken framing",
             errors.mismatch
         ));
     }
     if plan.mode == Mode::Stream && errors.timeout > 0 {
-        row.notes.push(format!(
-            "NOT VERIFIED: {} streams stalled: bytes sent were not echoed within --timeout",
+        row.unverified_because(format!(
+            "{} streams stalled: bytes sent were not echoed within --timeout",
             errors.timeout
         ));
     }
@@ -281,10 +283,7 @@ fn add_http_fields(row: &mut Row, report: &LoadReport) {
         }
     }
     if not_ok > 0 {
-        row.verified = false;
-        row.notes.push(format!(
-            "NOT VERIFIED: {not_ok} responses had a status other than 2xx"
-        ));
+        row.unverified_because(format!("{not_ok} responses had a status other than 2xx"));
     }
 }
 
@@ -389,7 +388,11 @@ mod tests {
         let p50 = row.latency_ns_p50.unwrap();
         assert!((499_000..=501_000).contains(&p50), "{p50}");
         assert!(row.latency_ns_max.unwrap() >= 999_000);
-        assert_eq!(row.syscalls_source, "none", "no server was measured");
+        assert_eq!(
+            row.syscalls_source,
+            SyscallSource::Unmeasured,
+            "no server was measured"
+        );
         assert!(row.error_counts.is_empty());
     }
 

@@ -177,6 +177,25 @@ impl Comparison {
         self.confidence = 1.0 - alpha;
     }
 
+    /// Whether the interval shown lies wholly beyond the margin (an undecided comparison whose
+    /// family asked for more than its own α).
+    pub fn beyond_margin(&self) -> bool {
+        let margin = 1.0 + self.metric.margin();
+        match (self.low, self.high) {
+            (Some(low), Some(high)) => low > margin || high < 1.0 / margin,
+            _ => false,
+        }
+    }
+
+    /// The interval's confidence as a sentence says it: "95%", "99.8%".
+    pub fn confidence_text(&self) -> String {
+        let percent = self.confidence * 100.0;
+        match percent.fract() {
+            f if !(0.05..=0.95).contains(&f) => format!("{percent:.0}%"),
+            _ => format!("{percent:.1}%"),
+        }
+    }
+
     /// Whether the subject did better than the reference (a decided difference only).
     pub fn better(&self) -> bool {
         (self.ratio > 1.0) == self.metric.higher_is_better()
@@ -253,7 +272,12 @@ fn log_ratio(subject: &Round, reference: &Round, metric: Metric) -> Option<f64> 
 /// Decides every comparison of one family, in place: a difference when the family's procedure
 /// rejects "within the margin" (its interval then shown at the level it was rejected at, which
 /// lies beyond the margin), equivalence when the two one-sided tests do at the comparison's α,
-/// undecided otherwise; nothing below `MIN_ROUNDS`.
+/// undecided otherwise, nothing below `MIN_ROUNDS`. An undecided comparison shows its interval at
+/// the family's Bonferroni level (α over the family's size): an interval that lay wholly beyond
+/// the margin there would have been rejected by either procedure, so what the figure shows
+/// agrees with the word beside it. Where the rounds are too few for an interval at that level,
+/// it shows its own (1 − α) one, which may lie beyond the margin: `beyond_margin` tells, and the
+/// sentence says the family asked for more.
 pub fn decide(comparisons: &mut [Comparison], family: Family) {
     let p_values: Vec<f64> = (comparisons.iter())
         .map(|c| {
@@ -264,6 +288,7 @@ pub fn decide(comparisons: &mut [Comparison], family: Family) {
             }
         })
         .collect();
+    let family_size = comparisons.len().max(1) as f64;
     let levels = match family {
         Family::Confirmatory => holm(&p_values, ALPHA),
         Family::Exploratory => benjamini_hochberg(&p_values, ALPHA),
@@ -285,15 +310,23 @@ pub fn decide(comparisons: &mut [Comparison], family: Family) {
             }
             None => {
                 comparison.outcome = Outcome::Undecided;
-                comparison.set_interval(comparison.alpha);
+                comparison.set_interval(comparison.alpha / family_size);
+                if comparison.low.is_none() {
+                    // Too few rounds for an interval at that level: the comparison's own.
+                    comparison.set_interval(comparison.alpha);
+                }
             }
         }
     }
 }
 
 /// The stages `--runs auto` looks at, in rounds: decided early when the engines differ a lot or
-/// not at all, more rounds where the machine's noise needs them. The last is the budget.
-pub const LOOKS: [u32; 4] = [8, 12, 16, 24];
+/// not at all, more rounds where the machine's noise needs them. The last is the budget. The
+/// first look is at 12: an exact rank test on n rounds can say no less than p = 2/2^n, and the
+/// first screen decides some twenty comparisons at once (Holm), so fewer rounds could not decide
+/// even a fivefold difference there (bench/verdicts.md: a default run looking first at 8 decided
+/// none of its first screen).
+pub const LOOKS: [u32; 3] = [12, 16, 24];
 
 /// The share of α a study may spend on the decision it ends with after `rounds` rounds, when it
 /// was measured in stages at `looks` (empty: one look, at the end, with all of α).
@@ -332,8 +365,10 @@ pub fn study_comparisons(study: &Study, metric: Metric) -> Vec<Comparison> {
     for engine in rest {
         comparisons.push(Comparison::paired(engine, baseline, metric, alpha));
     }
+    let ran = |name: &str| engines.iter().any(|e| e.engine == name);
     for engine in &engines {
-        let Some(parent) = crate::model::ladder::parent_of(&study.workload, &engine.engine) else {
+        let nearest = crate::model::ladder::nearest_ran(&study.workload, &engine.engine, &ran);
+        let Some((parent, _)) = nearest else {
             continue;
         };
         if parent == baseline.engine {
@@ -364,7 +399,7 @@ mod tests {
         assert!((total - ALPHA).abs() < 1e-12, "{total}");
         assert!((spent_alpha(&[], 5) - ALPHA).abs() < 1e-12);
         // The first look spends the most: a study decided early needs a large difference.
-        assert!(spent_alpha(&LOOKS, 8) > spent_alpha(&LOOKS, 12));
+        assert!(spent_alpha(&LOOKS, 12) > spent_alpha(&LOOKS, 16));
         // Rounds between looks count as the look before them.
         assert_eq!(spent_alpha(&LOOKS, 13), spent_alpha(&LOOKS, 12));
     }

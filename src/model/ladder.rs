@@ -18,6 +18,9 @@ pub struct Rung {
     pub engine: String,
     /// The engine divided by: the parent, or the baseline.
     pub parent: String,
+    /// The rungs between the two that did not run (the parent is then the nearest ancestor
+    /// that did): the ratio is what they and this engine's feature bought together.
+    pub via: Vec<String>,
     pub comparison: Comparison,
 }
 
@@ -28,7 +31,16 @@ impl Rung {
         Rung {
             engine: engine.engine.clone(),
             parent: parent.engine.clone(),
+            via: Vec::new(),
             comparison: Comparison::paired(engine, parent, Metric::Throughput, alpha),
+        }
+    }
+
+    /// "uring-ring", or "uring-ring via uring-fixed" where rungs between did not run.
+    pub fn parent_label(&self) -> String {
+        match self.via.as_slice() {
+            [] => self.parent.clone(),
+            via => format!("{} via {}", self.parent, via.join(", ")),
         }
     }
 
@@ -41,6 +53,25 @@ impl Rung {
     pub fn decided(&self) -> bool {
         self.comparison.is_different()
     }
+}
+
+/// The engine `engine` is compared with among those that `ran`: its parent, or where the parent
+/// did not run the nearest ancestor that did, with the engines skipped between; None when no
+/// ancestor ran (or it has none).
+pub fn nearest_ran(
+    workload: &str,
+    engine: &str,
+    ran: &dyn Fn(&str) -> bool,
+) -> Option<(String, Vec<String>)> {
+    let mut skipped = Vec::new();
+    let mut ancestor = parent_of(workload, engine)?;
+    while !ran(&ancestor) {
+        // The table's tree has no cycles (a test checks every parent is an earlier row).
+        debug_assert!(skipped.len() < 64, "a cycle in the ladder above {engine}");
+        let next = parent_of(workload, &ancestor)?;
+        skipped.push(std::mem::replace(&mut ancestor, next));
+    }
+    Some((ancestor, skipped))
 }
 
 /// The engine `engine` is compared with as its parent: the engine table's parent, or, for a
@@ -77,24 +108,32 @@ impl NoRatio {
 /// contenders are not rungs.
 pub fn steps(study: &Study) -> Vec<Result<Rung, NoRatio>> {
     let measured = study.measured();
+    let ran = |name: &str| measured.iter().any(|e| e.engine == name);
     let mut steps: Vec<Result<Rung, NoRatio>> = measured
         .iter()
         .filter_map(|engine| {
             let parent = parent_of(&study.workload, &engine.engine)?;
-            let no_ratio = |why: String| NoRatio {
+            let no_ratio = |parent: String, why: String| NoRatio {
                 engine: engine.engine.clone(),
-                parent: parent.clone(),
+                parent,
                 why,
             };
-            Some(match measured.iter().find(|e| e.engine == parent) {
-                None => Err(no_ratio("did not run".to_string())),
-                Some(summary) if summary.throughput.min <= 0.0 => {
-                    Err(no_ratio(summary.failure.as_ref().map_or_else(
+            let Some((nearest, via)) = nearest_ran(&study.workload, &engine.engine, &ran) else {
+                return Some(Err(no_ratio(parent, "did not run".to_string())));
+            };
+            let summary = measured.iter().find(|e| e.engine == nearest)?;
+            Some(if summary.throughput.min <= 0.0 {
+                Err(no_ratio(
+                    nearest,
+                    summary.failure.as_ref().map_or_else(
                         || "measured nothing in some run".to_string(),
                         |failure| format!("failed ({failure})"),
-                    )))
-                }
-                Some(summary) => Ok(Rung::between(study, summary, engine)),
+                    ),
+                ))
+            } else {
+                let mut rung = Rung::between(study, summary, engine);
+                rung.via = via;
+                Ok(rung)
             })
         })
         .collect();
@@ -137,7 +176,7 @@ mod tests {
     }
 
     #[test]
-    fn a_rung_divides_by_its_parent_not_its_neighbour() {
+    fn a_rung_divides_by_its_parent_not_its_neighbour_and_skips_what_did_not_run() {
         let rows = rounds(
             &[
                 ("blocking", 100.0),
@@ -146,53 +185,50 @@ mod tests {
                 ("uring-sqpoll", 150.0),
                 ("uring-ring-fd", 330.0),
             ],
-            8,
+            12,
         );
         let rungs = ladder(&studies(&rows)[0]);
-        let pairs: Vec<(&str, &str)> = rungs
+        let pairs: Vec<(&str, String)> = rungs
             .iter()
-            .map(|rung| (rung.engine.as_str(), rung.parent.as_str()))
+            .map(|rung| (rung.engine.as_str(), rung.parent_label()))
             .collect();
-        // uring-fixed's parent (uring-ring) did not run: no rung; blocking is a baseline.
+        // uring-fixed's parent (uring-ring) and the rungs below it did not run: it is compared
+        // with the nearest that did, and says which it skipped.
         assert_eq!(
             pairs,
             [
-                ("uring-defer", "uring-fixed"),
-                ("uring-sqpoll", "uring-fixed"),
-                ("uring-ring-fd", "uring-defer")
+                (
+                    "uring-fixed",
+                    "blocking via uring-ring, uring-batch, uring-single".to_string()
+                ),
+                ("uring-defer", "uring-fixed".to_string()),
+                ("uring-sqpoll", "uring-fixed".to_string()),
+                ("uring-ring-fd", "uring-defer".to_string())
             ]
         );
-        let ring_fd = &rungs[2];
+        let ring_fd = &rungs[3];
         assert!((ring_fd.ratio() - 1.1).abs() < 0.01, "{ring_fd:?}");
         assert!(ring_fd.decided(), "{ring_fd:?}");
-        let sqpoll = &rungs[1];
+        let sqpoll = &rungs[2];
         assert!(sqpoll.ratio() < 1.0 && sqpoll.decided(), "{sqpoll:?}");
     }
 
     #[test]
-    fn a_missing_parent_gives_no_ratio_and_says_why() {
-        let rows = rounds(
-            &[
-                ("blocking", 100.0),
-                ("uring-fixed", 200.0),
-                ("uring-sqpoll", 150.0),
-                ("uring-ring-fd", 330.0),
-            ],
-            1,
-        );
+    fn a_rung_with_no_ancestor_that_ran_has_no_ratio_and_says_why() {
+        let rows = rounds(&[("uring-fixed", 200.0), ("uring-ring-fd", 330.0)], 1);
         let study = &studies(&rows)[0];
         let steps = steps(study);
-        let Some(Err(none)) = step_of(&steps, "uring-ring-fd") else {
-            panic!("uring-ring-fd has a ratio without its parent: {steps:?}");
+        let Some(Err(none)) = step_of(&steps, "uring-fixed") else {
+            panic!("uring-fixed has a ratio with no ancestor: {steps:?}");
         };
         assert_eq!(
             none.text(),
-            "uring-ring-fd: no ratio, its parent uring-defer did not run"
+            "uring-fixed: no ratio, its parent uring-ring did not run"
         );
-        assert!(step_of(&steps, "blocking").is_none());
-        assert!(ladder(study)
-            .iter()
-            .all(|rung| rung.engine != "uring-ring-fd"));
+        let Some(Ok(rung)) = step_of(&steps, "uring-ring-fd") else {
+            panic!("{steps:?}");
+        };
+        assert_eq!(rung.parent_label(), "uring-fixed via uring-defer");
     }
 
     #[test]

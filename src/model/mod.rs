@@ -13,3 +13,4 @@ pub mod figures;
 pub mod ladder;
 pub mod regime;
 pub mod study;
+pub mod sweep;

@@ -10,6 +10,7 @@ use crate::model::comparison::Metric;
 use crate::model::figures::Figures;
 use crate::row::is_equal_load_row;
 use crate::row::Row;
+use crate::row::SyscallSource;
 use crate::stats::{params_text, Spread};
 
 /// The parameter that marks a control job (fio, wrk) run beside ringside's own engines. It is
@@ -160,7 +161,9 @@ impl Round {
         let mut values = [None; 4];
         values[Metric::Throughput.index()] = Some(headline.value(row) * headline.scale());
         values[Metric::CpuPerOp.index()] = per_op(row.cpu_s() * 1e6);
-        values[Metric::SyscallsPerOp.index()] = is_counted(&row.syscalls_source)
+        values[Metric::SyscallsPerOp.index()] = row
+            .syscalls_source
+            .counted()
             .then(|| per_op(row.syscalls as f64))
             .flatten();
         values[Metric::P99.index()] = row.latency_ns_p99.map(|ns| ns as f64 / 1e3);
@@ -188,7 +191,7 @@ impl EngineSummary {
                 0.0
             }
         };
-        let counted = rows.iter().all(|row| is_counted(&row.syscalls_source));
+        let counted = rows.iter().all(|row| row.syscalls_source.counted());
         let has_latency = rows.iter().all(|row| row.latency_ns_p99.is_some());
         // A percentile a row lacks (wrk prints no p99.9) is NaN: not drawn, not a zero.
         let latency_us = has_latency.then(|| {
@@ -211,7 +214,9 @@ impl EngineSummary {
             latency_us,
             p99_us: has_latency.then(|| pick(&|row| row.latency_ns_p99.unwrap_or(0) as f64 / 1e3)),
             verified: rows.iter().all(|row| row.verified && row.errors == 0),
-            syscalls_self_counted: rows.iter().any(|row| row.syscalls_source == "self"),
+            syscalls_self_counted: rows
+                .iter()
+                .any(|row| row.syscalls_source == SyscallSource::SelfCounted),
             rss_peak_mib: (rows.iter().all(|row| row.rss_peak_bytes.is_some()))
                 .then(|| pick(&|row| row.rss_peak_bytes.unwrap_or(0) as f64 / (1024.0 * 1024.0))),
             server_api: rows.iter().find_map(|row| row.server_api.clone()),
@@ -237,11 +242,6 @@ pub fn table_rank(workload: &str, name: &str) -> (usize, u32) {
         .and_then(|&known| engines_of(known).position(|engine| engine.name == base))
         .unwrap_or(usize::MAX);
     (row, copy)
-}
-
-/// Sources that mean somebody counted: the kernel's counter or the engine's own tally.
-fn is_counted(source: &str) -> bool {
-    matches!(source, "kernel" | "self")
 }
 
 pub fn is_control(row: &Row) -> bool {
@@ -462,7 +462,7 @@ pub mod tests {
             bytes_per_sec: mb_per_sec * 1e6,
             ops_per_sec: mb_per_sec * 1e6 / 4096.0,
             syscalls,
-            syscalls_source: "kernel".into(),
+            syscalls_source: SyscallSource::Kernel,
             cpu_sys_s: 0.001,
             verified: true,
             ..Row::default()
@@ -490,7 +490,7 @@ pub mod tests {
         control
             .params
             .insert(CONTROL_PARAM.into(), Value::Bool(true));
-        control.syscalls_source = "none".into();
+        control.syscalls_source = SyscallSource::Unmeasured;
         let mut other = row("blocking", 1, 1.0, 1);
         other.params.insert("size".into(), Value::from("1G"));
         let rows = vec![

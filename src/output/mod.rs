@@ -12,6 +12,7 @@ use anyhow::Context;
 use comfy_table::{presets, Cell, CellAlignment, ContentArrangement, Table};
 use serde_json::Value;
 
+use crate::row::SyscallSource;
 use crate::row::{Document, Row};
 use crate::stats::{best, median, params_text};
 use crate::units::{format_count, format_mb_per_sec};
@@ -80,6 +81,17 @@ pub fn render_csv(rows: &[Row]) -> anyhow::Result<String> {
     if header.is_empty() {
         header = csv_default_header();
     }
+    // Each parameter as a column of its own too (`params.connections`, `params.depth`), after
+    // every other column (a reader by position keeps its columns), so a spreadsheet or duckdb
+    // can filter on one.
+    let mut param_keys: Vec<String> = Vec::new();
+    for key in rows.iter().flat_map(|row| row.params.keys()) {
+        let column = format!("params.{key}");
+        if !param_keys.contains(&column) {
+            param_keys.push(column);
+        }
+    }
+    header.extend(param_keys);
     writer.write_record(&header)?;
     for row in rows {
         let Value::Object(fields) = serde_json::to_value(row)? else {
@@ -89,6 +101,13 @@ pub fn render_csv(rows: &[Row]) -> anyhow::Result<String> {
             .iter()
             .map(|key| match (key.as_str(), fields.get(key)) {
                 ("params", _) => row.params_text(),
+                (column, _) if column.starts_with("params.") => {
+                    match row.params.get(&column["params.".len()..]) {
+                        None | Some(Value::Null) => String::new(),
+                        Some(Value::String(text)) => text.clone(),
+                        Some(other) => other.to_string(),
+                    }
+                }
                 (_, None | Some(Value::Null)) => String::new(),
                 (_, Some(Value::String(text))) => text.clone(),
                 (_, Some(Value::Array(items))) => items
@@ -234,9 +253,13 @@ fn group_cells(group: &Group, has_latency: bool) -> Vec<Cell> {
     }));
     let verified = group.rows.iter().all(|r| r.verified && r.errors == 0);
     let failed = group.rows.iter().any(|r| r.failure.is_some());
-    let syscalls_measured = group.rows.iter().all(|r| r.syscalls_source != "none");
+    let syscalls_measured = group.rows.iter().all(|r| r.syscalls_source.counted());
     let usage_measured = group.rows.iter().all(usage_measured);
-    let source = if group.rows.iter().all(|r| r.syscalls_source == "kernel") {
+    let source = if group
+        .rows
+        .iter()
+        .all(|r| r.syscalls_source == SyscallSource::Kernel)
+    {
         ""
     } else {
         " (self)"
@@ -284,7 +307,7 @@ fn group_cells(group: &Group, has_latency: bool) -> Vec<Cell> {
 /// server that nobody measured (`load` without `--server-pid`: no syscall source and no CPU
 /// share).
 fn usage_measured(row: &&Row) -> bool {
-    row.syscalls_source != "none" || row.server_cpu_utilisation.is_some()
+    row.syscalls_source.counted() || row.server_cpu_utilisation.is_some()
 }
 
 #[cfg(test)]
@@ -299,7 +322,7 @@ mod tests {
             bytes_per_sec,
             ops: 10,
             syscalls: 20,
-            syscalls_source: "kernel".into(),
+            syscalls_source: SyscallSource::Kernel,
             verified: true,
             ..Row::default()
         }
@@ -328,8 +351,9 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 3);
         assert!(lines[0].starts_with("workload,engine,params,run,seconds,ops,bytes"));
+        assert!(lines[0].ends_with(",params.block_size"), "{}", lines[0]);
         assert!(lines[1].contains("block_size=4096"));
-        assert!(lines[1].ends_with(",capped"));
+        assert!(lines[1].ends_with(",capped,4096"), "{}", lines[1]);
     }
 
     /// Goal: a figure nobody measured reads as "—", not as a measured 0; the JSON keeps it.
@@ -337,7 +361,7 @@ mod tests {
     fn a_server_nobody_measured_shows_dashes_not_zeros() {
         let mut unmeasured = row("external", 1, 1e6);
         unmeasured.syscalls = 0;
-        unmeasured.syscalls_source = "none".into();
+        unmeasured.syscalls_source = SyscallSource::Unmeasured;
         let text = render_table(&[unmeasured.clone()]);
         let line = text.lines().find(|line| line.contains("external")).unwrap();
         assert_eq!(line.matches(NOT_MEASURED).count(), 4, "{text}");

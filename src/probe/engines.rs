@@ -91,30 +91,79 @@ fn render_csv(listings: &[EngineListing]) -> anyhow::Result<String> {
     Ok(String::from_utf8(writer.into_inner()?)?)
 }
 
-/// The width `COLUMNS` gives, as shells and `ls` read it; None leaves the table to the
-/// terminal's width (and unwrapped when there is no terminal).
+/// The width `COLUMNS` gives, as shells and `ls` read it; else the terminal's own; else (a pipe
+/// without `COLUMNS`) 100, so a log line stays readable.
 fn columns() -> Option<u16> {
-    let columns = std::env::var("COLUMNS").ok()?.trim().parse().ok()?;
-    (columns > 0).then_some(columns)
+    let given = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|text| text.trim().parse().ok());
+    match given {
+        Some(columns) if columns > 0 => Some(columns),
+        _ if std::io::IsTerminal::is_terminal(&std::io::stdout()) => None,
+        _ => Some(100),
+    }
 }
 
+/// One line per engine and workload: its parent and a short status (a numbered note for an
+/// engine that cannot run here), then the notes with their reasons, each once.
 fn render_table(listings: &[EngineListing], width: Option<u16>) -> String {
     let mut table = Table::new();
     table
         .load_style(presets::UTF8_FULL_CONDENSED)
         .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_header(["workload", "engine", "status", "about"]);
+        .set_header(["workload", "engine", "over", "here", "about"]);
     if let Some(width) = width {
         table.set_width(width);
     }
+    let mut reasons: Vec<&str> = Vec::new();
     for listing in listings {
         let status = match &listing.reason {
-            Some(reason) => format!("unavailable: {reason}"),
-            None => "available".to_string(),
+            Some(reason) => {
+                let index = match reasons.iter().position(|known| *known == reason) {
+                    Some(index) => index,
+                    None => {
+                        reasons.push(reason);
+                        reasons.len() - 1
+                    }
+                };
+                format!("no ({})", index + 1)
+            }
+            None => "yes".to_string(),
         };
-        table.add_row([listing.workload, listing.engine, &status, listing.about]);
+        let over = listing.over.unwrap_or("—");
+        table.add_row([
+            listing.workload,
+            listing.engine,
+            over,
+            &status,
+            listing.about,
+        ]);
     }
-    table.to_string() + "\n"
+    let mut text = table.to_string() + "\n";
+    for (index, reason) in reasons.iter().enumerate() {
+        let note = format!("({}) {reason}", index + 1);
+        text.push_str(&wrapped(&note, width.map_or(usize::MAX, usize::from)));
+    }
+    text
+}
+
+/// `text` broken at spaces into lines of at most `width` characters (a longer word stands
+/// alone), each line after the first indented by four spaces.
+fn wrapped(text: &str, width: usize) -> String {
+    let mut out = String::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        if !line.trim().is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+            out.push_str(&line);
+            out.push('\n');
+            line = "   ".to_string();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    out + &line + "\n"
 }
 
 #[cfg(test)]
@@ -165,6 +214,11 @@ mod tests {
         let table = render_table(&listings, Some(100));
         let widest = table.lines().map(|line| line.chars().count()).max();
         assert!(widest <= Some(100), "{table}");
+        assert!(
+            table.contains("┆ no (1) "),
+            "a reason is a note below: {table}"
+        );
+        assert!(table.contains("\n(1) "), "{table}");
     }
 
     #[test]

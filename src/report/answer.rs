@@ -87,10 +87,18 @@ impl Verdicts {
         let mut findings: Vec<Option<Finding>> = (studies.iter())
             .map(|study| finding_of(study, &ranked_engines(study)))
             .collect();
-        let mut rungs: Vec<Vec<Rung>> = (studies.iter())
-            .map(|study| {
+        // A rung whose pair is its study's finding (the fastest engine over a baseline it
+        // extends) is that finding, decided once.
+        let mut rungs: Vec<Vec<Rung>> = (studies.iter().zip(&findings))
+            .map(|(study, finding)| {
                 (steps(study).into_iter().filter_map(Result::ok))
                     .filter(|rung| ranks_the_servers(study, rung))
+                    .filter(|rung| {
+                        finding.as_ref().is_none_or(|f| {
+                            (f.best.as_str(), f.baseline.as_str())
+                                != (rung.engine.as_str(), rung.parent.as_str())
+                        })
+                    })
                     .collect()
             })
             .collect();
@@ -414,6 +422,13 @@ fn finding_text(study: &Study, finding: Option<&Finding>) -> String {
              reached {ratio} of its {unit} ({interval}: equivalent).",
             finding.best
         ),
+        Outcome::Undecided if comparison.beyond_margin() => format!(
+            "undecided: the fastest, {}, reached {ratio} the {unit} of {baseline} ({interval} \
+             at {}), beyond {margin:.0}% at that level but not at the one this screen's \
+             comparisons together ask for; more rounds would decide it.",
+            finding.best,
+            comparison.confidence_text(),
+        ),
         Outcome::Undecided => format!(
             "undecided: the fastest, {}, reached {ratio} the {unit} of {baseline} \
              ({interval}), neither beyond nor within {margin:.0}%.",
@@ -732,9 +747,13 @@ mod tests {
         assert_eq!(answer.winner("fs-write"), Some("uring-defer"));
         // Each feature over the engine it extends: both uring-defer and uring-sqpoll extend
         // uring-fixed, although uring-sqpoll sits below uring-defer in the table.
-        assert_eq!(answer.helped.len(), 1, "{:?}", answer.helped);
+        // uring-fixed's parent and the rungs below it did not run: it is compared with the
+        // baseline, and says which rungs it skipped.
+        assert_eq!(answer.helped.len(), 2, "{:?}", answer.helped);
         assert!(
-            answer.helped[0].starts_with("uring-defer over uring-fixed: 1.82× ["),
+            answer.helped[0].starts_with(
+                "uring-fixed over blocking via uring-ring, uring-batch, uring-single: "
+            ) && answer.helped[1].starts_with("uring-defer over uring-fixed: 1.82× ["),
             "{:?}",
             answer.helped
         );
@@ -750,10 +769,7 @@ mod tests {
         );
         assert_eq!(
             answer.caveats,
-            [
-                "running under SCHED_OTHER: other work can lower results",
-                "fs-write: uring-fixed: no ratio, its parent uring-ring did not run."
-            ]
+            ["running under SCHED_OTHER: other work can lower results"]
         );
     }
 

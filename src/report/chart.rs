@@ -320,7 +320,7 @@ pub fn ladder_chart(study: &Study) -> anyhow::Result<Option<String>> {
                 (false, _) => UNDECIDED,
             };
             Bar {
-                label: format!("{} over {}", rung.engine, rung.parent),
+                label: format!("{} over {}", rung.engine, rung.parent_label()),
                 base: 1.0,
                 value: rung.ratio(),
                 low: comparison.low.unwrap_or(rung.ratio()),

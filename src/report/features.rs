@@ -95,7 +95,7 @@ fn feature_line(studies: &[Study], verdicts: &Verdicts, first: &Rung, gained: bo
     format!(
         "{} over {}: {}{}.",
         first.engine,
-        first.parent,
+        first.parent_label(),
         places.join("; "),
         cause.unwrap_or_default()
     )

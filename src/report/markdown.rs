@@ -180,3 +180,91 @@ fn draw(cells: Cells, style: Style) -> Table {
     }
     table
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::study::studies;
+    use crate::model::study::tests::paired_rows;
+    use crate::report::verdict::verdict;
+
+    fn document() -> Document {
+        let rows = paired_rows(
+            &[
+                ("blocking", 1000.0, 1000),
+                ("uring-single", 300.0, 1000),
+                ("uring-batch", 1010.0, 10),
+                ("uring-ring", 1015.0, 10),
+            ],
+            12,
+        );
+        Document::new(serde_json::json!({"machine": "test"}), rows)
+    }
+
+    /// Goal: the terminal and report.md show one model: the same verdict sentence and the same
+    /// figures for the same rows.
+    #[test]
+    fn the_terminal_and_the_markdown_report_say_the_same() {
+        let document = document();
+        let studies = studies(&document.results);
+        let markdown = render_markdown(&document, &studies);
+        let terminal = sections(&document, &studies, Style::Terminal);
+        let sentence = verdict(&studies[0]);
+        assert!(
+            markdown.contains(&sentence) && terminal.contains(&sentence),
+            "{terminal}"
+        );
+        for figure in [
+            "0.30× ★ blocking",
+            "3.37× ★ uring-single",
+            "1.01× = uring-batch",
+        ] {
+            assert!(
+                markdown.contains(figure),
+                "{figure} missing from {markdown}"
+            );
+            assert!(
+                terminal.contains(figure),
+                "{figure} missing from {terminal}"
+            );
+        }
+        let widest = terminal
+            .lines()
+            .map(|line| line.chars().count())
+            .filter(|&n| n < 200);
+        let table_lines = terminal.lines().filter(|line| line.starts_with('│'));
+        assert!(table_lines.clone().count() >= 4);
+        assert!(table_lines
+            .map(|line| line.chars().count())
+            .all(|n| n <= 100));
+        assert!(widest.count() > 0);
+    }
+
+    /// Goal: a ★ marks only a decided difference, and every ratio of the first screen names its
+    /// interval and rounds.
+    #[test]
+    fn stars_mark_only_decided_differences_and_the_first_screen_names_its_rounds() {
+        let document = document();
+        let studies = studies(&document.results);
+        let markdown = render_markdown(&document, &studies);
+        let stars: Vec<&str> = markdown
+            .lines()
+            .filter(|line| line.contains("× ★"))
+            .collect();
+        assert_eq!(stars.len(), 2, "{stars:?}");
+        assert!(
+            !markdown.contains("1.01× ★"),
+            "a star on an equivalent rung: {markdown}"
+        );
+        let answer = crate::report::answer::answer(&document, &studies);
+        for (_, finding) in &answer.studies {
+            assert!(
+                finding.contains(" rounds") || finding.contains(" round"),
+                "{finding}"
+            );
+        }
+        for line in answer.helped.iter().chain(&answer.hurt) {
+            assert!(line.contains(" rounds in "), "{line}");
+        }
+    }
+}

@@ -5,7 +5,7 @@
 use crate::model::ladder::{step_of, steps};
 use crate::model::study::{op_noun, EngineSummary, Study};
 use crate::report::numbers::{per_op, range, ratio, throughput};
-use crate::report::threads::{Swept, ThreadSweep};
+use crate::report::threads::{Sweep, Swept};
 use crate::stats::rank::Outcome;
 
 /// A header and one line of cells per engine.
@@ -91,7 +91,7 @@ pub fn cells(study: &Study) -> Cells {
                     "{} {} {}",
                     ratio(rung.ratio()),
                     mark(rung.comparison.outcome),
-                    rung.parent
+                    rung.parent_label()
                 ),
                 Some(Err(none)) => format!("— ({} {})", none.parent, none.why),
             };
@@ -141,7 +141,7 @@ fn line(study: &Study, engine: &EngineSummary, step: String) -> Vec<String> {
 
 /// A server-thread sweep's cells: per engine and count, the headline's median and min–max,
 /// × the engine's own first count, CPU per operation, and the CPUs the load shared.
-pub fn sweep_cells(sweep: &ThreadSweep) -> Cells {
+pub fn sweep_cells(sweep: &Sweep) -> Cells {
     let (_, first) = sweep.points[0];
     let (unit, noun) = (sweep.unit(), op_noun(&first.workload));
     let header = vec![
@@ -153,6 +153,7 @@ pub fn sweep_cells(sweep: &ThreadSweep) -> Cells {
             Swept::ServerThreads => "× its fewest threads".to_string(),
             Swept::Size => "× its smallest size".to_string(),
             Swept::Work => "× its least work".to_string(),
+            Swept::Depth => "× its lowest depth".to_string(),
         },
         format!("CPU µs/{noun}"),
         "CPUs shared with the load".to_string(),

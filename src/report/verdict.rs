@@ -363,7 +363,7 @@ mod tests {
     fn controls_get_their_own_sentence_and_a_lone_engine_is_reported_alone() {
         let mut control = row("fio psync", 1, 500.0, 0);
         control.params.insert("control".into(), Value::Bool(true));
-        control.syscalls_source = "none".into();
+        control.syscalls_source = crate::row::SyscallSource::Unmeasured;
         let text = verdict(&studies(&[row("blocking", 1, 1000.0, 1000), control])[0]);
         assert_eq!(
             text,

@@ -28,7 +28,7 @@ use anyhow::Context;
 
 use crate::engines::EngineDef;
 use crate::model::comparison::{table_comparisons, Metric, LOOKS};
-use crate::model::ladder::parent_of;
+use crate::model::ladder::nearest_ran;
 use crate::model::study::studies;
 use crate::output::progress::Progress;
 use crate::output::{emit, write_text, Format};
@@ -318,8 +318,10 @@ pub fn round_order<C: Cell>(cells: &[C], workload: &str, seed: u64) -> Vec<usize
             .filter(|&index| cells[index].group() == *group)
             .collect();
         let engines: Vec<String> = members.iter().map(|&index| cells[index].engine()).collect();
+        // Each engine's parent among the group's engines: the nearest ancestor that runs here.
+        let ran = |name: &str| engines.iter().any(|engine| engine == name);
         let parent = |index: usize| {
-            let parent = parent_of(workload, &engines[index])?;
+            let (parent, _) = nearest_ran(workload, &engines[index], &ran)?;
             engines.iter().position(|engine| *engine == parent)
         };
         let mut roots: Vec<usize> = (0..members.len())
@@ -485,6 +487,80 @@ mod tests {
             orders.len() > 25,
             "only {} orders in 50 rounds",
             orders.len()
+        );
+    }
+
+    /// `run_rounds` over fs-write cells `engines`, each at its MB/s times the machine's speed in
+    /// that round and its own move (`noise`, a share); how many rounds it ran.
+    fn auto_rounds(engines: &[(&'static str, f64)], noise: f64, seed: u64) -> u32 {
+        let cells: Vec<Named> = engines.iter().map(|(name, _)| Named(name, 1)).collect();
+        let mut rng = fastrand::Rng::with_seed(seed);
+        let measure = |cell: &Named, run: u32| -> anyhow::Result<Row> {
+            let (_, mb_per_sec) = engines.iter().find(|(name, _)| *name == cell.0).unwrap();
+            let machine = 1.0 + 0.2 * (f64::from(run) * 1.3).sin();
+            let own = 1.0 + noise * (rng.f64() * 2.0 - 1.0);
+            Ok(Row {
+                workload: "fs-write".into(),
+                engine: cell.0.into(),
+                run,
+                ops: 1000,
+                bytes_per_sec: mb_per_sec * machine * own * 1e6,
+                verified: true,
+                ..Row::default()
+            })
+        };
+        let failed = |_: &Named, _: u32, _: &str| Row::default();
+        let progress = Progress::new(0, true);
+        let outcome = run_rounds(Rounds::Auto, "fs-write", &cells, &progress, measure, failed);
+        let rounds = outcome.rows.iter().map(|row| row.run).max().unwrap_or(0);
+        assert!(outcome
+            .rows
+            .iter()
+            .all(|row| row.looks.as_deref() == Some(&LOOKS[..])));
+        assert_eq!(outcome.rows.len() as u32, rounds * engines.len() as u32);
+        rounds
+    }
+
+    /// Goal: `--runs auto` stops at its first look when every comparison is decided, stops early
+    /// when more rounds could not decide one (futility), and otherwise runs to its budget.
+    #[test]
+    fn auto_rounds_stop_when_decided_at_futility_and_at_the_budget() {
+        let twice = [("blocking", 1000.0), ("uring-single", 2000.0)];
+        assert_eq!(
+            auto_rounds(&twice, 0.01, 1),
+            12,
+            "a twofold difference decides at once"
+        );
+        let same = [("blocking", 1000.0), ("blocking#2", 1000.0)];
+        assert_eq!(
+            auto_rounds(&same, 0.005, 2),
+            12,
+            "an A/A pair is equivalent at once"
+        );
+        // Moves of ±40% within a round hide a 3% margin for ever: an identical pair can be
+        // neither told apart nor shown within 3% in 24 rounds, so it stops at the first look.
+        let hidden = [("blocking", 1000.0), ("blocking#2", 1000.0)];
+        let rounds: Vec<u32> = (10..20)
+            .map(|seed| auto_rounds(&hidden, 0.4, seed))
+            .collect();
+        let first = rounds.iter().filter(|&&n| n == 12).count();
+        assert!(
+            first >= 8,
+            "futile pairs stop at the first look: {rounds:?}"
+        );
+        // 7% apart with ±8% moves: at 12 rounds the interval still reaches into the margin, but
+        // more rounds could clear it.
+        let close = [("blocking", 1000.0), ("uring-single", 1070.0)];
+        let rounds: Vec<u32> = (4..10)
+            .map(|seed| auto_rounds(&close, 0.08, seed))
+            .collect();
+        assert!(
+            rounds.iter().any(|&n| n > 12),
+            "a close call takes more rounds: {rounds:?}"
+        );
+        assert!(
+            rounds.iter().all(|&n| n <= 24),
+            "never past the budget: {rounds:?}"
         );
     }
 

@@ -366,7 +366,13 @@ impl ReadStudy {
             row.set_latency(latency);
         }
         row.errors = outcome.mismatches;
-        row.verified = outcome.mismatches == 0 && outcome.tally.ops > 0;
+        row.verified = outcome.tally.ops > 0;
+        if outcome.mismatches > 0 {
+            row.unverified_because(format!(
+                "{} of {} blocks read failed their check (index and checksum)",
+                outcome.mismatches, outcome.tally.ops
+            ));
+        }
         Ok(row)
     }
 }
