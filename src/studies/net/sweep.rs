@@ -211,9 +211,13 @@ impl Sweep {
             return outcome;
         };
         progress.line(format!(
-            "ringside: points at {} of {lower:.0}/s, the lower of the slowest probe ({slowest:.0}/s) \
-             and the load's own ceiling",
-            self.points.iter().map(|p| format!("{p}")).collect::<Vec<_>>().join(", ")
+            "ringside: points at {} of {lower:.0}/s, the lower of the slowest probe \
+             ({slowest:.0}/s) and the load's own ceiling",
+            self.points
+                .iter()
+                .map(|p| format!("{p}"))
+                .collect::<Vec<_>>()
+                .join(", ")
         ));
         let screened = self.screen_points(group, lower, &scale, runner);
         absorb(&mut outcome, screened);
@@ -328,8 +332,9 @@ impl Sweep {
     }
 
     /// The verdict's rate (the highest of the listed points every engine that held any point
-    /// held in the screening) measured in rounds after its screening run: `--runs N` to N rounds in all, auto in stages (`LOOKS`) until
-    /// every comparison there is decided or cannot be within the budget.
+    /// held in the screening) measured in rounds after its screening run: `--runs N` to N
+    /// rounds in all, auto in stages (`LOOKS`) until every comparison there is decided or
+    /// cannot be within the budget.
     fn verdict_rounds<M, F>(
         &self,
         rounds: Rounds,
