@@ -111,19 +111,23 @@ pub struct NetStudyArgs {
     )]
     pub rate: Vec<String>,
     /// The equal-load sweep: per connection count a closed-loop probe of each engine
-    /// (--probe-duration), then every engine open loop at the same rates, --sweep-points
-    /// times the lowest engine's probe, until it falls behind or its p99 passes --p99-bound.
-    /// Rows carry `offered_rate`, `client_late_share` and `server_cpu_us_per_op`; the report
-    /// compares the engines' server CPU and latency at the highest rate all of them held.
+    /// (--probe-duration), the load's own open-loop ceiling against the fastest, then every
+    /// engine that serves connections at once open loop at the same rates, --sweep-points of
+    /// the lower ceiling (the slowest probe, or the load's own), each going on past them until
+    /// it falls behind or its p99 passes --p99-bound (its knee); the highest rate every engine
+    /// held is then measured in rounds (--runs). Rows carry `offered_rate`,
+    /// `client_late_share` and `server_cpu_us_per_op`; the report compares the engines' server
+    /// CPU per operation there with epoll's, paired by round.
     #[arg(long)]
     pub sweep: bool,
-    /// The sweep's offered rates as multiples of the lowest engine's closed-loop rate, comma
-    /// separated, ascending.
+    /// The sweep's offered rates as fractions of the lower ceiling (the slowest closed-loop
+    /// probe of the engines that serve connections at once, or the load's own open-loop
+    /// ceiling, whichever is lower), comma separated, ascending.
     #[arg(
         long,
         value_delimiter = ',',
-        value_name = "MULTIPLES",
-        default_value = "0.1,0.2,0.35,0.5,0.75,1"
+        value_name = "FRACTIONS",
+        default_value = "0.25,0.5,0.75,0.9"
     )]
     pub sweep_points: Vec<String>,
     /// A sweep's point is held when its p99 stays under this.
@@ -258,6 +262,12 @@ impl NetStudyArgs {
         serve: Vec<String>,
     ) -> anyhow::Result<NetStudy> {
         self.path.plan().check()?;
+        if let (Sched::Fifo, Some(reason)) = (self.sched, self.sched.refusal()) {
+            anyhow::bail!(
+                "--sched fifo: the kernel refused SCHED_FIFO: {reason}. Leave out --sched fifo \
+                 to measure under SCHED_OTHER"
+            );
+        }
         let online = cpus_online();
         let given = |list: &Option<CpuList>| list.clone().map(|CpuList(cpus)| cpus);
         let (server_cpus, client_cpus) = (given(&self.server_cpu), given(&self.client_cpu));

@@ -49,6 +49,29 @@ pub enum Make {
     Server(fn(&EngineDef, server::Run<'_>) -> anyhow::Result<()>),
 }
 
+/// How a server engine holds its connections. An engine that serves one at a time cannot be
+/// offered the load of many (its other connections wait until the first closes), so it never
+/// sets the scale of a many-connection comparison; an engine without event loops runs at one
+/// loop only (`--server-threads`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Serving {
+    /// A file engine: no connections.
+    NotAServer,
+    /// One connection at a time, the next accepted when it closes (`blocking`).
+    OneAtATime,
+    /// A thread per connection, blocking calls on each (`threads`).
+    ThreadPerConnection,
+    /// Event loops, each multiplexing many connections (`serve --threads N` runs N of them).
+    EventLoops,
+}
+
+impl Serving {
+    /// Whether the engine serves many connections at once (a thread each, or event loops).
+    pub fn at_once(self) -> bool {
+        matches!(self, Serving::ThreadPerConnection | Serving::EventLoops)
+    }
+}
+
 /// One row of the engine table.
 pub struct EngineDef {
     pub name: &'static str,
@@ -63,6 +86,8 @@ pub struct EngineDef {
     pub workloads: &'static [Workload],
     /// The workloads whose studies run this engine when `--engine` names none.
     pub default_for: &'static [Workload],
+    /// How a server engine holds its connections: what load can compare it with the others.
+    pub serving: Serving,
     pub needs: Needs,
     pub make: Make,
 }
@@ -98,6 +123,16 @@ pub fn parent_name(workload: &str, engine: &str) -> Option<&'static str> {
     def.parent(workload).map(|parent| parent.name)
 }
 
+/// How the engine called `engine` serves its connections in the workload called `workload`
+/// (a copy, `epoll#2`, as its engine): None for a contender or an unknown name.
+pub fn serving_of(workload: &str, engine: &str) -> Option<Serving> {
+    let workload = Workload::ALL.into_iter().find(|w| w.name() == workload)?;
+    let base = engine.split_once('#').map_or(engine, |(base, _)| base);
+    engines_of(workload)
+        .find(|def| def.name == base)
+        .map(|def| def.serving)
+}
+
 use Workload::{Echo, FsCycle, FsRead, FsWrite, Http};
 
 /// The file engine keeping --depth operations in flight: the file rungs that differ from it
@@ -131,6 +166,7 @@ pub const ENGINES: &[EngineDef] = &[
         about: "pwrite/fsync/pread, one syscall per operation (the baseline)",
         workloads: &[FsWrite, FsCycle, FsRead],
         default_for: &[FsWrite, FsCycle, FsRead],
+        serving: Serving::NotAServer,
         needs: Needs::NOTHING,
         make: Make::File(|_| Box::new(blocking::file::Blocking)),
     },
@@ -140,6 +176,7 @@ pub const ENGINES: &[EngineDef] = &[
         about: "blocking + a pool of --depth threads sharing the blocks (io-wq's user-space twin)",
         workloads: &[FsWrite, FsCycle, FsRead],
         default_for: &[FsCycle, FsRead],
+        serving: Serving::NotAServer,
         needs: Needs::NOTHING,
         make: Make::File(|_| Box::new(threads::file::ThreadPool)),
     },
@@ -149,6 +186,7 @@ pub const ENGINES: &[EngineDef] = &[
         about: "blocking + Linux AIO: --depth O_DIRECT reads via io_submit/io_getevents (--direct)",
         workloads: &[FsRead],
         default_for: &[FsRead],
+        serving: Serving::NotAServer,
         needs: Needs {
             features: &[Feature::DirectFile],
             ..Needs::NOTHING
@@ -162,6 +200,7 @@ pub const ENGINES: &[EngineDef] = &[
                 for at a time",
         workloads: &[FsWrite, FsRead],
         default_for: &[FsWrite, FsRead],
+        serving: Serving::NotAServer,
         needs: Needs::io_uring(FILE_PLAIN),
         make: Make::File(|def| Box::new(uring::file::Uring::new(Submit::Single, def.needs))),
     },
@@ -171,6 +210,7 @@ pub const ENGINES: &[EngineDef] = &[
         about: "uring-single + batches: fill --depth SQEs, submit, wait for all, repeat",
         workloads: &[FsWrite, FsRead],
         default_for: &[FsWrite, FsRead],
+        serving: Serving::NotAServer,
         needs: Needs::io_uring(FILE_PLAIN),
         make: Make::File(|def| Box::new(uring::file::Uring::new(Submit::Batch, def.needs))),
     },
@@ -182,6 +222,7 @@ pub const ENGINES: &[EngineDef] = &[
                 come",
         workloads: &[FsWrite, FsRead],
         default_for: &[FsWrite, FsRead],
+        serving: Serving::NotAServer,
         needs: Needs::io_uring(FILE_PLAIN),
         make: FILE_RING,
     },
@@ -192,6 +233,7 @@ pub const ENGINES: &[EngineDef] = &[
                 chains in flight",
         workloads: &[FsCycle],
         default_for: &[FsCycle],
+        serving: Serving::NotAServer,
         needs: Needs::io_uring(FILE_CYCLE),
         make: FILE_RING,
     },
@@ -202,6 +244,7 @@ pub const ENGINES: &[EngineDef] = &[
                 (WriteFixed/ReadFixed)",
         workloads: &[FsWrite, FsCycle, FsRead],
         default_for: &[FsWrite, FsCycle, FsRead],
+        serving: Serving::NotAServer,
         needs: Needs {
             opcodes: FILE_FIXED,
             setup: SetupFlags::NONE,
@@ -218,6 +261,7 @@ pub const ENGINES: &[EngineDef] = &[
                 for",
         workloads: &[FsWrite, FsCycle, FsRead],
         default_for: &[FsWrite, FsCycle, FsRead],
+        serving: Serving::NotAServer,
         needs: Needs {
             opcodes: FILE_FIXED,
             setup: SetupFlags::DEFER_TASKRUN,
@@ -232,6 +276,7 @@ pub const ENGINES: &[EngineDef] = &[
         about: "uring-fixed + SQPOLL: a kernel thread submits, syscalls near zero",
         workloads: &[FsWrite, FsCycle, FsRead],
         default_for: &[FsWrite, FsCycle, FsRead],
+        serving: Serving::NotAServer,
         needs: Needs {
             opcodes: FILE_FIXED,
             setup: SetupFlags::SQPOLL,
@@ -246,6 +291,7 @@ pub const ENGINES: &[EngineDef] = &[
         about: "uring-defer + the ring's fd registered: io_uring_enter skips looking it up",
         workloads: &[FsWrite, FsCycle, FsRead],
         default_for: &[FsWrite, FsCycle, FsRead],
+        serving: Serving::NotAServer,
         needs: Needs {
             opcodes: FILE_FIXED,
             setup: SetupFlags::DEFER_TASKRUN,
@@ -261,6 +307,7 @@ pub const ENGINES: &[EngineDef] = &[
                 SQE",
         workloads: &[FsWrite, FsCycle, FsRead],
         default_for: &[FsWrite, FsCycle, FsRead],
+        serving: Serving::NotAServer,
         needs: Needs {
             opcodes: FILE_FIXED,
             setup: SetupFlags::DEFER_NO_SQARRAY,
@@ -277,6 +324,7 @@ pub const ENGINES: &[EngineDef] = &[
                 (--direct; no fs cycle or --fsync-end: an IOPOLL ring refuses fsync)",
         workloads: &[FsWrite, FsRead],
         default_for: &[FsWrite, FsRead],
+        serving: Serving::NotAServer,
         needs: Needs {
             opcodes: FILE_POLLED,
             setup: SetupFlags::IOPOLL,
@@ -291,6 +339,7 @@ pub const ENGINES: &[EngineDef] = &[
         about: "uring-ring with NOPs in place of reads: io_uring's own cost (t/io_uring -N1)",
         workloads: &[FsRead],
         default_for: &[FsRead],
+        serving: Serving::NotAServer,
         needs: Needs::io_uring(&[NOP]),
         make: FILE_RING,
     },
@@ -300,6 +349,7 @@ pub const ENGINES: &[EngineDef] = &[
         about: "one connection at a time, blocking recv/send (the simplest server)",
         workloads: &[Echo, Http],
         default_for: &[Echo],
+        serving: Serving::OneAtATime,
         needs: Needs::NOTHING,
         make: Make::Server(|_, run| blocking::server::serve(run)),
     },
@@ -309,6 +359,7 @@ pub const ENGINES: &[EngineDef] = &[
         about: "blocking + a thread per connection (the pre-epoll answer)",
         workloads: &[Echo, Http],
         default_for: &[],
+        serving: Serving::ThreadPerConnection,
         needs: Needs::NOTHING,
         make: Make::Server(|_, run| threads::server::serve(run)),
     },
@@ -318,6 +369,7 @@ pub const ENGINES: &[EngineDef] = &[
         about: "non-blocking sockets, edge-triggered epoll, per-connection pending output",
         workloads: &[Echo, Http],
         default_for: &[Echo, Http],
+        serving: Serving::EventLoops,
         needs: Needs::NOTHING,
         make: Make::Server(|_, run| epoll::serve(run)),
     },
@@ -328,6 +380,7 @@ pub const ENGINES: &[EngineDef] = &[
                 itself (IORING_FEAT_FAST_POLL)",
         workloads: &[Echo, Http],
         default_for: &[Echo, Http],
+        serving: Serving::EventLoops,
         needs: Needs::io_uring(&[ACCEPT, RECV, SEND]),
         make: Make::Server(|def, run| {
             uring::server::serve::<OwnBufferReceive, PlainSend>(run, def.needs)
@@ -340,6 +393,7 @@ pub const ENGINES: &[EngineDef] = &[
                 of a poll armed in the ring (netty's forced-async mode)",
         workloads: &[Echo, Http],
         default_for: &[],
+        serving: Serving::EventLoops,
         needs: Needs::io_uring(&[ACCEPT, RECV, SEND]),
         make: Make::Server(|def, run| {
             uring::server::serve::<AsyncReceive, PlainSend>(run, def.needs)
@@ -351,6 +405,7 @@ pub const ENGINES: &[EngineDef] = &[
         about: "uring + multishot accept and recv from a provided buffer ring",
         workloads: &[Echo, Http],
         default_for: &[Echo, Http],
+        serving: Serving::EventLoops,
         needs: Needs {
             opcodes: MULTISHOT,
             setup: SetupFlags::NONE,
@@ -367,6 +422,7 @@ pub const ENGINES: &[EngineDef] = &[
                 DEFER_TASKRUN, so this rung sits beside uring-defer)",
         workloads: &[Echo, Http],
         default_for: &[Echo, Http],
+        serving: Serving::EventLoops,
         needs: Needs {
             opcodes: MULTISHOT,
             setup: SetupFlags::SQPOLL,
@@ -382,6 +438,7 @@ pub const ENGINES: &[EngineDef] = &[
                 registered",
         workloads: &[Echo, Http],
         default_for: &[Echo, Http],
+        serving: Serving::EventLoops,
         needs: Needs {
             opcodes: MULTISHOT,
             setup: SetupFlags::DEFER_TASKRUN,
@@ -397,6 +454,7 @@ pub const ENGINES: &[EngineDef] = &[
                 recv/send/close by index, no file lookup or reference per operation",
         workloads: &[Echo, Http],
         default_for: &[Echo, Http],
+        serving: Serving::EventLoops,
         needs: Needs {
             opcodes: DIRECT,
             setup: SetupFlags::DEFER_TASKRUN,
@@ -412,6 +470,7 @@ pub const ENGINES: &[EngineDef] = &[
                 buffer a receive filled, when more bytes wait than one 8 KiB buffer holds",
         workloads: &[Echo, Http],
         default_for: &[Echo, Http],
+        serving: Serving::EventLoops,
         needs: Needs {
             opcodes: DIRECT,
             setup: SetupFlags::DEFER_TASKRUN,
@@ -430,6 +489,7 @@ pub const ENGINES: &[EngineDef] = &[
                 plain send carries one 8 KiB chunk",
         workloads: &[Echo, Http],
         default_for: &[Echo, Http],
+        serving: Serving::EventLoops,
         needs: Needs {
             opcodes: DIRECT,
             setup: SetupFlags::DEFER_TASKRUN,
@@ -448,6 +508,7 @@ pub const ENGINES: &[EngineDef] = &[
                 stays the kernel's for the next",
         workloads: &[Echo, Http],
         default_for: &[Echo, Http],
+        serving: Serving::EventLoops,
         needs: Needs {
             opcodes: DIRECT,
             setup: SetupFlags::DEFER_TASKRUN,
@@ -465,6 +526,7 @@ pub const ENGINES: &[EngineDef] = &[
                 responses): no page pinning per send",
         workloads: &[Echo, Http],
         default_for: &[],
+        serving: Serving::EventLoops,
         needs: Needs {
             opcodes: DIRECT,
             setup: SetupFlags::DEFER_TASKRUN,
@@ -480,6 +542,7 @@ pub const ENGINES: &[EngineDef] = &[
                 but at most 50 µs for more than one (min_wait_usec)",
         workloads: &[Echo, Http],
         default_for: &[Echo, Http],
+        serving: Serving::EventLoops,
         needs: Needs {
             opcodes: DIRECT,
             setup: SetupFlags::DEFER_TASKRUN,
@@ -495,6 +558,7 @@ pub const ENGINES: &[EngineDef] = &[
                 a notification per send before its buffer is reused",
         workloads: &[Echo, Http],
         default_for: &[Echo, Http],
+        serving: Serving::EventLoops,
         needs: Needs {
             opcodes: DIRECT_ZERO_COPY,
             setup: SetupFlags::DEFER_TASKRUN,
@@ -512,6 +576,7 @@ pub const ENGINES: &[EngineDef] = &[
                 receive queue instead of sleeping for its interrupt",
         workloads: &[Echo, Http],
         default_for: &[Echo, Http],
+        serving: Serving::EventLoops,
         needs: Needs {
             opcodes: MULTISHOT,
             setup: SetupFlags::DEFER_TASKRUN,
@@ -527,6 +592,7 @@ pub const ENGINES: &[EngineDef] = &[
                 payloads into memory the ring shares with the server",
         workloads: &[Echo, Http],
         default_for: &[Echo, Http],
+        serving: Serving::EventLoops,
         needs: Needs {
             opcodes: MULTISHOT,
             setup: SetupFlags::DEFER_TASKRUN,
@@ -608,6 +674,12 @@ mod tests {
                 );
             }
             let server = matches!(engine.make, Make::Server(_));
+            assert_eq!(
+                engine.serving != Serving::NotAServer,
+                server,
+                "{}: a server says how it serves its connections, a file engine does not",
+                engine.name
+            );
             for workload in engine.workloads {
                 assert_eq!(workload.is_network(), server, "{}", engine.name);
             }

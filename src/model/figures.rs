@@ -29,6 +29,13 @@ pub struct Figures {
     pub client_cpu_share: Option<f64>,
     /// Some run's load generator had a thread busy for most of the window.
     pub client_saturated: bool,
+    /// The share of runs whose load generator had a thread that busy.
+    pub client_saturated_share: f64,
+    /// The server's CPU over the window as a share of its event loops' cores, and the load's
+    /// as a share of its threads' (each thread on a CPU of its own): what `Regime` reads.
+    /// None where a run lacks it (a file row, a server nobody measured).
+    pub server_busy_share: Option<f64>,
+    pub client_busy_share: Option<f64>,
 }
 
 impl Figures {
@@ -64,6 +71,24 @@ impl Figures {
                 (r.seconds > 0.0).then(|| cpu / r.seconds)
             }),
             client_saturated: rows.iter().any(|r| r.client_saturated == Some(true)),
+            client_saturated_share: match rows.len() {
+                0 => 0.0,
+                runs => {
+                    let saturated = rows.iter().filter(|r| r.client_saturated == Some(true));
+                    saturated.count() as f64 / runs as f64
+                }
+            },
+            server_busy_share: each(|r| {
+                let loops = param(r, "server_threads").unwrap_or(1).max(1);
+                Some(r.server_cpu_utilisation? / loops as f64)
+            }),
+            client_busy_share: each(|r| {
+                let threads = param(r, "client_threads")?
+                    .min(param(r, "connections")?)
+                    .max(1);
+                let cpu = r.client_cpu_user_s? + r.client_cpu_sys_s?;
+                (r.seconds > 0.0).then(|| cpu / r.seconds / threads as f64)
+            }),
         }
     }
 
@@ -71,6 +96,11 @@ impl Figures {
     pub fn per_op(&self, count: Option<f64>) -> Option<f64> {
         count.filter(|_| self.ops > 0.0).map(|n| n / self.ops)
     }
+}
+
+/// A whole-number parameter of the row.
+fn param(row: &Row, key: &str) -> Option<u64> {
+    row.params.get(key).and_then(serde_json::Value::as_u64)
 }
 
 fn count(value: Option<u64>) -> Option<f64> {

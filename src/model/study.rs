@@ -181,7 +181,8 @@ impl Round {
 }
 
 impl EngineSummary {
-    fn of(engine: &str, rows: &[&Row], headline: Headline) -> EngineSummary {
+    /// `engine`'s summary over `rows` (its runs in one study or at one offered rate).
+    pub fn of(engine: &str, rows: &[&Row], headline: Headline) -> EngineSummary {
         let pick = |field: &dyn Fn(&Row) -> f64| {
             Spread::of(&rows.iter().map(|r| field(r)).collect::<Vec<_>>())
         };
@@ -240,7 +241,7 @@ impl EngineSummary {
 
 /// Where an engine sorts in a study of `workload`: its place among the workload's engines in
 /// the engine table, then its copy number.
-fn table_rank(workload: &str, name: &str) -> (usize, u32) {
+pub fn table_rank(workload: &str, name: &str) -> (usize, u32) {
     let (base, copy) = match name.split_once('#') {
         Some((base, copy)) => (base, copy.parse().unwrap_or(u32::MAX)),
         None => (name, 1),
@@ -260,6 +261,21 @@ pub fn is_control(row: &Row) -> bool {
 /// beside ringside's engines).
 pub fn is_contender(engine: &str) -> bool {
     engine.starts_with(CONTENDER_PREFIX)
+}
+
+/// Whether `workload` is a network workload (its rows a server's under a load generator).
+pub fn is_network(workload: &str) -> bool {
+    (Workload::ALL.iter()).any(|known| known.is_network() && known.name() == workload)
+}
+
+/// Whether a network study's first-screen line compares `engine` at `connections`: at one
+/// connection every engine; at more only those with event loops, the API io_uring replaces and
+/// its rungs (`blocking` serves one connection at a time, `threads` a thread each: both stay in
+/// the tables). Engines the table does not know (a copy's label aside) are kept.
+pub fn in_network_line(workload: &str, engine: &str, connections: u64) -> bool {
+    connections <= 1
+        || crate::engines::serving_of(workload, engine)
+            .is_none_or(|serving| serving == crate::engines::Serving::EventLoops)
 }
 
 /// What a contender's rows put before its name in `engine`.

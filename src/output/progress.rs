@@ -52,6 +52,12 @@ impl Progress {
         self.bar.set_length(length.saturating_sub(steps));
     }
 
+    /// Ends the bar's length at the steps taken (a study whose steps were only bounded in
+    /// advance, as the equal-load sweep's).
+    pub fn end_at_position(&self) {
+        self.bar.set_length(self.bar.position());
+    }
+
     pub fn set_position(&self, position: u64) {
         self.bar.set_position(position);
     }

@@ -10,11 +10,13 @@
 use serde_json::Value;
 
 use crate::model::comparison::{decide, Comparison, Family};
+use crate::model::equal_load::{Finding as LoadFinding, BASELINE};
 use crate::model::ladder::{steps, Rung};
-use crate::model::study::{EngineSummary, Study};
+use crate::model::regime::{client_bound, Regime, BUSY, FREE};
+use crate::model::study::{in_network_line, is_network, EngineSummary, Study};
 use crate::report::causes::{client_saturation, first_cause, Direction, Subject};
 use crate::report::environment::{machine_line, warnings};
-use crate::report::equal_load::{equal_loads, matching, EqualLoad};
+use crate::report::equal_load::{equal_loads, matching, verdict_of, EqualLoad};
 use crate::report::features::{features, ranks_the_servers};
 use crate::report::numbers::throughput;
 use crate::report::verdict::drift_sentence;
@@ -64,11 +66,13 @@ impl Answer {
 }
 
 /// Every comparison the first screen states, decided as one family: per study, its fastest
-/// engine over its baseline (None where there is nothing to compare); and per study, the rungs
-/// that rank the servers.
+/// engine over its baseline (None where there is nothing to compare); per study, the rungs
+/// that rank the servers; and per equal-load comparison, its cheapest engine against epoll.
 pub struct Verdicts {
     pub findings: Vec<Option<Finding>>,
     pub rungs: Vec<Vec<Rung>>,
+    /// In the order of `equal_loads`.
+    pub loads: Vec<Option<LoadFinding>>,
 }
 
 /// A study's fastest engine over its baseline, among `engines`.
@@ -80,9 +84,9 @@ pub struct Finding {
 }
 
 impl Verdicts {
-    pub fn of(studies: &[Study]) -> Verdicts {
+    pub fn of(studies: &[Study], loads: &[EqualLoad]) -> Verdicts {
         let mut findings: Vec<Option<Finding>> = (studies.iter())
-            .map(|study| finding_of(study, &free_engines(study)))
+            .map(|study| finding_of(study, &ranked_engines(study)))
             .collect();
         // A rung whose pair is its study's finding (the fastest engine over a baseline it
         // extends) is that finding, decided once.
@@ -99,9 +103,12 @@ impl Verdicts {
                     .collect()
             })
             .collect();
+        let mut load_findings: Vec<Option<LoadFinding>> =
+            loads.iter().map(EqualLoad::finding).collect();
         let mut family: Vec<Comparison> = (findings.iter().flatten())
             .map(|finding| finding.comparison.clone())
             .chain(rungs.iter().flatten().map(|rung| rung.comparison.clone()))
+            .chain(load_findings.iter().flatten().map(|f| f.comparison.clone()))
             .collect();
         decide(&mut family, Family::Confirmatory);
         let mut decided = family.into_iter();
@@ -111,7 +118,14 @@ impl Verdicts {
         for rung in rungs.iter_mut().flatten() {
             rung.comparison = decided.next().expect("one decision each");
         }
-        Verdicts { findings, rungs }
+        for finding in load_findings.iter_mut().flatten() {
+            finding.comparison = decided.next().expect("one decision each");
+        }
+        Verdicts {
+            findings,
+            rungs,
+            loads: load_findings,
+        }
     }
 }
 
@@ -130,13 +144,13 @@ fn finding_of(study: &Study, engines: &[&EngineSummary]) -> Option<Finding> {
     })
 }
 
-/// The verified engines whose client kept up (all of them where none saturated it), the first
-/// the baseline.
-fn free_engines(study: &Study) -> Vec<&EngineSummary> {
+/// The engines the study's line ranks, the first the baseline: those it compares
+/// (`compared`) whose cell was not client-bound (all of them where none was).
+fn ranked_engines(study: &Study) -> Vec<&EngineSummary> {
     let engines = compared(study);
-    if engines.iter().any(|engine| engine.figures.client_saturated) {
+    if engines.iter().any(|engine| client_bound(&engine.figures)) {
         (engines.into_iter())
-            .filter(|engine| !engine.figures.client_saturated)
+            .filter(|engine| !client_bound(&engine.figures))
             .collect()
     } else {
         engines
@@ -149,30 +163,46 @@ pub fn answer(document: &Document, studies: &[Study]) -> Answer {
         .pointer("/machine")
         .and_then(Value::as_str)
         .map_or_else(|| machine_line(&document.env), String::from);
-    let verdicts = Verdicts::of(studies);
-    let (helped, hurt) = features(studies, &verdicts);
     let loads = equal_loads(&document.results);
-    let mut answered: Vec<&EqualLoad> = Vec::new();
+    let verdicts = Verdicts::of(studies, &loads);
+    let (helped, hurt) = features(studies, &verdicts);
+    let mut answered: Vec<usize> = Vec::new();
     let mut found: Vec<(String, String)> = Vec::new();
     let mut winners = Vec::new();
     for (study, finding) in studies.iter().zip(&verdicts.findings) {
-        let text = match client_paced(study, finding.as_ref(), &loads) {
-            Some((text, load)) => {
-                answered.extend(load);
-                text
-            }
-            None => finding_text(study, finding.as_ref()),
+        let mut text = match regimes_line(study) {
+            Some(regimes) => format!("{regimes}: "),
+            None => String::new(),
         };
+        match client_paced(study, finding.as_ref()) {
+            Some(paced) => text.push_str(&paced),
+            None => text.push_str(&finding_text(study, finding.as_ref())),
+        }
+        if let Some(index) = matching_load(study, &loads) {
+            if !any_client_bound(study) {
+                text.push_str(" At equal load: ");
+            } else {
+                text.push_str(" At equal load, which compares the servers: ");
+            }
+            text.push_str(&verdict_of(&loads[index], verdicts.loads[index].as_ref()));
+            answered.push(index);
+        } else if any_client_bound(study) {
+            text.push_str(
+                " No equal-load sweep ran at these connections (`--sweep` compares the servers \
+                 at the same offered rates).",
+            );
+        }
         if let Some(finding) = finding.as_ref().filter(|f| f.comparison.is_different()) {
-            if finding.comparison.better() && !client_saturated(study) {
+            if finding.comparison.better() && !any_client_bound(study) {
                 winners.push((study.title.clone(), finding.best.clone()));
             }
         }
         found.push((study.title.clone(), text));
     }
-    for load in &loads {
-        if !answered.iter().any(|known| std::ptr::eq(*known, load)) {
-            found.push((format!("{} at equal load", load.title()), load.verdict()));
+    for (index, load) in loads.iter().enumerate() {
+        if !answered.contains(&index) {
+            let verdict = verdict_of(load, verdicts.loads[index].as_ref());
+            found.push((format!("{} at equal load", load.title()), verdict));
         }
     }
     Answer {
@@ -185,25 +215,107 @@ pub fn answer(document: &Document, studies: &[Study]) -> Answer {
     }
 }
 
-fn client_saturated(study: &Study) -> bool {
+fn any_client_bound(study: &Study) -> bool {
     compared(study)
         .iter()
-        .any(|engine| engine.figures.client_saturated)
+        .any(|engine| client_bound(&engine.figures))
 }
 
-/// A network study whose closed loop saturated the client for some engines: their throughputs
-/// are the load generator's limit, so no winner is named among them and the equal-load verdict
-/// of the same connections (when a sweep ran) speaks for them. The engines whose client kept
+/// The equal-load comparison of a network study's connections (and payload), by its index.
+fn matching_load(study: &Study, loads: &[EqualLoad]) -> Option<usize> {
+    let param = |key: &str| study.params.get(key).and_then(Value::as_u64);
+    let load = matching(
+        loads,
+        &study.workload,
+        param("connections"),
+        param("payload_bytes"),
+    )?;
+    loads.iter().position(|known| std::ptr::eq(known, load))
+}
+
+/// Which side set the pace of each engine's closed loop (`model::regime`), as the line's
+/// opening: "server-bound (each server's cores ≥ 90% busy, the load's threads ≤ 80%)",
+/// "client-bound (the load generator's threads ≥ 90% busy)", "neither bound (no side ≥ 90%
+/// busy: the round trips set the pace)", or, where the engines differ, each regime with its
+/// engines. None for a study whose rows do not measure both sides (files).
+fn regimes_line(study: &Study) -> Option<String> {
+    let engines = compared(study);
+    let regimes: Vec<(&str, Regime)> = (engines.iter())
+        .map(|engine| Some((engine.engine.as_str(), Regime::of(&engine.figures)?)))
+        .collect::<Option<_>>()?;
+    let explained = |regime: Regime| match regime {
+        Regime::ServerBound => format!(
+            "server-bound (server's cores ≥ {:.0}% busy, the load's threads ≤ {:.0}%: the \
+             closed loop ranks the servers)",
+            BUSY * 100.0,
+            FREE * 100.0
+        ),
+        Regime::ClientBound => format!(
+            "client-bound (the load generator's threads ≥ {:.0}% busy: the closed loop ranks \
+             the load generator)",
+            BUSY * 100.0
+        ),
+        Regime::Neither => format!(
+            "neither bound (no side ≥ {:.0}% busy with the other ≤ {:.0}%: the round trips, \
+             not a saturated side, set the pace)",
+            BUSY * 100.0,
+            FREE * 100.0
+        ),
+    };
+    let first = regimes.first()?.1;
+    if regimes.iter().all(|(_, regime)| *regime == first) {
+        return Some(explained(first));
+    }
+    let groups: Vec<String> = [Regime::ServerBound, Regime::ClientBound, Regime::Neither]
+        .into_iter()
+        .filter_map(|regime| {
+            let names: Vec<&str> = (regimes.iter())
+                .filter(|(_, r)| *r == regime)
+                .map(|(name, _)| *name)
+                .collect();
+            (!names.is_empty()).then(|| format!("{} for {}", regime.name(), names.join(", ")))
+        })
+        .collect();
+    Some(groups.join("; "))
+}
+
+/// Each engine's regime with the figures behind it, for the study's section: "Which side set
+/// the pace (median server CPU of its cores / of the load's threads): epoll server-bound (99% /
+/// 33%), …". None for a study whose rows do not measure both sides.
+pub fn regimes_sentence(study: &Study) -> Option<String> {
+    let each: Vec<String> = (study.measured().into_iter())
+        .filter(|engine| engine.verified)
+        .map(|engine| {
+            let figures = &engine.figures;
+            let regime = Regime::of(figures)?;
+            Some(format!(
+                "{} {} ({:.0}% / {:.0}%)",
+                engine.engine,
+                regime.name(),
+                figures.server_busy_share? * 100.0,
+                figures.client_busy_share? * 100.0
+            ))
+        })
+        .collect::<Option<_>>()?;
+    (!each.is_empty()).then(|| {
+        format!(
+            "Which side set the pace (median server CPU as a share of its loops' cores / the \
+             load's as a share of its threads'; busy ≥ {:.0}%, free ≤ {:.0}%): {}.",
+            BUSY * 100.0,
+            FREE * 100.0,
+            each.join(", ")
+        )
+    })
+}
+
+/// A network study whose closed loop was client-bound for some engines: their throughputs are
+/// the load generator's limit, so no winner is named among them; the engines whose client kept
 /// up are ranked among themselves (`finding`, decided with the rest of the first screen). None
-/// when no engine saturated its client.
-fn client_paced<'a>(
-    study: &Study,
-    finding: Option<&Finding>,
-    loads: &'a [EqualLoad],
-) -> Option<(String, Option<&'a EqualLoad>)> {
+/// when no engine was client-bound.
+fn client_paced(study: &Study, finding: Option<&Finding>) -> Option<String> {
     let engines = compared(study);
     let (saturated, free): (Vec<&EngineSummary>, Vec<&EngineSummary>) =
-        (engines.iter()).partition(|engine| engine.figures.client_saturated);
+        (engines.iter()).partition(|engine| client_bound(&engine.figures));
     if saturated.is_empty() {
         return None;
     }
@@ -235,26 +347,30 @@ fn client_paced<'a>(
             finding_text(study, finding)
         ));
     }
-    let connections = study.params.param_u64(Param::Connections);
-    let payload_bytes = study.params.param_u64(Param::PayloadBytes);
-    let load = matching(loads, &study.workload, connections, payload_bytes);
-    match load {
-        Some(load) => text.push_str(&format!(" At equal load: {}", load.verdict())),
-        None => text.push_str(
-            " No equal-load sweep ran at these connections (`--sweep` compares the servers at \
-             the same offered rates).",
-        ),
-    }
-    Some((text, load))
+    Some(text)
 }
 
-/// The verified engines ringside measured: the first is the baseline.
+/// The verified engines ringside measured that the study's line compares, the first the
+/// baseline: in a network study epoll (the readiness API io_uring replaces) and the event-loop
+/// engines, blocking and threads only at one connection (`in_network_line`); elsewhere every
+/// one, the table's first the baseline.
 fn compared(study: &Study) -> Vec<&EngineSummary> {
-    study
-        .measured()
-        .into_iter()
+    let mut engines: Vec<&EngineSummary> = (study.measured().into_iter())
         .filter(|engine| engine.verified)
-        .collect()
+        .collect();
+    if is_network(&study.workload) {
+        let connections = study
+            .params
+            .param(Param::Connections)
+            .and_then(Value::as_u64);
+        let connections = connections.unwrap_or(1);
+        engines.retain(|e| in_network_line(&study.workload, &e.engine, connections));
+        if let Some(at) = engines.iter().position(|e| e.engine == BASELINE) {
+            let baseline = engines.remove(at);
+            engines.insert(0, baseline);
+        }
+    }
+    engines
 }
 
 /// What the study found, from its decided finding: "uring-link reached 4.10× the pages/s of
@@ -417,17 +533,20 @@ mod tests {
     }
 
     /// A closed loop that saturated its client in every engine's runs ranks the client: the
-    /// first screen gives the equal-load verdict of the same connections instead of a winner.
+    /// first screen says so (client-bound) and gives the equal-load verdict of the same
+    /// connections instead of a winner, decided from its rounds.
     #[test]
-    fn a_client_saturated_closed_loop_gets_the_equal_load_verdict() {
-        use crate::report::equal_load::tests::point_row;
+    fn a_client_bound_closed_loop_gets_the_equal_load_verdict() {
+        use crate::report::equal_load::tests::rounds_at;
         let mut rows = closed_rounds(
             &[("epoll", 100_000.0, true), ("uring-defer", 120_000.0, true)],
             8,
         );
-        for (engine, cpu) in [("epoll", 6.0), ("uring-defer", 5.4)] {
-            rows.push(point_row(engine, 50_000.0, cpu, 200));
-        }
+        rows.extend(rounds_at(
+            &[("epoll", 6.0), ("uring-defer", 5.4)],
+            50_000.0,
+            8,
+        ));
         let document = document(rows);
         let answer = answer(&document, &studies(&document.results));
         assert_eq!(answer.studies.len(), 1, "{:?}", answer.studies);
@@ -437,11 +556,13 @@ mod tests {
         assert!(answer.winners.is_empty(), "{:?}", answer.winners);
         assert!(
             text.contains(
-                "At equal load: at 50000 messages/s (the highest rate every engine \
-                 held), uring-defer used 0.90× epoll's server CPU per message"
+                "At equal load, which compares the servers: at 50.0k messages/s (8 rounds; the \
+                 highest rate every engine held), uring-defer used 0.90× epoll's server CPU per \
+                 message (["
             ),
             "{text}"
         );
+        assert!(text.contains("8 rounds: cheaper)"), "{text}");
     }
 
     /// A rung whose engine and parent both saturated the client is the load generator's, not a
@@ -479,7 +600,8 @@ mod tests {
     }
 
     /// Where some engines saturated their client, the free ones are ranked among themselves
-    /// and no winner is named among the saturated; without a sweep the text says none ran.
+    /// and no winner is named among the saturated; blocking (one connection at a time) is not
+    /// in a 50-connection line; without a sweep the text says none ran.
     #[test]
     fn free_engines_are_ranked_among_themselves_and_saturated_ones_named_apart() {
         let rows = closed_rounds(
@@ -487,6 +609,7 @@ mod tests {
                 ("blocking", 20_000.0, false),
                 ("epoll", 60_000.0, false),
                 ("uring", 59_000.0, true),
+                ("uring-defer", 66_000.0, false),
             ],
             12,
         );
@@ -502,15 +625,77 @@ mod tests {
         );
         assert!(
             text.contains(
-                "Among blocking and epoll: epoll reached 3.00× the messages/s of blocking (["
+                "Among epoll and uring-defer: uring-defer reached 1.10× the messages/s of epoll (["
             ),
             "{text}"
         );
+        assert!(!text.contains("blocking"), "{text}");
         assert!(
             text.ends_with(
                 "No equal-load sweep ran at these connections (`--sweep` \
                  compares the servers at the same offered rates)."
             ),
+            "{text}"
+        );
+    }
+
+    /// A closed-loop echo row at `connections` whose server used `server` of its core and
+    /// whose one load thread used `client` of its own.
+    fn measured_row(engine: &str, run: u32, rate: f64, server: f64, client: f64) -> Row {
+        let mut row = closed_row(engine, run, rate, client >= 0.9);
+        row.server_cpu_utilisation = Some(server);
+        row.params.put(Param::ClientThreads, json!(1));
+        (row.client_cpu_user_s, row.client_cpu_sys_s) = (Some(client / 2.0), Some(client / 2.0));
+        row
+    }
+
+    /// Goal: the first screen's network line divides by epoll, the readiness API io_uring
+    /// replaces, though the echo table puts blocking first; blocking and threads join the line
+    /// only at one connection. A server-bound closed loop (the server's core full, the load's
+    /// threads free: a machine with cores to spare) ranks the servers and says so.
+    #[test]
+    fn the_network_line_names_epoll_as_the_denominator() {
+        let line = |connections: u64, engines: &[(&str, f64)]| {
+            let mut rows = Vec::new();
+            for run in 1..=8 {
+                let machine = 1.0 + 0.2 * (f64::from(run) * 1.7).sin();
+                for (engine, rate) in engines {
+                    let mut row = measured_row(engine, run, rate * machine, 0.99, 0.33);
+                    row.params.put(Param::Connections, json!(connections));
+                    rows.push(row);
+                }
+            }
+            let document = document(rows);
+            answer(&document, &studies(&document.results)).studies[0]
+                .1
+                .clone()
+        };
+        let many = [
+            ("blocking", 20_000.0),
+            ("threads", 80_000.0),
+            ("epoll", 150_000.0),
+            ("uring-defer", 180_000.0),
+        ];
+        let text = line(50, &many);
+        assert!(
+            text.starts_with(
+                "server-bound (server's cores ≥ 90% busy, the load's threads ≤ 80%: the closed \
+                 loop ranks the servers): uring-defer reached 1.20× the messages/s of epoll (["
+            ),
+            "{text}"
+        );
+        assert!(
+            !text.contains("blocking") && !text.contains("threads,"),
+            "{text}"
+        );
+        let one = [
+            ("blocking", 14_000.0),
+            ("epoll", 13_000.0),
+            ("uring-defer", 12_000.0),
+        ];
+        let text = line(1, &one);
+        assert!(
+            text.contains("blocking reached 1.08× the messages/s of epoll (["),
             "{text}"
         );
     }

@@ -1,271 +1,224 @@
-//! The network answer at equal offered load (`echo --sweep`, `http --sweep`, or `--rate`): the
-//! open-loop rows of one workload and connection count, per engine and offered rate; the
-//! highest rate every engine held, and how much server CPU per operation and what p99 each
-//! spent there. A closed loop whose client was saturated measured the client; these rows
-//! compare the servers.
+//! The network answer at equal offered load (`echo --sweep`, `http --sweep`, or `--rate`), in
+//! sentences: where the sweep put its points and why (its two ceilings), and the verdict at the
+//! rate measured in rounds: the engine that spent the least server CPU per operation against
+//! epoll, decided (`model::equal_load`, `model::comparison`), with p99 and p50 beside it, then
+//! each engine's highest rate held. A closed loop whose client was saturated measured the
+//! client; these rows compare the servers.
 
-use serde_json::Value;
+pub use crate::model::equal_load::{equal_loads, EqualLoad, Finding, Point};
 
+use crate::model::comparison::{decide, Comparison, Family};
 use crate::model::study::op_noun;
-use crate::row::params::{Param, Params};
-use crate::row::Row;
-use crate::stats::{median, Spread};
+use crate::stats::rank::Outcome;
+use crate::units::format_count;
 
-/// One engine at one offered rate: the medians of its runs.
-#[derive(Clone, Debug)]
-pub struct Point {
-    pub offered: f64,
-    pub achieved: f64,
-    pub cpu_us_per_op: Spread,
-    pub cpu_utilisation: f64,
-    pub p50_us: f64,
-    pub p99_us: f64,
-    /// Most of its runs held the rate (`Row::held_offered_rate`).
-    pub held: bool,
-    pub runs: usize,
-}
-
-/// The open-loop rows of one workload at one connection count (and payload).
-#[derive(Clone, Debug)]
-pub struct EqualLoad {
-    pub workload: String,
-    pub connections: u64,
-    /// The echo payload (0: HTTP's own requests).
-    pub payload_bytes: u64,
-    /// The sweep's p99 bound in µs, when the rows carry one.
-    pub p99_bound_us: Option<f64>,
-    /// Engines in the order they ran, each with its points by ascending offered rate.
-    pub engines: Vec<(String, Vec<Point>)>,
-}
-
-/// The equal-load comparisons in `rows`, in the order they first appear.
-pub fn equal_loads(rows: &[Row]) -> Vec<EqualLoad> {
-    let mut found: Vec<EqualLoad> = Vec::new();
-    let open: Vec<&Row> = rows.iter().filter(|r| r.offered_rate.is_some()).collect();
-    for row in &open {
-        let (connections, payload_bytes) = (
-            param(row, Param::Connections),
-            param(row, Param::PayloadBytes),
-        );
-        let known = |e: &EqualLoad| {
-            (e.workload.as_str(), e.connections, e.payload_bytes)
-                == (row.workload.as_str(), connections, payload_bytes)
-        };
-        if !found.iter().any(known) {
-            found.push(EqualLoad {
-                workload: row.workload.clone(),
-                connections,
-                payload_bytes,
-                p99_bound_us: (row.params.param(Param::P99BoundNs))
-                    .and_then(Value::as_u64)
-                    .map(|ns| ns as f64 / 1e3),
-                engines: Vec::new(),
-            });
+/// The verdict of the equal-load section: its finding decided with every other engine's
+/// comparison at the same rate, as one exploratory family (as a table's); then, per engine,
+/// its ratio to the baseline there.
+pub fn verdict(load: &EqualLoad) -> String {
+    let mut family = load.comparisons();
+    decide(&mut family, Family::Exploratory);
+    let finding = load.finding().map(|mut finding| {
+        if let Some(decided) = family.iter().find(|c| c.subject == finding.best) {
+            finding.comparison = decided.clone();
         }
-    }
-    for load in &mut found {
-        let members: Vec<&Row> = (open.iter().copied())
-            .filter(|r| {
-                r.workload == load.workload && param(r, Param::Connections) == load.connections
-            })
-            .filter(|r| param(r, Param::PayloadBytes) == load.payload_bytes)
+        finding
+    });
+    let mut text = verdict_of(load, finding.as_ref());
+    if family.len() > 1 {
+        let each: Vec<String> = (family.iter())
+            .map(|c| format!("{} {} ({})", c.subject, c.ratio_text(), c.word()))
             .collect();
-        for row in &members {
-            if !load.engines.iter().any(|(name, _)| *name == row.engine) {
-                load.engines.push((row.engine.clone(), Vec::new()));
-            }
-        }
-        for (engine, points) in &mut load.engines {
-            let mut rates: Vec<f64> = (members.iter())
-                .filter(|r| r.engine == *engine)
-                .filter_map(|r| r.offered_rate)
-                .collect();
-            rates.sort_by(f64::total_cmp);
-            rates.dedup();
-            for offered in rates {
-                let runs: Vec<&Row> = (members.iter().copied())
-                    .filter(|r| r.engine == *engine && r.offered_rate == Some(offered))
-                    .collect();
-                points.push(Point::of(offered, &runs));
-            }
-        }
-    }
-    found
-}
-
-fn param(row: &Row, param: Param) -> u64 {
-    row.params.param_u64(param).unwrap_or(0)
-}
-
-impl Point {
-    fn of(offered: f64, runs: &[&Row]) -> Point {
-        let each = |f: &dyn Fn(&Row) -> Option<f64>| -> Vec<f64> {
-            runs.iter().filter_map(|r| f(r)).collect()
-        };
-        let held = runs.iter().filter_map(|r| r.held_offered_rate());
-        let (yes, all) = held.fold((0, 0), |(yes, all), h| (yes + usize::from(h), all + 1));
-        Point {
-            offered,
-            achieved: median(&each(&|r| Some(r.ops_per_sec))),
-            cpu_us_per_op: Spread::of(&each(&|r| r.server_cpu_us_per_op)),
-            cpu_utilisation: median(&each(&|r| r.server_cpu_utilisation)),
-            p50_us: median(&each(&|r| r.latency_ns_p50.map(|ns| ns as f64 / 1e3))),
-            p99_us: median(&each(&|r| r.latency_ns_p99.map(|ns| ns as f64 / 1e3))),
-            held: all > 0 && 2 * yes >= all,
-            runs: runs.len(),
-        }
-    }
-}
-
-impl EqualLoad {
-    /// "echo, 50 connections, 64 B".
-    pub fn title(&self) -> String {
-        let payload = match self.payload_bytes {
-            0 => String::new(),
-            bytes => format!(", {bytes} B"),
-        };
-        format!(
-            "{}, {} connections{payload}",
-            self.workload, self.connections
-        )
-    }
-
-    /// The engine's point at `offered`.
-    fn at(&self, engine: &str, offered: f64) -> Option<&Point> {
-        let (_, points) = self.engines.iter().find(|(name, _)| name == engine)?;
-        points.iter().find(|point| point.offered == offered)
-    }
-
-    /// The highest offered rate the engine held.
-    pub fn highest_held(&self, engine: &str) -> Option<f64> {
-        let (_, points) = self.engines.iter().find(|(name, _)| name == engine)?;
-        (points.iter().filter(|p| p.held))
-            .map(|p| p.offered)
-            .fold(None, |best: Option<f64>, rate| {
-                Some(best.map_or(rate, |b| b.max(rate)))
-            })
-    }
-
-    /// The engines that held none of the rates they were offered. When they are fewer than
-    /// half, they are left out of the common rate and named beside it: an engine that holds
-    /// nothing (an SQPOLL poller sharing the server's CPU here) would otherwise leave every
-    /// other engine without one. When most held nothing, the machine held them back, and no
-    /// rate is common.
-    pub fn held_none(&self) -> Vec<&str> {
-        (self.engines.iter())
-            .filter(|(name, _)| self.highest_held(name).is_none())
-            .map(|(name, _)| name.as_str())
-            .collect()
-    }
-
-    /// The highest offered rate every engine that held any was measured at and held.
-    pub fn common_rate(&self) -> Option<f64> {
-        let none = self.held_none();
-        if 2 * none.len() >= self.engines.len() {
-            return None;
-        }
-        let holding: Vec<&(String, Vec<Point>)> = (self.engines.iter())
-            .filter(|(name, _)| !none.contains(&name.as_str()))
-            .collect();
-        let (_, first) = holding.first()?;
-        (first.iter().map(|p| p.offered))
-            .filter(|&rate| {
-                (holding.iter()).all(|(name, _)| self.at(name, rate).is_some_and(|p| p.held))
-            })
-            .fold(None, |best: Option<f64>, rate| {
-                Some(best.map_or(rate, |b| b.max(rate)))
-            })
-    }
-
-    /// "at 50000 requests/s (the highest rate every engine held), uring-defer used 0.80× epoll's
-    /// server CPU per request (5.1 vs 6.4 µs), p99 120 vs 130 µs"; then each engine's highest
-    /// rate under the bound.
-    pub fn verdict(&self) -> String {
-        let noun = op_noun(&self.workload);
-        let Some(rate) = self.common_rate() else {
-            return format!(
-                "no offered rate was held by every engine (each one's highest: {}).",
-                self.highest_rates()
-            );
-        };
-        let none = self.held_none();
-        let mut at: Vec<(&str, &Point)> = (self.engines.iter())
-            .filter(|(name, _)| !none.contains(&name.as_str()))
-            .filter_map(|(name, _)| Some((name.as_str(), self.at(name, rate)?)))
-            .collect();
-        let baseline = at[0];
-        at.sort_by(|a, b| {
-            a.1.cpu_us_per_op
-                .median
-                .total_cmp(&b.1.cpu_us_per_op.median)
-        });
-        let best = at[0];
-        let but = match none.as_slice() {
-            [] => String::new(),
-            [one] => format!(" but {one}, which held none"),
-            [many @ .., last] => format!(" but {} and {last}, which held none", many.join(", ")),
-        };
-        let mut text =
-            format!("at {rate:.0} {noun}s/s (the highest rate every engine held{but}), ");
-        let reference = match (best.0 == baseline.0, at.get(1)) {
-            (true, Some(second)) => *second,
-            (true, None) => {
-                text.push_str(&format!(
-                    "{} alone ran: {:.2} µs of server CPU per {noun}, p99 {:.0} µs. ",
-                    best.0, best.1.cpu_us_per_op.median, best.1.p99_us
-                ));
-                return text + &self.highest_sentence();
-            }
-            (false, _) => baseline,
-        };
-        let (one, other) = (best.1, reference.1);
-        // One run each has no spread: the sweep's default here, where two runs cost 22 s a
-        // study and a stall then drops an engine's point.
-        let noise = match (
-            one.runs.min(other.runs),
-            one.cpu_us_per_op.max >= other.cpu_us_per_op.min,
-        ) {
-            (0 | 1, _) => ", one run each: no spread to judge noise by",
-            (_, true) => ", runs overlap: within noise",
-            (_, false) => "",
-        };
         text.push_str(&format!(
-            "{} used {:.2}× {}'s server CPU per {noun} ({:.2} vs {:.2} µs{}), p99 {:.0} vs {:.0} \
-             µs, p50 {:.0} vs {:.0} µs. ",
-            best.0,
-            one.cpu_us_per_op.median / other.cpu_us_per_op.median,
-            reference.0,
-            one.cpu_us_per_op.median,
-            other.cpu_us_per_op.median,
-            noise,
-            one.p99_us,
-            other.p99_us,
-            one.p50_us,
-            other.p50_us,
+            " Each engine's server CPU per {} against {} there (exploratory): {}.",
+            op_noun(&load.workload),
+            family[0].reference,
+            each.join("; ")
         ));
-        text + &self.highest_sentence()
     }
+    text
+}
 
-    fn highest_sentence(&self) -> String {
-        let bound = self
-            .p99_bound_us
-            .map_or(String::new(), |us| format!(" with p99 ≤ {us:.0} µs"));
-        format!(
-            "Highest rate held{bound}, client on schedule: {}.",
-            self.highest_rates()
-        )
+/// The verdict with `finding` decided by its family (the section's, or the first screen's):
+/// "at 48.0k messages/s (the rate measured in 8 rounds, the highest every engine held),
+/// uring-defer used 0.90× epoll's server CPU per message ([0.86–0.94], 8 rounds; 4.50 vs
+/// 5.00 µs), p99 150 vs 200 µs, p50 …", then each engine's highest rate held.
+pub fn verdict_of(load: &EqualLoad, finding: Option<&Finding>) -> String {
+    let noun = op_noun(&load.workload);
+    let Some(finding) = finding else {
+        let why = match load.verdict_rate() {
+            Some((rate, _)) => format!(
+                "at {} {noun}s/s only one engine held the rate",
+                format_count(rate)
+            ),
+            None => "no offered rate was held by every engine".to_string(),
+        };
+        return format!("{why} (each one's highest: {}).", highest_rates(load));
+    };
+    let rate = finding.rate;
+    let rounds = load.rounds_at(rate);
+    let (best, baseline) = (&finding.best, &finding.baseline);
+    let point = |name: &str| load.at(name, rate);
+    let (Some(one), Some(other)) = (point(best), point(baseline)) else {
+        return format!("no point of {best} and {baseline} at one rate.");
+    };
+    let left_out = match finding.left_out.as_slice() {
+        [] => String::new(),
+        out => {
+            let named: Vec<String> = (out.iter())
+                .map(|(name, why)| format!("{name}, which {why}"))
+                .collect();
+            format!(" but {}", named.join("; "))
+        }
+    };
+    let measured = match rounds {
+        1 => "one round".to_string(),
+        n => format!("{n} rounds"),
+    };
+    let chosen = match load.is_rounds_point(rate) {
+        true => "the highest point every engine held when screened",
+        false => "the highest rate every engine held",
+    };
+    let mut text = format!(
+        "at {} {noun}s/s ({measured}; {chosen}{left_out}), ",
+        format_count(rate)
+    );
+    text.push_str(&comparison_text(&finding.comparison, noun, baseline, best));
+    text.push_str(&format!(
+        " ({:.2} vs {:.2} µs per {noun}), p99 {:.0} vs {:.0} µs, p50 {:.0} vs {:.0} µs. ",
+        one.cpu_us_per_op.median,
+        other.cpu_us_per_op.median,
+        one.p99_us,
+        other.p99_us,
+        one.p50_us,
+        other.p50_us,
+    ));
+    let missed: Vec<String> = (load.engines.iter())
+        .map(|(name, _)| (name, load.held_runs(name, rate)))
+        .filter(|(_, (held, runs))| held < runs)
+        .map(|(name, (held, runs))| format!("{name} {held} of {runs}"))
+        .collect();
+    if load.is_rounds_point(rate) && !missed.is_empty() {
+        text.push_str(&format!(
+            "There, runs that held the rate (schedule and p99 bound): {}; server CPU is \
+             compared over the runs that achieved it. ",
+            missed.join(", ")
+        ));
     }
+    text + &load_highest_sentence(load)
+}
 
-    /// "epoll 50000/s, uring 40000/s, uring-defer none".
-    fn highest_rates(&self) -> String {
-        (self.engines.iter())
-            .map(|(name, _)| match self.highest_held(name) {
-                Some(rate) => format!("{name} {rate:.0}/s"),
-                None => format!("{name} none"),
+/// The finding's words by its outcome; only a *different* comparison is called cheaper or
+/// costlier.
+fn comparison_text(comparison: &Comparison, noun: &str, baseline: &str, best: &str) -> String {
+    let (ratio, interval) = (
+        format!("{:.2}×", comparison.ratio),
+        comparison.interval_text(),
+    );
+    let margin = comparison.metric.margin() * 100.0;
+    match comparison.outcome {
+        Outcome::Different if comparison.better() => {
+            format!("{best} used {ratio} {baseline}'s server CPU per {noun} ({interval}: cheaper)")
+        }
+        Outcome::Different => format!(
+            "no engine used less server CPU per {noun} than {baseline}; the cheapest other, \
+             {best}, used {ratio} its ({interval}: costlier)"
+        ),
+        Outcome::Equivalent => format!(
+            "no engine's server CPU per {noun} differed from {baseline}'s by more than \
+             {margin:.0}%: the cheapest, {best}, used {ratio} ({interval}: equivalent)"
+        ),
+        Outcome::Undecided => format!(
+            "undecided: the cheapest, {best}, used {ratio} {baseline}'s server CPU per {noun} \
+             ({interval}), neither beyond nor within {margin:.0}%"
+        ),
+    }
+}
+
+fn load_highest_sentence(load: &EqualLoad) -> String {
+    let bound = load
+        .p99_bound_us
+        .map_or(String::new(), |us| format!(" with p99 ≤ {us:.0} µs"));
+    format!(
+        "Highest rate held{bound}, client on schedule: {}.",
+        highest_rates(load)
+    )
+}
+
+/// Where the sweep put its points, and why: "points at fractions of 64.0k messages/s, the lower
+/// of two ceilings: the slowest engine that serves connections at once, uring, reached 165.0k
+/// closed loop; the load's own open loop held 64.0k against epoll (behind at 80.0k)". None
+/// without a sweep.
+pub fn scale_text(load: &EqualLoad) -> Option<String> {
+    let scale = load.scale.as_ref()?;
+    let noun = op_noun(&load.workload);
+    let mut text = match (&scale.slowest, scale.lower()) {
+        (Some((slowest, probe)), Some(lower)) => {
+            let client = match (&scale.fastest, scale.client_ceiling, scale.client_missed) {
+                (Some((fastest, _)), Some(held), Some(missed)) => format!(
+                    "the load's own open loop held {} against the fastest, {fastest} (behind \
+                     its schedule or the p99 bound at {})",
+                    format_count(held),
+                    format_count(missed)
+                ),
+                (Some((fastest, _)), Some(held), None) => format!(
+                    "the load's own open loop held every rate up to {} against the fastest, \
+                     {fastest}",
+                    format_count(held)
+                ),
+                _ => "the load's own ceiling was not measured".to_string(),
+            };
+            format!(
+                "Points at fractions of {} {noun}s/s, the lower of two ceilings: the slowest \
+                 engine that serves connections at once, {slowest}, reached {} closed loop; \
+                 {client}.",
+                format_count(lower),
+                format_count(*probe)
+            )
+        }
+        (Some(_), None) => format!(
+            "No points: the load's own open loop held none of the rates it was offered against \
+             the fastest server (it fell behind at {} {noun}s/s).",
+            scale.client_missed.map_or("?".to_string(), format_count)
+        ),
+        (None, _) => "No points: no probe of an engine that serves connections at once \
+                      verified."
+            .to_string(),
+    };
+    let probe = |engine: &String| {
+        (scale.probes.iter())
+            .find(|(name, _)| name == engine)
+            .map_or(String::new(), |(_, rate)| {
+                format!(" ({}/s)", format_count(*rate))
             })
-            .collect::<Vec<_>>()
-            .join(", ")
+    };
+    for engine in &scale.one_at_a_time {
+        text.push_str(&format!(
+            " {engine} serves one connection at a time: probed{}, not offered {} connections' \
+             load (its closed-loop table has it).",
+            probe(engine),
+            load.connections
+        ));
     }
+    for engine in &scale.outliers {
+        text.push_str(&format!(
+            " {engine}'s probe{} was under a tenth of the others': offered the points, never \
+             the scale.",
+            probe(engine)
+        ));
+    }
+    Some(text)
+}
+
+/// "epoll 50.0k/s, uring 40.0k/s, uring-defer none".
+fn highest_rates(load: &EqualLoad) -> String {
+    (load.engines.iter())
+        .map(|(name, _)| match load.highest_held(name) {
+            Some(rate) => format!("{name} {}/s", format_count(rate)),
+            None => format!("{name} none"),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The equal-load comparison that answers a closed-loop study of `workload` at `connections`
@@ -285,65 +238,57 @@ pub fn matching<'a>(
 
 #[cfg(test)]
 pub mod tests {
-    use super::*;
-    use crate::row::params::{Param, Params};
-    use serde_json::Map;
+    pub use crate::model::equal_load::tests::{ceiling_row, point_row, probe_row};
 
-    /// A verified open-loop echo row at 50 connections.
-    pub fn point_row(engine: &str, offered: f64, cpu_us: f64, p99_us: u64) -> Row {
-        let mut params = Map::new();
-        params.put(Param::Connections, 50);
-        params.put(Param::P99BoundNs, 1_000_000);
-        Row {
-            workload: "echo".into(),
-            engine: engine.into(),
-            params,
-            run: 1,
-            seconds: 1.0,
-            ops: offered as u64,
-            ops_per_sec: offered,
-            verified: true,
-            offered_rate: Some(offered),
-            client_late_share: Some(0.0),
-            server_cpu_us_per_op: Some(cpu_us),
-            latency_ns_p50: Some(50_000),
-            latency_ns_p99: Some(p99_us * 1000),
-            ..Row::default()
+    use super::*;
+    use crate::row::Row;
+
+    /// `rounds` rounds at `rate`, each engine at its server CPU per message, the machine moving
+    /// every engine of a round together.
+    pub fn rounds_at(engines: &[(&str, f64)], rate: f64, rounds: u32) -> Vec<Row> {
+        let mut rows = Vec::new();
+        for run in 1..=rounds {
+            let machine = 1.0 + 0.2 * (f64::from(run) * 1.7).sin();
+            for (index, (engine, cpu)) in engines.iter().enumerate() {
+                let own = 1.0 + 0.01 * (f64::from(run) * 2.3 + index as f64).cos();
+                let mut row = point_row(engine, rate, cpu * machine * own, 200);
+                row.run = run;
+                rows.push(row);
+            }
         }
+        rows
     }
 
     #[test]
-    fn the_verdict_is_at_the_highest_rate_every_engine_held() {
-        let rows = vec![
-            point_row("epoll", 10_000.0, 10.0, 100),
-            point_row("uring-defer", 10_000.0, 8.0, 90),
-            point_row("epoll", 20_000.0, 6.0, 200),
-            point_row("uring-defer", 20_000.0, 4.8, 150),
-            // Over the 1 ms bound: uring-defer did not hold 40k.
-            point_row("epoll", 40_000.0, 5.0, 400),
-            point_row("uring-defer", 40_000.0, 4.0, 3000),
-        ];
+    fn the_verdict_is_decided_at_the_rate_measured_in_rounds() {
+        let mut rows = rounds_at(&[("epoll", 10.0), ("uring-defer", 8.0)], 10_000.0, 1);
+        rows.extend(rounds_at(
+            &[("epoll", 6.0), ("uring-defer", 4.8)],
+            20_000.0,
+            8,
+        ));
+        // Over the 1 ms bound: uring-defer did not hold 40k.
+        rows.push(point_row("epoll", 40_000.0, 5.0, 400));
+        rows.push(point_row("uring-defer", 40_000.0, 4.0, 3000));
         let loads = equal_loads(&rows);
         assert_eq!(loads.len(), 1);
-        let load = &loads[0];
-        assert_eq!(load.common_rate(), Some(20_000.0));
-        let verdict = load.verdict();
+        let verdict = verdict(&loads[0]);
         assert!(
             verdict.starts_with(
-                "at 20000 messages/s (the highest rate every engine held), \
-                 uring-defer used 0.80× epoll's server CPU per message (4.80 vs 6.00 µs, \
-                 one run each: no spread to judge noise by), p99 150 vs 200 µs"
+                "at 20.0k messages/s (8 rounds; the highest point every engine held when \
+                 screened), uring-defer used 0.80× epoll's server CPU per message (["
             ),
             "{verdict}"
         );
+        assert!(verdict.contains("8 rounds: cheaper) (4."), "{verdict}");
         assert!(
-            verdict.contains("epoll 40000/s, uring-defer 20000/s"),
+            verdict.contains("client on schedule: epoll 40.0k/s, uring-defer 20.0k/s"),
             "{verdict}"
         );
     }
 
-    /// An engine that held none of its rates (an SQPOLL poller taking turns with the server on
-    /// its CPU) is named beside the verdict instead of leaving the others without one.
+    /// An engine that held none of its rates (an SQPOLL poller starved) is named beside the
+    /// verdict instead of leaving the others without one; with one round there is no interval.
     #[test]
     fn an_engine_that_held_nothing_does_not_take_the_verdict_from_the_others() {
         let rows = vec![
@@ -355,25 +300,23 @@ pub mod tests {
         ];
         let load = &equal_loads(&rows)[0];
         assert_eq!(load.held_none(), ["uring-sqpoll"]);
-        assert_eq!(load.common_rate(), Some(20_000.0));
-        let verdict = load.verdict();
+        let text = verdict(load);
         assert!(
-            verdict.starts_with(
-                "at 20000 messages/s (the highest rate every engine held but uring-sqpoll, \
-                 which held none), uring-defer used 0.80× epoll's server CPU per message"
+            text.starts_with(
+                "at 20.0k messages/s (one round; the highest rate every engine held but \
+                 uring-sqpoll, which held none), undecided: the cheapest, uring-defer, used \
+                 0.80× epoll's server CPU per message (no interval, 1 round)"
             ),
-            "{verdict}"
+            "{text}"
         );
-        assert!(verdict.contains("uring-sqpoll none"), "{verdict}");
+        assert!(text.contains("uring-sqpoll none"), "{text}");
         // When most engines held nothing, the machine held them back: no rate is common.
         let mut rows = rows;
         rows.push(point_row("uring", 10_000.0, 12.0, 2500));
         rows.push(point_row("uring-multishot", 10_000.0, 12.0, 2500));
         let load = &equal_loads(&rows)[0];
-        assert_eq!(load.common_rate(), None);
-        assert!(load
-            .verdict()
-            .starts_with("no offered rate was held by every engine"));
+        assert!(load.verdict_rate().is_none());
+        assert!(verdict(load).starts_with("no offered rate was held by every engine"));
     }
 
     /// A point run twice (a single run not held is run once more) is held when one of the two
@@ -387,5 +330,42 @@ pub mod tests {
         let load = &equal_loads(&[missed, again])[0];
         assert_eq!(load.highest_held("uring"), Some(10_000.0));
         assert_eq!(load.engines[0].1[0].runs, 2);
+    }
+
+    /// The sweep's section says where its points are and why: both ceilings, the engine that
+    /// serves one connection at a time left out of the load, the starved probe left out of
+    /// the scale.
+    #[test]
+    fn the_scale_names_both_ceilings_and_who_set_neither() {
+        let mut rows = vec![
+            probe_row("blocking", 20_000.0),
+            probe_row("epoll", 150_000.0),
+            probe_row("uring", 120_000.0),
+            probe_row("uring-sqpoll", 500.0),
+            ceiling_row("epoll", 16_000.0, true),
+            ceiling_row("epoll", 40_000.0, true),
+            ceiling_row("epoll", 50_000.0, false),
+        ];
+        rows.extend(rounds_at(&[("epoll", 6.0), ("uring", 7.0)], 30_000.0, 1));
+        let load = &equal_loads(&rows)[0];
+        assert_eq!(load.engines.len(), 2, "the ceiling rows are not points");
+        let text = scale_text(load).unwrap();
+        assert!(
+            text.starts_with(
+                "Points at fractions of 40.0k messages/s, the lower of two ceilings: the \
+                 slowest engine that serves connections at once, uring, reached 120.0k closed \
+                 loop; the load's own open loop held 40.0k against the fastest, epoll (behind \
+                 its schedule or the p99 bound at 50.0k)."
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("blocking serves one connection at a time: probed (20.0k/s)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("uring-sqpoll's probe (500/s) was under a tenth"),
+            "{text}"
+        );
     }
 }

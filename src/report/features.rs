@@ -5,6 +5,7 @@
 //! that limit could have made.
 
 use crate::model::ladder::Rung;
+use crate::model::regime::client_bound;
 use crate::model::study::Study;
 use crate::report::answer::Verdicts;
 use crate::report::causes::{first_cause, Direction, Subject};
@@ -45,8 +46,7 @@ pub fn features(studies: &[Study], verdicts: &Verdicts) -> (Vec<String>, Vec<Str
 pub fn ranks_the_servers(study: &Study, rung: &Rung) -> bool {
     let gained = rung.ratio() > 1.0;
     let saturated = |name: &str| {
-        (study.engines.iter())
-            .any(|engine| engine.engine == name && engine.figures.client_saturated)
+        (study.engines.iter()).any(|engine| engine.engine == name && client_bound(&engine.figures))
     };
     match (saturated(&rung.engine), saturated(&rung.parent)) {
         (true, true) => false,

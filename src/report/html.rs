@@ -13,7 +13,7 @@ use crate::report::chart::{
 use crate::report::contenders::{contender_cells, contender_verdicts};
 use crate::report::depths::{depth_cells, depth_charts, depth_sweeps, depth_verdicts};
 use crate::report::environment::{facts, warnings};
-use crate::report::equal_load::equal_loads;
+use crate::report::equal_load::{self, equal_loads, scale_text};
 use crate::report::table::{cells, equal_load_cells, sweep_cells, Cells};
 use crate::report::threads::{size_sweeps, size_verdicts, thread_sweeps, work_sweeps};
 use crate::report::verdict::verdict;
@@ -48,10 +48,12 @@ pub fn render_html(document: &Document, studies: &[Study]) -> anyhow::Result<Str
         page.push_str(&study_section(study)?);
     }
     for load in equal_loads(&document.results) {
+        let scale =
+            scale_text(&load).map_or(String::new(), |text| format!("<p>{}</p>\n", escape(&text)));
         page.push_str(&format!(
-            "<section>\n<h2>{} at equal load</h2>\n<p class=\"verdict\">{}</p>\n{}",
+            "<section>\n<h2>{} at equal load</h2>\n{scale}<p class=\"verdict\">{}</p>\n{}",
             escape(&load.title()),
-            escape(&load.verdict()),
+            escape(&equal_load::verdict(&load)),
             table(&equal_load_cells(&load))
         ));
         for svg in equal_load_charts(&load)? {
@@ -150,6 +152,9 @@ fn study_section(study: &Study) -> anyhow::Result<String> {
         "<p class=\"verdict\">{}</p>\n",
         escape(&verdict(study))
     ));
+    if let Some(sentence) = crate::report::answer::regimes_sentence(study) {
+        text.push_str(&format!("<p>{}</p>\n", escape(&sentence)));
+    }
     if !study.engines.is_empty() {
         text.push_str(&table(&cells(study)));
         let charts = [

@@ -7,10 +7,10 @@
 use comfy_table::{presets, ContentArrangement, Table};
 
 use crate::model::study::Study;
-use crate::report::answer::{answer, Answer};
+use crate::report::answer::{answer, regimes_sentence, Answer};
 use crate::report::contenders::{contender_cells, contender_verdicts};
 use crate::report::depths::{depth_cells, depth_sweeps, depth_verdicts};
-use crate::report::equal_load::equal_loads;
+use crate::report::equal_load::{self, equal_loads, scale_text};
 use crate::report::table::{cells, equal_load_cells, sweep_cells, Cells, MARKS_LEGEND};
 use crate::report::threads::{size_sweeps, size_verdicts, thread_sweeps, work_sweeps};
 use crate::report::verdict::verdict;
@@ -59,9 +59,12 @@ pub fn sections(document: &Document, studies: &[Study], style: Style) -> String 
     }
     for load in equal_loads(&document.results) {
         text.push_str(&heading(&format!("{} at equal load", load.title())));
+        if let Some(scale) = scale_text(&load) {
+            text.push_str(&format!("{scale}\n\n"));
+        }
         let verdict = match style {
-            Style::Markdown => format!("**{}**", load.verdict()),
-            Style::Terminal => load.verdict(),
+            Style::Markdown => format!("**{}**", equal_load::verdict(&load)),
+            Style::Terminal => equal_load::verdict(&load),
         };
         text.push_str(&format!(
             "{}\n\n{verdict}\n\n",
@@ -136,6 +139,9 @@ fn study_section(study: &Study, style: Style) -> String {
         text.push_str(&format!("{table}\n{MARKS_LEGEND}\n\n"));
     }
     text.push_str(&format!("{}\n\n", verdict(study)));
+    if let Some(sentence) = regimes_sentence(study) {
+        text.push_str(&format!("{sentence}\n\n"));
+    }
     if let Some(cells) = contender_cells(study) {
         let heading = match style {
             Style::Markdown => "### Contenders\n\n",

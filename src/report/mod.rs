@@ -67,7 +67,8 @@ const REPORT_FILES: [&str; 2] = ["report.md", "report.html"];
 pub fn print_verdicts(input: &Path, csv: bool) -> anyhow::Result<ExitCode> {
     let document = load::load_document(input)?;
     let studies = crate::model::study::studies(&document.results);
-    let rows = verdicts::verdict_rows(&studies);
+    let loads = equal_load::equal_loads(&document.results);
+    let rows = verdicts::verdict_rows(&studies, &loads);
     let text = match csv {
         true => verdicts::csv(&rows)?,
         false => serde_json::to_string_pretty(&rows)? + "\n",

@@ -5,7 +5,8 @@
 
 use serde::Serialize;
 
-use crate::model::comparison::{table_comparisons, Comparison, Metric};
+use crate::model::comparison::{decide, table_comparisons, Comparison, Family, Metric};
+use crate::model::equal_load::EqualLoad;
 use crate::model::study::Study;
 use crate::report::answer::Verdicts;
 use crate::stats::rank::Outcome;
@@ -33,11 +34,33 @@ pub struct VerdictRow {
 
 impl VerdictRow {
     fn of(family: &'static str, study: &Study, comparison: &Comparison) -> VerdictRow {
+        let place = (
+            study.title.clone(),
+            study.workload.clone(),
+            study.params_text(),
+        );
+        VerdictRow::at(family, place, comparison)
+    }
+
+    /// An equal-load comparison's row: its study is the load's title, its parameters the
+    /// offered rate it was decided at.
+    fn of_load(family: &'static str, load: &EqualLoad, comparison: &Comparison) -> VerdictRow {
+        let rate = load.verdict_rate().map_or(0.0, |(rate, _)| rate);
+        let place = (
+            format!("{} at equal load", load.title()),
+            load.workload.clone(),
+            format!("connections={} offered_rate={rate:.0}", load.connections),
+        );
+        VerdictRow::at(family, place, comparison)
+    }
+
+    fn at(family: &'static str, place: (String, String, String), comparison: &Comparison) -> Self {
+        let (study, workload, params) = place;
         VerdictRow {
             family,
-            study: study.title.clone(),
-            workload: study.workload.clone(),
-            params: study.params_text(),
+            study,
+            workload,
+            params,
             subject: comparison.subject.clone(),
             reference: comparison.reference.clone(),
             metric: comparison.metric,
@@ -53,14 +76,24 @@ impl VerdictRow {
     }
 }
 
-/// The first screen's comparisons, then every study's table per metric.
-pub fn verdict_rows(studies: &[Study]) -> Vec<VerdictRow> {
-    let verdicts = Verdicts::of(studies);
+/// The first screen's comparisons, then every study's table per metric, then each equal-load
+/// comparison's engines against epoll (its section's family).
+pub fn verdict_rows(studies: &[Study], loads: &[EqualLoad]) -> Vec<VerdictRow> {
+    let verdicts = Verdicts::of(studies, loads);
     let mut rows = Vec::new();
     for ((study, finding), rungs) in studies.iter().zip(&verdicts.findings).zip(&verdicts.rungs) {
         let first = finding.iter().map(|finding| &finding.comparison);
         for comparison in first.chain(rungs.iter().map(|rung| &rung.comparison)) {
             rows.push(VerdictRow::of("first_screen", study, comparison));
+        }
+    }
+    for (load, finding) in loads.iter().zip(&verdicts.loads) {
+        if let Some(finding) = finding {
+            rows.push(VerdictRow::of_load(
+                "first_screen",
+                load,
+                &finding.comparison,
+            ));
         }
     }
     for study in studies {
@@ -70,6 +103,13 @@ pub fn verdict_rows(studies: &[Study]) -> Vec<VerdictRow> {
                     rows.push(VerdictRow::of("table", study, &comparison));
                 }
             }
+        }
+    }
+    for load in loads {
+        let mut family = load.comparisons();
+        decide(&mut family, Family::Exploratory);
+        for comparison in &family {
+            rows.push(VerdictRow::of_load("table", load, comparison));
         }
     }
     rows
@@ -96,7 +136,7 @@ mod tests {
             &[("blocking", 1000.0, 1000), ("uring-ring", 2000.0, 10)],
             12,
         );
-        let rows = verdict_rows(&studies(&rows));
+        let rows = verdict_rows(&studies(&rows), &[]);
         let first: Vec<&VerdictRow> = rows.iter().filter(|r| r.family == "first_screen").collect();
         assert_eq!(first.len(), 1, "{rows:?}");
         assert_eq!(first[0].outcome, Outcome::Different);

@@ -302,15 +302,16 @@ fn run_step(context: &StepContext, step: &Step, collected: &mut Collected) {
         }
     }
     if step.realtime {
-        if Sched::Fifo.permitted() {
-            command.args(["--sched", "fifo"]);
-        } else {
-            collected.note(format!(
-                "{}: ran under SCHED_OTHER, as SCHED_FIFO was refused (it needs root or \
-                 CAP_SYS_NICE): other work on the machine delays the open loop's sends and \
-                 answers there, so fewer offered rates may be held",
+        match Sched::Fifo.refusal() {
+            None => {
+                command.args(["--sched", "fifo"]);
+            }
+            Some(reason) => collected.note(format!(
+                "{}: ran under SCHED_OTHER instead of SCHED_FIFO, which was refused: {reason}. \
+                 Other work on the machine delays the open loop's sends and answers there, so \
+                 fewer offered rates may be held",
                 step.name
-            ));
+            )),
         }
     }
     if context.quiet {

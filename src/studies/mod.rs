@@ -219,15 +219,46 @@ pub fn run_rounds<C: Cell>(
     workload: &str,
     cells: &[C],
     progress: &Progress,
-    mut measure: impl FnMut(&C, u32) -> anyhow::Result<Row>,
+    measure: impl FnMut(&C, u32) -> anyhow::Result<Row>,
     failed_row: impl Fn(&C, u32, &str) -> Row,
 ) -> Outcome {
+    let stages = Stages {
+        first: 1,
+        last: rounds.budget(),
+        looks: rounds.looks(),
+    };
+    run_stages(
+        stages, workload, cells, progress, measure, failed_row, settled,
+    )
+}
+
+/// The rounds a study runs: `first` to `last`, numbered so, and the looks at which it may stop
+/// (None: every round runs).
+pub struct Stages {
+    pub first: u32,
+    pub last: u32,
+    pub looks: Option<Vec<u32>>,
+}
+
+/// `run_rounds` over the rounds `stages` names, stopping at a look (a round count in
+/// `stages.looks`, before the last) where `settled` says the rows of these rounds decide what
+/// they were measured for. (The equal-load sweep measures its verdict's rate in rounds after
+/// its screening round, and settles on its own comparisons.)
+pub fn run_stages<C: Cell>(
+    stages: Stages,
+    workload: &str,
+    cells: &[C],
+    progress: &Progress,
+    mut measure: impl FnMut(&C, u32) -> anyhow::Result<Row>,
+    failed_row: impl Fn(&C, u32, &str) -> Row,
+    settled: impl Fn(&[Row]) -> bool,
+) -> Outcome {
     stop_flag();
-    let budget = rounds.budget();
+    let Stages { first, last, looks } = stages;
     let seed = fastrand::u64(..);
-    let looks = rounds.looks();
-    let mut rows = Vec::with_capacity(cells.len() * budget as usize);
-    for round in 1..=budget {
+    let rounds = last.saturating_sub(first) + 1;
+    let mut rows = Vec::with_capacity(cells.len() * rounds as usize);
+    for round in first..=last {
         for index in round_order(cells, workload, seed ^ u64::from(round)) {
             let cell = &cells[index];
             if stopped() {
@@ -236,7 +267,7 @@ pub fn run_rounds<C: Cell>(
                     interrupted: true,
                 };
             }
-            progress.step(cell.step(round, budget));
+            progress.step(cell.step(round, last));
             let mut row = match measure(cell, round) {
                 Ok(row) => row,
                 // A run cut short by Ctrl-C is not a failure of its engine.
@@ -256,8 +287,9 @@ pub fn run_rounds<C: Cell>(
             rows.push(row);
             progress.done_step();
         }
-        if rounds == Rounds::Auto && LOOKS.contains(&round) && round < budget && settled(&rows) {
-            progress.skip_steps(u64::from(budget - round) * cells.len() as u64);
+        let look = looks.as_ref().is_some_and(|looks| looks.contains(&round));
+        if look && round < last && settled(&rows) {
+            progress.skip_steps(u64::from(last - round) * cells.len() as u64);
             progress.line(format!(
                 "ringside: every comparison settled after {round} rounds (--runs auto)"
             ));

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 pub use cell::{engine_failed_row, measure_server, rig_params, run_cell, Rig};
 pub use process::{LastWords, ServerProcess};
-pub use sweep::Sweep;
+pub use sweep::{Runner, Sweep};
 
 use super::contender::{self, Contender};
 use super::serve::runs_event_loops;
@@ -110,20 +110,27 @@ pub struct NetCell {
 pub enum SweepRole {
     /// The closed-loop probe of what a server sustains.
     Probe,
+    /// The open loop against the fastest server, finding the load's own ceiling.
+    Ceiling,
     /// A point of the sweep, at an offered rate every server gets.
     Point,
 }
 
 impl NetCell {
-    /// This cell as a sweep's probe (no rate) or point (at `rate`).
-    fn sweeping(&self, rate: Option<f64>) -> NetCell {
+    /// This cell in a sweep's `role`, at `rate` (None: the closed-loop probe).
+    fn sweeping(&self, role: SweepRole, rate: Option<f64>) -> NetCell {
         NetCell {
             server: self.server.clone(),
             rate,
-            sweep: Some(match rate {
-                None => SweepRole::Probe,
-                Some(_) => SweepRole::Point,
-            }),
+            sweep: Some(role),
+            ..*self
+        }
+    }
+
+    /// The same cell once more.
+    fn again(&self) -> NetCell {
+        NetCell {
+            server: self.server.clone(),
             ..*self
         }
     }
@@ -154,6 +161,9 @@ impl Cell for NetCell {
         };
         match (self.sweep, self.rate) {
             (Some(SweepRole::Probe), _) => text.push_str(" probe"),
+            (Some(SweepRole::Ceiling), Some(rate)) => {
+                text.push_str(&format!(" load's ceiling at {rate:.0}/s"))
+            }
             (_, Some(rate)) => text.push_str(&format!(" at {rate:.0}/s")),
             (_, None) => {}
         }
@@ -370,11 +380,15 @@ impl NetStudy {
         let mut outcome = match &self.sweep {
             Some(sweep) => sweep.run(
                 self.rounds,
-                self.workload,
                 &cells,
-                &progress,
-                |cell, run| measure(cell, run, plan_of(cell)),
-                |cell, run, reason| failed(cell, run, reason, plan_of(cell)),
+                &mut Runner {
+                    workload: self.workload,
+                    progress: &progress,
+                    measure: |cell: &NetCell, run| measure(cell, run, plan_of(cell)),
+                    failed_row: |cell: &NetCell, run, reason: &str| {
+                        failed(cell, run, reason, plan_of(cell))
+                    },
+                },
             ),
             None => run_rounds(
                 self.rounds,

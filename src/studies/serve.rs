@@ -22,7 +22,7 @@ use crate::engines::server::{CountersSnapshot, Run};
 use crate::engines::server::{ServerConfig, ServerCounters};
 use crate::engines::shared_counters::SharedCounters;
 use crate::engines::uring::ring::{Helpers, SqpollShare};
-use crate::engines::EngineDef;
+use crate::engines::{EngineDef, Serving};
 use crate::measure::{meter_for_run, Meter};
 use crate::protocols::Proto;
 use crate::system::limits::{fds_for_connections, FdLimit};
@@ -211,9 +211,9 @@ pub fn run(args: &Serve) -> anyhow::Result<ExitCode> {
 }
 
 /// Whether `engine` serves from event loops that can be multiplied (one per thread): epoll and
-/// the io_uring engines, not the thread-per-connection or one-at-a-time servers.
+/// the io_uring engines, not the thread-per-connection or one-at-a-time servers (the table says).
 pub fn runs_event_loops(engine: &EngineDef) -> bool {
-    engine.name == "epoll" || engine.needs.uses_io_uring()
+    engine.serving == Serving::EventLoops
 }
 
 /// The CPU of loop `index`: the CPUs given, round robin.

@@ -9,6 +9,8 @@ use std::io::Write;
 
 use anyhow::Context;
 
+use super::realtime::RealtimeFacts;
+
 /// Scheduling class for the server and the load generator.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum Sched {
@@ -45,23 +47,33 @@ impl Sched {
         }
     }
 
-    /// Applies the class to the calling thread; threads it starts later inherit it.
+    /// Applies the class to the calling thread; threads it starts later inherit it. A refusal
+    /// says which of the kernel's reasons refused it (`RealtimeFacts`).
     pub fn apply_to_current_thread(self) -> anyhow::Result<()> {
         self.set_on_calling_thread().map_err(|error| {
             anyhow::anyhow!(
-                "cannot switch to SCHED_{} ({error}); real-time scheduling needs root or \
-                 CAP_SYS_NICE",
-                self.name().to_uppercase()
+                "cannot switch to SCHED_{}: {}",
+                self.name().to_uppercase(),
+                self.refusal_of(&error)
             )
         })
     }
 
-    /// Whether this process may run under the class: tried on a thread of its own, which ends
-    /// at once, so the calling thread keeps its class.
-    pub fn permitted(self) -> bool {
-        std::thread::spawn(move || self.set_on_calling_thread().is_ok())
+    /// Why this process may not run under the class (None when it may): tried on a thread of
+    /// its own, which ends at once, so the calling thread keeps its class.
+    pub fn refusal(self) -> Option<String> {
+        std::thread::spawn(move || self.set_on_calling_thread().err())
             .join()
-            .unwrap_or(false)
+            .unwrap_or_else(|_| Some(std::io::Error::from(std::io::ErrorKind::Other)))
+            .map(|error| self.refusal_of(&error))
+    }
+
+    /// The sentence for a refusal with `error`: the kernel's reason, read from the process's
+    /// capabilities, limit and cgroup.
+    fn refusal_of(self, error: &std::io::Error) -> String {
+        let errno = rustix::io::Errno::from_io_error(error)
+            .map_or_else(|| error.to_string(), |errno| format!("{errno:?}"));
+        RealtimeFacts::read().refusal(FIFO_PRIORITY as u32, &errno)
     }
 
     /// The class set on the calling thread with one syscall and no allocation, so that a

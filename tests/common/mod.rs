@@ -47,7 +47,7 @@ pub fn for_each_engine(workload: Workload, body: impl Fn(&'static EngineDef)) {
 /// Engines that serve one connection at a time by design (the rest wait in the backlog), so
 /// behaviours that need concurrent clients use one client with them, or none.
 pub fn serves_one_at_a_time(engine: &EngineDef) -> bool {
-    engine.name == "blocking"
+    engine.serving == ringside::engines::Serving::OneAtATime
 }
 
 /// A `ringside serve <proto>` child, killed when dropped.

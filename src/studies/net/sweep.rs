@@ -1,68 +1,137 @@
 //! The equal-load sweep (`--sweep`): at 50 connections on two CPUs a closed loop measures the
 //! load generator (it does the same TCP work per message as the server), so the engines are
-//! compared at the same offered rates instead. Per connection count (and payload): a short
-//! closed-loop probe of each engine finds what it sustains; the lowest of those is the scale,
-//! and every engine is then measured open loop at the same multiples of it, runs alternating
-//! engines as everywhere else. An engine leaves the sweep at the first point it did not hold
-//! (`Row::held_offered_rate`: behind its schedule, short of the rate, or p99 over the bound).
+//! compared at the same offered rates instead. Per connection count (and payload):
+//!
+//! 1. a short closed-loop probe of each server finds what it sustains;
+//! 2. the load's own open-loop ceiling is found against the fastest server: rates rising by a
+//!    quarter from a tenth of its probe until the open loop falls behind its schedule (or its
+//!    p99 bound), stopping at the slowest probe (on two CPUs the open-loop client falls behind
+//!    from about half the closed-loop rate, bench/equal-load.md);
+//! 3. the points are fractions (`--sweep-points`) of the lower of two ceilings: the slowest
+//!    probe of the engines that serve connections at once (the engine table says which; one
+//!    that serves one connection at a time is probed but never offered many connections'
+//!    load), and the load's own; each engine is screened at every point, once (and once more
+//!    after a miss: one window cannot outvote a stall that was not the engine's), and goes on
+//!    past the last point in steps of a fifth until it stops holding (`Row::held_offered_rate`),
+//!    so the curves show each engine's knee;
+//! 4. the rate every engine held highest (`EqualLoad::verdict_rate`) is measured in rounds
+//!    (`--runs`: auto adds rounds in stages until its comparisons, server CPU per operation
+//!    against epoll paired by round, are decided or cannot be), its screening run the first.
 
 use std::time::Duration;
 
 use super::{NetCell, SweepRole};
+use crate::model::comparison::{decide, Family, LOOKS};
+use crate::model::equal_load::{equal_loads, Scale, CEILING, POINT, PROBE};
 use crate::output::progress::Progress;
 use crate::row::params::{Param, Params};
 use crate::row::Row;
-use crate::studies::{run_rounds, Outcome, Rounds};
+use crate::stats::rank::Outcome as Decision;
+use crate::studies::{run_stages, Outcome, Rounds, Stages};
+
+/// The load's ceiling search starts at this share of the fastest probe (on two CPUs the load
+/// held 23–60% of it, bench/equal-load.md) ...
+const CEILING_START: f64 = 0.2;
+/// ... offers each next rate this much more ...
+const CEILING_STEP: f64 = 1.25;
+/// ... and, when its first rate is missed, halves it at most this many times.
+const CEILING_HALVINGS: u32 = 3;
+/// Past the last point each engine goes on in rates this much higher, ...
+const KNEE_STEP: f64 = 1.2;
+/// ... at most this many of them, and never above its own closed-loop probe.
+const KNEE_STEPS: u32 = 6;
 
 /// The sweep's shape, from `--sweep-points`, `--p99-bound` and `--probe-duration`.
 #[derive(Clone, Debug)]
 pub struct Sweep {
-    /// Offered rates as multiples of the lowest engine's closed-loop rate, ascending.
+    /// Offered rates as fractions of the lower ceiling, ascending.
     pub points: Vec<f64>,
     pub p99_bound: Duration,
     /// Measured time of each engine's closed-loop probe.
     pub probe: Duration,
 }
 
-impl Sweep {
-    /// Rounds at each point of the sweep: `--runs N` as given; `auto` three, as before rounds
-    /// were decided in stages (the sweep's own rounds and verdict are the equal-load issue's).
-    pub fn point_rounds(rounds: Rounds) -> u32 {
-        match rounds {
-            Rounds::Auto => 3,
-            Rounds::Exactly(rounds) => rounds,
-        }
+/// What measuring one cell's run and making a failed run's row are, for the sweep's phases.
+pub struct Runner<'a, M, F> {
+    pub workload: &'a str,
+    pub progress: &'a Progress,
+    pub measure: M,
+    pub failed_row: F,
+}
+
+impl<M, F> Runner<'_, M, F>
+where
+    M: FnMut(&NetCell, u32) -> anyhow::Result<Row>,
+    F: Fn(&NetCell, u32, &str) -> Row,
+{
+    /// One run of each of `cells`, numbered `run`.
+    fn once(&mut self, cells: &[NetCell], run: u32) -> Outcome {
+        let stages = Stages {
+            first: run,
+            last: run,
+            looks: None,
+        };
+        let (workload, progress) = (self.workload, self.progress);
+        run_stages(
+            stages,
+            workload,
+            cells,
+            progress,
+            &mut self.measure,
+            &self.failed_row,
+            |_| false,
+        )
     }
 
+    /// One run of each of `cells`, and one more (numbered next) of those that did not hold
+    /// their rate: one window has no majority to outvote a stall that was not the engine's
+    /// (the host taking the vCPU for a few ms cost three engines in a row their p99 here).
+    fn screen(&mut self, cells: &[NetCell]) -> Outcome {
+        let mut outcome = self.once(cells, 1);
+        let missed: Vec<NetCell> = (cells.iter())
+            .filter(|cell| !held_once(&outcome.rows, &cell.server.name(), cell.rate))
+            .map(NetCell::again)
+            .collect();
+        if !missed.is_empty() && !outcome.interrupted {
+            let again = self.once(&missed, 2);
+            absorb(&mut outcome, again);
+        }
+        outcome
+    }
+}
+
+impl Sweep {
     /// The parameters every row of the sweep carries.
     pub fn tag(&self, row: &mut Row, role: SweepRole) {
         let name = match role {
-            SweepRole::Probe => "probe",
-            SweepRole::Point => "point",
+            SweepRole::Probe => PROBE,
+            SweepRole::Ceiling => CEILING,
+            SweepRole::Point => POINT,
         };
         row.params.put(Param::Sweep, name);
         let bound = self.p99_bound.as_nanos() as u64;
         row.params.put(Param::P99BoundNs, bound);
     }
 
-    /// Steps the progress bar may take: a probe per cell, every point of every cell's runs.
+    /// Steps the progress bar may take, at most, per cell (the bar ends where the sweep did): a
+    /// probe, a share of the ceiling search, the points screened (some twice), the knee, and
+    /// the rounds at the verdict's rate.
     pub fn steps(&self, cells: usize, rounds: Rounds) -> u64 {
-        let runs = Sweep::point_rounds(rounds);
-        cells as u64 * (1 + self.points.len() as u64 * u64::from(runs))
+        let points = self.points.len() as u64 + u64::from(KNEE_STEPS);
+        cells as u64 * (1 + 2 + 2 * points + u64::from(rounds.budget()))
     }
 
-    /// Runs the sweep over `cells` (closed-loop cells, every server at every connection count
-    /// and payload), `measure` running one cell's run.
-    pub fn run(
+    /// Runs the sweep over `cells` (every server at every connection count and payload).
+    pub fn run<M, F>(
         &self,
         rounds: Rounds,
-        workload: &str,
         cells: &[NetCell],
-        progress: &Progress,
-        mut measure: impl FnMut(&NetCell, u32) -> anyhow::Result<Row>,
-        failed_row: impl Fn(&NetCell, u32, &str) -> Row,
-    ) -> Outcome {
-        let runs = Sweep::point_rounds(rounds);
+        runner: &mut Runner<'_, M, F>,
+    ) -> Outcome
+    where
+        M: FnMut(&NetCell, u32) -> anyhow::Result<Row>,
+        F: Fn(&NetCell, u32, &str) -> Row,
+    {
         let mut outcome = Outcome {
             rows: Vec::new(),
             interrupted: false,
@@ -76,102 +145,280 @@ impl Sweep {
             }
         }
         for group in groups {
-            let probes: Vec<NetCell> = group.iter().map(|c| c.sweeping(None)).collect();
-            let one = Rounds::Exactly(1);
-            let probed = run_rounds(one, workload, &probes, progress, &mut measure, &failed_row);
-            let done = probed.interrupted;
-            let carried = carried(&probed.rows);
-            let scale = (probed.rows.iter())
-                .filter(|row| carried.contains(&row.engine))
-                .map(|row| row.ops_per_sec)
-                .fold(f64::INFINITY, f64::min);
-            for row in probed
-                .rows
-                .iter()
-                .filter(|row| !carried.contains(&row.engine))
-            {
-                progress.alert(format!(
-                    "ringside: {} left out of the sweep at {} connections: its probe ({:.0}/s) \
-                     was under a tenth of the probes' median (an engine that slow would set \
-                     every point to its own rate)",
-                    row.engine, group[0].connections, row.ops_per_sec
-                ));
-            }
-            absorb(&mut outcome, probed);
+            let part = self.run_group(rounds, &group, runner);
+            let done = part.interrupted;
+            absorb(&mut outcome, part);
             if done {
                 return outcome;
             }
-            if !scale.is_finite() {
-                progress.alert(format!(
-                    "ringside: no engine's probe at {} connections verified: no sweep there",
-                    group[0].connections
-                ));
-                continue;
+        }
+        runner.progress.end_at_position();
+        outcome
+    }
+
+    /// The sweep of one connection count (and payload): probes, the load's ceiling, the
+    /// points screened to each engine's knee, the verdict's rate in rounds.
+    fn run_group<M, F>(
+        &self,
+        rounds: Rounds,
+        group: &[&NetCell],
+        runner: &mut Runner<'_, M, F>,
+    ) -> Outcome
+    where
+        M: FnMut(&NetCell, u32) -> anyhow::Result<Row>,
+        F: Fn(&NetCell, u32, &str) -> Row,
+    {
+        let (workload, progress) = (runner.workload, runner.progress);
+        let connections = group[0].connections;
+        let probes: Vec<NetCell> = group
+            .iter()
+            .map(|c| c.sweeping(SweepRole::Probe, None))
+            .collect();
+        let mut outcome = runner.once(&probes, 1);
+        if outcome.interrupted {
+            return outcome;
+        }
+        let scale = self.scale(workload, connections, &outcome.rows);
+        let (Some((fastest, _)), Some((_, slowest))) = (&scale.fastest, &scale.slowest) else {
+            progress.alert(format!(
+                "ringside: no probe of an engine that serves connections at once verified at \
+                 {connections} connections: no sweep there"
+            ));
+            return outcome;
+        };
+        for engine in &scale.one_at_a_time {
+            progress.line(format!(
+                "ringside: {engine} serves one connection at a time: probed, not offered \
+                 {connections} connections' load"
+            ));
+        }
+        let fastest_cell = (group.iter().copied())
+            .find(|cell| cell.server.name() == *fastest)
+            .expect("the fastest probe is a cell's");
+        let ceiling = self.ceiling_search(fastest_cell, *slowest, &scale, runner);
+        absorb(&mut outcome, ceiling);
+        if outcome.interrupted {
+            return outcome;
+        }
+        let scale = self.scale(workload, connections, &outcome.rows);
+        let Some(lower) = scale.lower() else {
+            progress.alert(format!(
+                "ringside: at {connections} connections the load's own open loop held none of \
+                 the rates it offered {fastest}: no points"
+            ));
+            return outcome;
+        };
+        progress.line(format!(
+            "ringside: points at {} of {lower:.0}/s, the lower of the slowest probe \
+             ({slowest:.0}/s) and the load's own ceiling",
+            self.points
+                .iter()
+                .map(|p| format!("{p}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+        let screened = self.screen_points(group, lower, &scale, runner);
+        absorb(&mut outcome, screened);
+        if outcome.interrupted {
+            return outcome;
+        }
+        let rounded = self.verdict_rounds(rounds, group, lower, &outcome.rows, runner);
+        absorb(&mut outcome, rounded);
+        outcome
+    }
+
+    /// The scale of the group's rows so far.
+    fn scale(&self, workload: &str, connections: usize, rows: &[Row]) -> Scale {
+        let role = |row: &&Row, name: &str| row.params.param_str(Param::Sweep) == Some(name);
+        let probes: Vec<&Row> = rows.iter().filter(|row| role(row, PROBE)).collect();
+        let ceiling: Vec<&Row> = rows.iter().filter(|row| role(row, CEILING)).collect();
+        Scale::of(workload, connections as u64, &probes, &ceiling)
+    }
+
+    /// The load's own open-loop ceiling against `fastest`: rising rates from `CEILING_START`
+    /// of its probe (halved while the first is missed), each screened, until one is not held
+    /// or the slowest probe is.
+    fn ceiling_search<M, F>(
+        &self,
+        fastest: &NetCell,
+        slowest: f64,
+        scale: &Scale,
+        runner: &mut Runner<'_, M, F>,
+    ) -> Outcome
+    where
+        M: FnMut(&NetCell, u32) -> anyhow::Result<Row>,
+        F: Fn(&NetCell, u32, &str) -> Row,
+    {
+        let (_, fastest_probe) = scale.fastest.clone().expect("a fastest probe");
+        let mut outcome = Outcome {
+            rows: Vec::new(),
+            interrupted: false,
+        };
+        let (mut rate, mut held_any, mut halved) = (CEILING_START * fastest_probe, false, 0);
+        loop {
+            let offered = rate.min(slowest).round().max(1.0);
+            let cell = fastest.sweeping(SweepRole::Ceiling, Some(offered));
+            let part = runner.screen(std::slice::from_ref(&cell));
+            let held = part
+                .rows
+                .iter()
+                .any(|row| row.held_offered_rate() == Some(true));
+            let done = part.interrupted;
+            absorb(&mut outcome, part);
+            match (held, held_any) {
+                _ if done => return outcome,
+                (true, _) if offered >= slowest => return outcome,
+                (true, _) => (rate, held_any) = (rate * CEILING_STEP, true),
+                // Missed before any rate held: the ceiling is lower still.
+                (false, false) if halved < CEILING_HALVINGS => {
+                    (rate, halved) = (rate / 2.0, halved + 1)
+                }
+                (false, _) => return outcome,
             }
-            let mut live: Vec<&NetCell> = (group.iter().copied())
-                .filter(|cell| carried.contains(&cell.server.name()))
+        }
+    }
+
+    /// Every engine offered the points (not one that serves one connection at a time at many
+    /// connections) screened at each point in turn, then past the last in `KNEE_STEP`s; an
+    /// engine leaves at the first rate it did not hold, or above its own probe.
+    fn screen_points<M, F>(
+        &self,
+        group: &[&NetCell],
+        lower: f64,
+        scale: &Scale,
+        runner: &mut Runner<'_, M, F>,
+    ) -> Outcome
+    where
+        M: FnMut(&NetCell, u32) -> anyhow::Result<Row>,
+        F: Fn(&NetCell, u32, &str) -> Row,
+    {
+        let mut outcome = Outcome {
+            rows: Vec::new(),
+            interrupted: false,
+        };
+        let probe = |name: &str| {
+            (scale.probes.iter())
+                .find(|(engine, _)| engine == name)
+                .map_or(f64::INFINITY, |(_, rate)| *rate)
+        };
+        let mut live: Vec<&NetCell> = (group.iter().copied())
+            .filter(|cell| scale.offers(&cell.server.name()))
+            .collect();
+        let last = *self.points.last().expect("a point");
+        let knee = (1..=KNEE_STEPS).map(|step| last * KNEE_STEP.powi(step as i32));
+        for fraction in self.points.iter().copied().chain(knee) {
+            let rate = (lower * fraction).round().max(1.0);
+            let is_knee = fraction > last;
+            live.retain(|cell| !is_knee || probe(&cell.server.name()) >= rate);
+            if live.is_empty() {
+                break;
+            }
+            let cells: Vec<NetCell> = (live.iter())
+                .map(|cell| cell.sweeping(SweepRole::Point, Some(rate)))
                 .collect();
-            for &point in &self.points {
-                let rate = (scale * point).round().max(1.0);
-                let cells: Vec<NetCell> = live.iter().map(|c| c.sweeping(Some(rate))).collect();
-                let fixed = Rounds::Exactly(runs);
-                let mut measured =
-                    run_rounds(fixed, workload, &cells, progress, &mut measure, &failed_row);
-                // One window has no majority to outvote a stall that was not the engine's
-                // (the host taking the vCPU for a few ms cost three engines in a row their
-                // p99 here): a single run not held is run once more, after the others.
-                let missed: Vec<NetCell> = (cells.iter())
-                    .filter(|cell| !held_by_most(&measured.rows, &cell.server.name()))
-                    .map(|cell| cell.sweeping(Some(rate)))
-                    .collect();
-                if runs == 1 && !missed.is_empty() && !measured.interrupted {
-                    let again = run_rounds(
-                        Rounds::Exactly(1),
-                        workload,
-                        &missed,
-                        progress,
-                        |cell, run| measure(cell, run + runs),
-                        |cell, run, reason| failed_row(cell, run + runs, reason),
-                    );
-                    absorb(&mut measured, again);
-                }
-                let done = measured.interrupted;
-                live.retain(|cell| held_by_most(&measured.rows, &cell.server.name()));
-                absorb(&mut outcome, measured);
-                if done {
-                    return outcome;
-                }
-                if live.is_empty() {
-                    break;
-                }
+            let measured = runner.screen(&cells);
+            let done = measured.interrupted;
+            live.retain(|cell| held_once(&measured.rows, &cell.server.name(), Some(rate)));
+            absorb(&mut outcome, measured);
+            if done {
+                break;
             }
         }
         outcome
     }
+
+    /// The verdict's rate (the highest of the listed points every engine that held any point
+    /// held in the screening) measured in rounds after its screening run: `--runs N` to N
+    /// rounds in all, auto in stages (`LOOKS`) until every comparison there is decided or
+    /// cannot be within the budget.
+    fn verdict_rounds<M, F>(
+        &self,
+        rounds: Rounds,
+        group: &[&NetCell],
+        lower: f64,
+        so_far: &[Row],
+        runner: &mut Runner<'_, M, F>,
+    ) -> Outcome
+    where
+        M: FnMut(&NetCell, u32) -> anyhow::Result<Row>,
+        F: Fn(&NetCell, u32, &str) -> Row,
+    {
+        let nothing = Outcome {
+            rows: Vec::new(),
+            interrupted: false,
+        };
+        // `so_far` is this group's rows: one equal-load comparison.
+        let Some(load) = equal_loads(so_far).into_iter().next() else {
+            return nothing;
+        };
+        let none = load.held_none();
+        let holding = |name: &String| !none.contains(&name.as_str());
+        let held_by_all = |rate: f64| {
+            (load.engines.iter())
+                .filter(|(name, _)| holding(name))
+                .all(|(name, _)| load.at(name, rate).is_some_and(|point| point.held))
+        };
+        // The listed points only: past them each engine went on to its knee, where the next
+        // stall would miss the rate.
+        let Some(rate) = (self.points.iter())
+            .map(|fraction| (lower * fraction).round().max(1.0))
+            .filter(|&rate| held_by_all(rate))
+            .fold(None, |best: Option<f64>, rate| {
+                Some(best.map_or(rate, |b| b.max(rate)))
+            })
+        else {
+            return nothing;
+        };
+        let cells: Vec<NetCell> = (group.iter())
+            .filter(|cell| load.at(&cell.server.name(), rate).is_some())
+            .filter(|cell| holding(&cell.server.name()))
+            .map(|cell| cell.sweeping(SweepRole::Point, Some(rate)))
+            .collect();
+        let done = (so_far.iter())
+            .filter(|row| row.offered_rate == Some(rate))
+            .map(|row| row.run)
+            .max()
+            .unwrap_or(0);
+        let stages = Stages {
+            first: done + 1,
+            last: rounds.budget(),
+            looks: (rounds == Rounds::Auto).then(|| LOOKS.to_vec()),
+        };
+        if cells.len() < 2 || stages.first > stages.last {
+            return nothing;
+        }
+        runner.progress.line(format!(
+            "ringside: the highest point every engine held, {rate:.0}/s, measured in rounds"
+        ));
+        let earlier: Vec<Row> = so_far.to_vec();
+        let settled = |rows: &[Row]| {
+            let all: Vec<Row> = earlier.iter().chain(rows).cloned().collect();
+            let Some(load) = equal_loads(&all).into_iter().next() else {
+                return true;
+            };
+            let mut family = load.comparisons();
+            decide(&mut family, Family::Exploratory);
+            let budget = rounds.budget() as usize;
+            (family.iter()).all(|c| c.outcome != Decision::Undecided || c.futile(budget))
+        };
+        let (workload, progress) = (runner.workload, runner.progress);
+        run_stages(
+            stages,
+            workload,
+            &cells,
+            progress,
+            &mut runner.measure,
+            &runner.failed_row,
+            settled,
+        )
+    }
 }
 
-/// A probe under this share of the probes' median leaves its server out of the sweep.
-const PROBE_SHARE_KEPT: f64 = 0.1;
-
-/// The servers whose verified probe reached at least `PROBE_SHARE_KEPT` of the probes' median.
-fn carried(probes: &[Row]) -> Vec<String> {
-    let verified: Vec<&Row> = (probes.iter())
-        .filter(|row| row.verified && row.ops_per_sec > 0.0)
-        .collect();
-    let median = crate::stats::median(&verified.iter().map(|r| r.ops_per_sec).collect::<Vec<_>>());
-    (verified.iter())
-        .filter(|row| row.ops_per_sec >= PROBE_SHARE_KEPT * median)
-        .map(|row| row.engine.clone())
-        .collect()
-}
-
-/// Whether most of `engine`'s runs in `rows` held their offered rate.
-fn held_by_most(rows: &[Row], engine: &str) -> bool {
-    let runs: Vec<bool> = (rows.iter())
-        .filter(|row| row.engine == engine)
-        .filter_map(Row::held_offered_rate)
-        .collect();
-    !runs.is_empty() && 2 * runs.iter().filter(|&&held| held).count() >= runs.len()
+/// Whether `engine` held `rate` in some run of `rows` (a run and its second chance: either).
+fn held_once(rows: &[Row], engine: &str, rate: Option<f64>) -> bool {
+    (rows.iter())
+        .filter(|row| row.engine == engine && row.offered_rate == rate)
+        .any(|row| row.held_offered_rate() == Some(true))
 }
 
 fn absorb(outcome: &mut Outcome, part: Outcome) {
