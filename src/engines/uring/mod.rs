@@ -8,6 +8,8 @@
 //! the network ladder (bundles, zero-copy send, registered files, SQPOLL) is one file there.
 
 pub mod buf_ring;
+#[cfg(feature = "canary")]
+pub mod canary;
 pub mod file;
 mod read;
 pub mod refusal;
