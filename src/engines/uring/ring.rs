@@ -136,8 +136,15 @@ impl Helpers {
         }
         // SAFETY: cpu_set_t is plain data; zeroed is the empty set.
         let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        // libc's CPU_SET indexes the set's words and panics past its size (it ignores nothing).
+        let set_size = libc::CPU_SETSIZE as usize;
+        if let Some(cpu) = self.iowq_cpus.iter().find(|&&cpu| cpu >= set_size) {
+            return Err(format!(
+                "io-wq CPU {cpu} is past the {set_size} CPUs a CPU set can name"
+            ));
+        }
         for &cpu in &self.iowq_cpus {
-            // SAFETY: CPU_SET ignores CPUs beyond the set's size; the set is a valid local.
+            // SAFETY: cpu < CPU_SETSIZE (checked above), inside the set, a valid local.
             unsafe { libc::CPU_SET(cpu, &mut set) };
         }
         submitter.register_iowq_aff(&set).map_err(|error| {
