@@ -102,7 +102,8 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
         sq: &mut SubmissionQueue<'_>,
         submitter: &Submitter<'_>,
     ) -> anyhow::Result<()> {
-        let registrations = self.send.register(submitter)?;
+        // SAFETY: the send strategy is borrowed from the caller, who drops the ring first.
+        let registrations = unsafe { self.send.register(submitter) }?;
         self.counters.syscalls(registrations);
         while let Some(slot) = self.send.refused() {
             ServerCounters::add(&self.counters.connections_failed, 1);

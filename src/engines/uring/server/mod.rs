@@ -134,7 +134,8 @@ pub fn serve<R: ReceiveStrategy, S: SendStrategy>(
         Some(regions)
     } else {
         receive = R::new(&config);
-        receive.register(&ring.submitter())?;
+        // SAFETY: `receive` is declared before the ring, so dropped after it.
+        unsafe { receive.register(&ring.submitter()) }?;
         None
     };
     let direct = needs.registrations.contains(&Registration::Files);
@@ -257,7 +258,8 @@ fn register_fitted<R: ReceiveStrategy>(
         // (or it is unregistered below before `receive` drops); the responses are static.
         let registered = unsafe { Regions::register(submitter, &memory) };
         let refused = match registered {
-            Ok(regions) => match receive.register(submitter) {
+            // SAFETY: as above: the caller keeps `receive` until the ring is gone.
+            Ok(regions) => match unsafe { receive.register(submitter) } {
                 Ok(()) => return Ok((receive, regions)),
                 Err(error) => {
                     submitter.unregister_buffers()?;
