@@ -17,10 +17,12 @@ use serde_json::{Map, Value};
 
 use super::registered::{Regions, PIN_RELEASE_WAIT};
 use super::ring::{Helpers, RingSetup, SQPOLL_IDLE_MS};
+use super::teardown::{HeldMemory, InFlight, KernelHeld};
 use crate::engines::aligned::AlignedBuffer;
 use crate::engines::blocking::file::io_error;
 use crate::engines::file::{CycleJob, FileEngine, FileOutcome, ReadJob, WriteJob};
 use crate::engines::needs::{Needs, Registration, SetupFlags, NOP};
+use crate::engines::slots::Slots;
 use crate::engines::Workload;
 use crate::measure::Meter;
 use crate::row::Tally;
@@ -159,34 +161,42 @@ pub(super) struct Target {
 }
 
 impl Target {
-    /// Registers the file, `slots` slots of `slot_bytes` and the `extra` buffers when the engine
-    /// uses fixed resources.
-    pub(super) fn new(
-        ring: &IoUring,
-        file: BorrowedFd,
-        fixed: bool,
-        (slots, slot_bytes): (usize, usize),
-        extra: &[&[u8]],
-    ) -> anyhow::Result<Target> {
-        let mut target = Target {
+    /// The file and, for an engine with fixed resources, `slots` slots of `slot_bytes`; nothing
+    /// registered yet.
+    fn new(file: BorrowedFd, fixed: bool, (slots, slot_bytes): (usize, usize)) -> Target {
+        Target {
             fd: file.as_raw_fd(),
             fixed,
             slots: AlignedBuffer::zeroed(if fixed { slots * slot_bytes } else { 0 }),
             slot_bytes,
             regions: Regions::default(),
-        };
-        if !fixed {
-            return Ok(target);
         }
-        ring.submitter()
-            .register_files(&[target.fd])
+    }
+
+    /// Registers the file, the slots and the `extra` buffers when the engine uses fixed
+    /// resources.
+    ///
+    /// # Safety
+    /// The kernel reads and writes the registered buffers whenever a fixed request of the ring
+    /// names them: the target and `extra` must outlive every request of the ring (they are held
+    /// beside it by `KernelHeld`, whose teardown reaps every request, then unregisters, before
+    /// it frees them).
+    unsafe fn register(
+        &mut self,
+        submitter: &Submitter<'_>,
+        extra: &[&[u8]],
+    ) -> anyhow::Result<()> {
+        if !self.fixed {
+            return Ok(());
+        }
+        submitter
+            .register_files(&[self.fd])
             .context("cannot register the file")?;
-        let mut buffers = vec![target.slots.as_slice()];
+        let mut buffers = vec![self.slots.as_slice()];
         buffers.extend_from_slice(extra);
         let bytes = buffers.iter().map(|b| b.len() as u64).sum::<u64>();
-        // SAFETY: the slots live in `target` and the extra buffers outlive the ring: the
-        // caller drops the ring before either.
-        let register = || unsafe { Regions::register(&ring.submitter(), &buffers) };
+        // SAFETY: the slots and `extra` outlive the ring's requests (this function's contract).
+        let register = || unsafe { Regions::register(submitter, &buffers) };
         let registered = match register() {
             Err(error) if error.raw_os_error() == Some(libc::ENOMEM) => {
                 // The previous run's ring may still hold its charge for a moment.
@@ -195,7 +205,7 @@ impl Target {
             }
             other => other,
         };
-        target.regions = registered.map_err(|error| {
+        self.regions = registered.map_err(|error| {
             let limit = PinLimit::read()
                 .and_then(|limit| limit.check(bytes, "this engine").err())
                 .unwrap_or_else(|| "the kernel refused them".to_string());
@@ -204,7 +214,14 @@ impl Target {
                 format_size(bytes)
             )
         })?;
-        Ok(target)
+        Ok(())
+    }
+
+    fn unregister(&mut self, submitter: &Submitter<'_>) {
+        if self.fixed {
+            let _ = submitter.unregister_buffers();
+            let _ = submitter.unregister_files();
+        }
     }
 
     /// The write of `bytes` to `offset` from slot `slot` (a fixed engine copies them there).
@@ -252,6 +269,87 @@ impl Target {
     }
 }
 
+/// What a run's requests read and write besides the caller's data: the target's slots, and the
+/// buffers reads land in (`B`: none for writes, the page cycle's read-back pages, the read
+/// study's slots), with the count of requests in flight. Held beside the ring (`KernelHeld`), so
+/// none of it is freed while the kernel holds a request, however the run ends.
+pub(super) struct FileMemory<B> {
+    pub(super) target: Target,
+    pub(super) buffers: B,
+    pub(super) in_flight: InFlight,
+}
+
+/// Buffers a run's reads land in, registered with the slots when the engine uses fixed
+/// buffers.
+pub(super) trait ReadBuffers {
+    fn memory(&self) -> &[u8];
+}
+
+impl ReadBuffers for () {
+    fn memory(&self) -> &[u8] {
+        &[]
+    }
+}
+
+impl ReadBuffers for AlignedBuffer {
+    fn memory(&self) -> &[u8] {
+        self.as_slice()
+    }
+}
+
+impl ReadBuffers for Slots {
+    fn memory(&self) -> &[u8] {
+        self.buffers()
+    }
+}
+
+impl<B> HeldMemory for FileMemory<B> {
+    fn in_flight(&mut self) -> &mut InFlight {
+        &mut self.in_flight
+    }
+
+    /// None: file requests complete by themselves (a write or fsync already running in an io-wq
+    /// worker cannot be cancelled anyway); on kernels without IORING_ASYNC_CANCEL_ANY the
+    /// teardown waits for them.
+    fn waiting(&self, _user_data: &mut Vec<u64>) {}
+
+    fn unregister(&mut self, submitter: &Submitter<'_>) {
+        self.target.unregister(submitter);
+    }
+
+    fn describe(&self) -> String {
+        "the file engine's write slots and read buffers".to_string()
+    }
+}
+
+impl Uring {
+    /// The run's ring and the memory its requests use (`slots` write slots of the given size,
+    /// and `buffers` for reads), held together for the teardown, registered when the engine
+    /// uses fixed resources.
+    pub(super) fn hold<B: ReadBuffers>(
+        &self,
+        ring: IoUring,
+        file: BorrowedFd,
+        slots: (usize, usize),
+        buffers: B,
+    ) -> anyhow::Result<KernelHeld<FileMemory<B>>> {
+        let memory = FileMemory {
+            target: Target::new(file, self.fixed, slots),
+            buffers,
+            in_flight: InFlight::default(),
+        };
+        let mut held = KernelHeld::new(ring, memory);
+        let (ring, memory) = held.parts();
+        // SAFETY: the target and the buffers are held beside the ring (`KernelHeld`).
+        unsafe {
+            memory
+                .target
+                .register(&ring.submitter(), &[memory.buffers.memory()])
+        }?;
+        Ok(held)
+    }
+}
+
 /// The measured ring as its loop drives it: the submitter it enters the kernel with (the ring
 /// fd registered when the row asks, so each io_uring_enter skips the fd lookup), and whether a
 /// kernel thread polls the submission queue.
@@ -259,11 +357,14 @@ pub(super) struct Driver<'r> {
     ring: &'r IoUring,
     submitter: Submitter<'r>,
     sqpoll: bool,
+    /// The requests pushed and not yet completed, which the teardown waits for.
+    in_flight: &'r mut InFlight,
 }
 
 impl<'r> Driver<'r> {
     pub(super) fn new(
         ring: &'r IoUring,
+        in_flight: &'r mut InFlight,
         register_ring_fd: bool,
         sqpoll: bool,
     ) -> anyhow::Result<Self> {
@@ -277,6 +378,7 @@ impl<'r> Driver<'r> {
             ring,
             submitter,
             sqpoll,
+            in_flight,
         })
     }
 
@@ -286,9 +388,11 @@ impl<'r> Driver<'r> {
     }
 
     /// Takes one completion off the queue.
-    pub(super) fn next_completion(&self) -> Option<cqueue::Entry> {
+    pub(super) fn next_completion(&mut self) -> Option<cqueue::Entry> {
         // SAFETY: as in `completions_ready`.
-        unsafe { self.ring.completion_shared() }.next()
+        let cqe = unsafe { self.ring.completion_shared() }.next()?;
+        self.in_flight.completed(cqe.flags());
+        Some(cqe)
     }
 
     /// Submits what is queued and waits until `want` completions are ready. An SQPOLL engine
@@ -326,11 +430,17 @@ impl<'r> Driver<'r> {
     /// only after it submitted a batch, and inline completions of that batch can be seen
     /// earlier: then the queue is briefly full, and the engine waits for the poller to take
     /// entries.
-    pub(super) fn push(&self, entries: &[squeue::Entry], tally: &mut Tally) -> anyhow::Result<()> {
+    pub(super) fn push(
+        &mut self,
+        entries: &[squeue::Entry],
+        tally: &mut Tally,
+    ) -> anyhow::Result<()> {
         loop {
-            // SAFETY: every buffer an entry points to outlives the ring's in-flight operations
-            // (the engine drains all completions before it returns); one thread drives the ring.
+            // SAFETY: every buffer an entry points to is held beside the ring (`FileMemory`) or
+            // is the caller's data, which outlives the run; the teardown reaps every request
+            // before either goes, on every way out. One thread drives the ring.
             if unsafe { self.ring.submission_shared().push_multiple(entries) }.is_ok() {
+                self.in_flight.pushed(entries.len());
                 return Ok(());
             }
             tally.syscalls_self += 1;
@@ -355,12 +465,18 @@ impl FileEngine for Uring {
             self.build_ring(depth, job.helpers, job.file, job.fsync_end)?;
         let blocks = job.data.len().div_ceil(job.block_size).max(1);
         let slots = (depth as usize).min(blocks);
-        let mut target = Target::new(&ring, job.file, self.fixed, (slots, job.block_size), &[])?;
+        let mut held = self.hold(ring, job.file, (slots, job.block_size), ())?;
+        let (
+            ring,
+            FileMemory {
+                target, in_flight, ..
+            },
+        ) = held.parts();
         if self.fixed {
             let bytes = registered_bytes(Workload::FsWrite, depth, job.block_size, job.data.len());
             params.insert("registered_bytes".into(), Value::from(bytes));
         }
-        let driver = Driver::new(&ring, self.ring_fd, self.flags.sqpoll)?;
+        let mut driver = Driver::new(ring, in_flight, self.ring_fd, self.flags.sqpoll)?;
         let block_end =
             |offset: usize| ((offset / job.block_size + 1) * job.block_size).min(job.data.len());
         let mut tally = Tally::default();
@@ -438,14 +554,14 @@ impl FileEngine for Uring {
         let chains = job.depth.max(1) as usize;
         let (ring, mut params, notes) =
             self.build_ring((chains * CHAIN_LENGTH) as u32, job.helpers, job.file, true)?;
-        let mut read_buffers = AlignedBuffer::zeroed(chains * job.page_size);
-        let mut target = Target::new(
-            &ring,
-            job.file,
-            self.fixed,
-            (chains, job.page_size),
-            &[read_buffers.as_slice()],
-        )?;
+        let read_buffers = AlignedBuffer::zeroed(chains * job.page_size);
+        let mut held = self.hold(ring, job.file, (chains, job.page_size), read_buffers)?;
+        let (ring, memory) = held.parts();
+        let FileMemory {
+            target,
+            buffers: read_buffers,
+            in_flight,
+        } = memory;
         if self.fixed {
             let bytes = registered_bytes(
                 Workload::FsCycle,
@@ -455,7 +571,7 @@ impl FileEngine for Uring {
             );
             params.insert("registered_bytes".into(), Value::from(bytes));
         }
-        let driver = Driver::new(&ring, self.ring_fd, self.flags.sqpoll)?;
+        let mut driver = Driver::new(ring, in_flight, self.ring_fd, self.flags.sqpoll)?;
         let pages = job.data.len().div_ceil(job.page_size);
         let mut slots: Vec<Option<usize>> = vec![None; chains];
         // When each slot's page was first submitted (a re-run after a broken link keeps it).
@@ -478,7 +594,7 @@ impl FileEngine for Uring {
                 started[slot] = Instant::now();
                 let buffer =
                     &mut read_buffers.as_mut_slice()[slot * job.page_size..][..job.page_size];
-                let entries = chain(&mut target, job, next_page, slot, buffer);
+                let entries = chain(target, job, next_page, slot, buffer);
                 driver.push(&entries, &mut tally)?;
                 next_page += 1;
                 in_flight += 1;
@@ -505,7 +621,7 @@ impl FileEngine for Uring {
                         if step == ChainStep::Read {
                             let buffer = &mut read_buffers.as_mut_slice()[slot * job.page_size..]
                                 [..job.page_size];
-                            let entries = chain(&mut target, job, page, slot, buffer);
+                            let entries = chain(target, job, page, slot, buffer);
                             driver.push(&entries, &mut tally)?;
                             completions_due += CHAIN_LENGTH;
                         }
@@ -526,7 +642,7 @@ impl FileEngine for Uring {
             }
         }
         let measured = meter.stop();
-        drop(ring);
+        drop(held);
         Ok(FileOutcome {
             mismatches,
             latency_ns: Some(latency),

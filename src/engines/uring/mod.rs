@@ -6,6 +6,9 @@
 //! (`read.rs`: its reads of single blocks at a queue depth, and the NOP floor); and
 //! `server/` is the server loop with one file per receive and send strategy, so a new rung of
 //! the network ladder (bundles, zero-copy send, registered files, SQPOLL) is one file there.
+//! Every engine keeps its ring beside the memory its requests use in `teardown.rs`'s
+//! `KernelHeld`, whose teardown cancels and reaps every request before that memory is freed;
+//! `canary.rs` (the `canary` feature) is the allocator that catches a free made too early.
 
 pub mod buf_ring;
 #[cfg(feature = "canary")]
@@ -16,4 +19,5 @@ pub mod refusal;
 pub mod registered;
 pub mod ring;
 pub mod server;
+pub mod teardown;
 pub mod token;
