@@ -70,7 +70,7 @@ impl EngineDef {
     /// Whether the engine can run here; the reason (a missing opcode, flag or registration)
     /// when it cannot.
     pub fn availability(&self) -> Result<(), String> {
-        self.needs.check()
+        uring::trial::availability(&self.needs)
     }
 
     pub fn serves(&self, workload: Workload) -> bool {

@@ -110,7 +110,7 @@ fn check_polled(file: BorrowedFd, fsyncs: bool) -> anyhow::Result<()> {
         !fsyncs,
         "an IOPOLL ring refuses fsync (EINVAL): run the IOPOLL engines without --fsync-end"
     );
-    crate::engines::needs::file_device_polled(file).map_err(anyhow::Error::msg)
+    super::trial::file_device_polled(file).map_err(anyhow::Error::msg)
 }
 
 /// Bytes a fixed file engine registers for a file of `file_bytes`: a slot per operation in
