@@ -23,7 +23,7 @@ use crate::engines::blocking::file::io_error;
 use crate::engines::file::{CycleJob, FileEngine, FileOutcome, ReadJob, WriteJob};
 use crate::engines::needs::{Needs, Registration, SetupFlags, NOP};
 use crate::engines::slots::Slots;
-use crate::engines::Workload;
+use crate::engines::workload::Workload;
 use crate::measure::Meter;
 use crate::row::Tally;
 use crate::system::limits::PinLimit;
@@ -52,17 +52,21 @@ pub struct Uring {
     pub(super) flags: SetupFlags,
     /// NOPs in place of reads: io_uring's own cost per operation (the `uring-nop` floor).
     pub(super) nops: bool,
+    /// The kernel threads that work for its ring.
+    helpers: Helpers,
 }
 
 impl Uring {
-    /// The engine that submits as `submit` with what its table row `needs`.
-    pub fn new(submit: Submit, needs: Needs) -> Uring {
+    /// The engine that submits as `submit` with what its table row `needs`, its ring's kernel
+    /// threads set as `helpers` says.
+    pub fn new(submit: Submit, needs: Needs, helpers: &Helpers) -> Uring {
         Uring {
             submit,
             fixed: needs.registrations.contains(&Registration::Files),
             ring_fd: needs.registrations.contains(&Registration::RingFd),
             flags: needs.setup,
             nops: needs.opcodes.contains(&NOP),
+            helpers: helpers.clone(),
         }
     }
 
@@ -71,10 +75,10 @@ impl Uring {
     pub(super) fn build_ring(
         &self,
         entries: u32,
-        helpers: &Helpers,
         file: BorrowedFd,
         fsyncs: bool,
     ) -> anyhow::Result<(IoUring, Map<String, Value>, Vec<String>)> {
+        let helpers = &self.helpers;
         if self.flags.iopoll {
             check_polled(file, fsyncs)?;
         }
@@ -461,8 +465,7 @@ impl FileEngine for Uring {
             Submit::Single => 1,
             Submit::Batch | Submit::Ring => job.depth.max(1),
         };
-        let (ring, mut params, notes) =
-            self.build_ring(depth, job.helpers, job.file, job.fsync_end)?;
+        let (ring, mut params, notes) = self.build_ring(depth, job.file, job.fsync_end)?;
         let blocks = job.data.len().div_ceil(job.block_size).max(1);
         let slots = (depth as usize).min(blocks);
         let mut held = self.hold(ring, job.file, (slots, job.block_size), ())?;
@@ -553,7 +556,7 @@ impl FileEngine for Uring {
     fn cycle(&mut self, job: &CycleJob, meter: &mut Meter) -> anyhow::Result<FileOutcome> {
         let chains = job.depth.max(1) as usize;
         let (ring, mut params, notes) =
-            self.build_ring((chains * CHAIN_LENGTH) as u32, job.helpers, job.file, true)?;
+            self.build_ring((chains * CHAIN_LENGTH) as u32, job.file, true)?;
         let read_buffers = AlignedBuffer::zeroed(chains * job.page_size);
         let mut held = self.hold(ring, job.file, (chains, job.page_size), read_buffers)?;
         let (ring, memory) = held.parts();

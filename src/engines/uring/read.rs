@@ -23,7 +23,7 @@ impl Uring {
             Submit::Single => 1,
             Submit::Batch | Submit::Ring => job.depth.max(1) as usize,
         };
-        let (ring, params, notes) = self.build_ring(depth as u32, job.helpers, job.file, false)?;
+        let (ring, params, notes) = self.build_ring(depth as u32, job.file, false)?;
         // Reads land in the slots' buffers, registered as the extra region; no write slots.
         let slots = Slots::new(depth, job.block_size);
         let mut held = self.hold(ring, job.file, (0, 0), slots)?;

@@ -283,6 +283,14 @@ pub fn on_trial_thread<T: Send>(trial: impl FnOnce() -> T + Send) -> T {
     })
 }
 
+/// The kernel threads of one server loop's ring: its helpers, and the SQPOLL thread the loops'
+/// rings share (`serve --share-sqpoll`; None: one each).
+#[derive(Clone, Copy)]
+pub struct ServerHelpers<'a> {
+    pub helpers: &'a Helpers,
+    pub sqpoll_share: Option<&'a SqpollShare>,
+}
+
 /// One SQPOLL thread shared by the rings of a server's loops: the first loop's ring makes the
 /// poller, the later ones attach to it with IORING_SETUP_ATTACH_WQ. Since Linux 5.12 that is
 /// all ATTACH_WQ shares (io_uring/sqpoll.c, `io_attach_sq_data`): each thread has its own

@@ -64,7 +64,7 @@ use io_uring::{types, EnterFlags, Submitter};
 use crate::engines::needs::{Feature, Needs, Registration};
 use crate::engines::server::{Run, ServerCounters, STOP_POLL_INTERVAL};
 use crate::engines::uring::registered::{Regions, PIN_RELEASE_WAIT};
-use crate::engines::uring::ring::RingSetup;
+use crate::engines::uring::ring::{RingSetup, ServerHelpers};
 use crate::engines::uring::teardown::KernelHeld;
 use crate::system::limits::PinLimit;
 use crate::system::stop::stopped;
@@ -101,23 +101,25 @@ const MIN_WAIT_BATCH_MAX: usize = 64;
 const MIN_WAIT_USEC: u32 = 50;
 
 /// Serves `run.listener` until the stop flag rises, receiving with `R` and sending with `S` on
-/// a ring with the setup flags, registrations and features of `needs`: registered files mean
+/// a ring with the setup flags, registrations and features of `needs` and the kernel threads of
+/// `helpers`: registered files mean
 /// direct descriptors (`socket.rs`), registered buffers mean sends from them, min-wait means
 /// batched waiting.
 pub fn serve<R: ReceiveStrategy, S: SendStrategy>(
     run: Run<'_>,
     needs: Needs,
+    helpers: &ServerHelpers<'_>,
 ) -> anyhow::Result<()> {
     let config = run.config;
     let cq_entries = config.cq_entries;
     assert!(cq_entries.is_power_of_two());
     let ring_setup = RingSetup {
-        helpers: Some(run.helpers.clone()),
+        helpers: Some(helpers.helpers.clone()),
         cq_entries: Some(cq_entries),
         ..RingSetup::with_flags(SQ_ENTRIES.min(cq_entries), needs.setup)
     };
     let send = S::new(&config)?;
-    let ring = match run.sqpoll_share {
+    let ring = match helpers.sqpoll_share {
         Some(share) => share.build(&ring_setup, run.loop_index == 0),
         None => ring_setup.build(),
     }
