@@ -14,6 +14,7 @@ pub mod cli;
 pub mod engines;
 pub mod load;
 pub mod measure;
+pub mod model;
 pub mod output;
 pub mod probe;
 pub mod protocols;

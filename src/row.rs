@@ -6,7 +6,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::measure::{Measured, PoolThreads, RingEvent, SyscallSource};
+pub use crate::measure::SyscallSource;
+use crate::measure::{Measured, PoolThreads, RingEvent};
 use crate::stats::per_second;
 
 /// Version of the JSON document layout; bumped when a field changes meaning.
@@ -29,7 +30,7 @@ pub struct Row {
     pub syscalls: u64,
     /// `kernel` (counted by a perf tracepoint counter), `self` (the engine's own tally) or
     /// `none` (a server measured by nobody: `ringside load` without `--server-pid`).
-    pub syscalls_source: String,
+    pub syscalls_source: SyscallSource,
     pub cpu_user_s: f64,
     pub cpu_sys_s: f64,
     pub ctx_switches_voluntary: u64,
@@ -107,6 +108,19 @@ pub struct Row {
     pub syscalls_per_mb: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sqes_per_mb: Option<f64>,
+    /// Why the run did not verify its data (the first reason; `notes` has each with "NOT
+    /// VERIFIED:" before it); absent for a verified run, or one whose engine failed (`failure`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unverified_reason: Option<String>,
+    /// The rounds after which the study looked at its comparisons when its rounds were not
+    /// fixed (`--runs auto`: stop when decided), the last its budget; absent for a fixed count.
+    /// Decisions spend α across these looks (`model::comparison::spent_alpha`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub looks: Option<Vec<u32>>,
+    /// The seed of the random order the engines ran in within each round (each round its own
+    /// order, drawn from this seed and the round's number).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order_seed: Option<u64>,
     /// HTTP responses by status code (`"200": n`).
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub status_counts: Map<String, Value>,
@@ -115,6 +129,12 @@ pub struct Row {
     /// sum of the kinds other than `read`.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub error_counts: Map<String, Value>,
+    /// HTTP rows: connections the load generator opened again in the window because the server
+    /// closed them in order after an answer (HTTP/1.0, `Connection: close`) or while idle, as
+    /// wrk does. A connection lost otherwise (reset, or closed mid-request) counts in
+    /// `error_counts` instead, and the row is not verified.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reconnects: Option<u64>,
     /// The load generator's own costs when the row's `syscalls`/`cpu_*` are a server's: its CPU,
     /// kernel-counted syscalls and context switches over the measured window (all its threads).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -276,6 +296,14 @@ impl Row {
 
     /// Marks a row that measured nothing as failed, for `reason` (a sentence without the
     /// engine's name).
+    /// Marks the run unverified because of `reason`: the flag, the reason (the first one given),
+    /// and a note that says it.
+    pub fn unverified_because(&mut self, reason: String) {
+        self.verified = false;
+        self.notes.push(format!("NOT VERIFIED: {reason}"));
+        self.unverified_reason.get_or_insert(reason);
+    }
+
     pub fn fail(&mut self, reason: &str) {
         // What its empty measurement noted (no connection lasted, ...) says nothing more.
         self.notes.clear();
@@ -338,7 +366,7 @@ impl Row {
             ops_per_sec: per_second(ops as f64, seconds),
             bytes_per_sec: per_second(bytes as f64, seconds),
             syscalls,
-            syscalls_source: source.as_str().to_string(),
+            syscalls_source: source,
             cpu_user_s: measured.usage.cpu_user_s,
             cpu_sys_s: measured.usage.cpu_sys_s,
             ctx_switches_voluntary: measured.usage.ctx_switches_voluntary,
@@ -360,8 +388,8 @@ impl Row {
     pub fn set_server_costs(&mut self, measured: &Measured) {
         self.syscalls = measured.syscalls_kernel.unwrap_or(0);
         self.syscalls_source = match measured.syscalls_kernel {
-            Some(_) => SyscallSource::Kernel.as_str().into(),
-            None => "none".into(),
+            Some(_) => SyscallSource::Kernel,
+            None => SyscallSource::Unmeasured,
         };
         self.cpu_user_s = measured.usage.cpu_user_s;
         self.cpu_sys_s = measured.usage.cpu_sys_s;
@@ -387,7 +415,7 @@ impl Row {
         let cpu_us = self.cpu_s() * 1e6;
         self.server_cpu_us_per_mb = self.server_cpu_utilisation.map(|_| cpu_us / megabytes);
         self.syscalls_per_mb =
-            (self.syscalls_source != "none").then(|| self.syscalls as f64 / megabytes);
+            (self.syscalls_source.counted()).then(|| self.syscalls as f64 / megabytes);
         self.sqes_per_mb = self.sqes_submitted.map(|sqes| sqes as f64 / megabytes);
     }
 
@@ -397,7 +425,7 @@ impl Row {
     pub fn set_server_own_syscalls(&mut self, own: Option<u64>) {
         if let (Some(count), "none") = (own, self.syscalls_source.as_str()) {
             self.syscalls = count;
-            self.syscalls_source = SyscallSource::SelfCounted.as_str().into();
+            self.syscalls_source = SyscallSource::SelfCounted;
         }
     }
 
@@ -526,6 +554,12 @@ impl LatencyFields {
     }
 }
 
+/// Whether `row` belongs to an equal-load comparison rather than a closed-loop study (its
+/// open-loop points, or a sweep's closed-loop probes).
+pub fn is_equal_load_row(row: &Row) -> bool {
+    row.offered_rate.is_some() || row.params.contains_key(SWEEP_PARAM)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -560,7 +594,7 @@ mod tests {
         assert_eq!(row.ops_per_sec, 2000.0);
         assert_eq!(row.bytes_per_sec, 8_192_000.0);
         assert_eq!(row.syscalls, 386);
-        assert_eq!(row.syscalls_source, "kernel");
+        assert_eq!(row.syscalls_source, SyscallSource::Kernel);
         assert_eq!(row.params_text(), "block_size=4096 file=overwrite");
     }
 

@@ -22,8 +22,8 @@ fn root() -> PathBuf {
 struct Rule {
     names: Vec<String>,
     may_import: BTreeSet<String>,
-    /// `from X only Y`: folder X, and of it only item Y.
-    only: Option<(String, String)>,
+    /// `from X only Y, Z and W (why)`: folder X, and of it only items Y, Z and W.
+    only: Option<(String, Vec<String>)>,
 }
 
 /// The names in backticks in `cell`, without a trailing `/` or `.rs`.
@@ -75,9 +75,9 @@ fn table(page: &str, header: &str) -> Vec<Rule> {
                 may_import.extend(words.filter(|word| every_name.contains(word)));
             }
             let only = allowed.split_once("from `").and_then(|(_, rest)| {
-                let (folder, rest) = rest.split_once("` only `")?;
-                let (item, _) = rest.split_once('`')?;
-                Some((folder.to_string(), item.to_string()))
+                let (folder, rest) = rest.split_once("` only ")?;
+                let items = names_in(rest.split('(').next().unwrap_or_default());
+                (!items.is_empty()).then(|| (folder.to_string(), items))
             });
             if let Some((folder, _)) = &only {
                 may_import.remove(folder);
@@ -270,8 +270,8 @@ impl Rules {
                     forbidden.push(format!("{at}: {folder} has no row in the folders' table"));
                     continue;
                 };
-                let only = rule.only.as_ref().is_some_and(|(only_folder, item)| {
-                    only_folder == target && path.get(1) == Some(item)
+                let only = rule.only.as_ref().is_some_and(|(only_folder, items)| {
+                    only_folder == target && path.get(1).is_some_and(|item| items.contains(item))
                 });
                 if !rule.may_import.contains(target) && !only {
                     forbidden.push(format!(
@@ -372,7 +372,10 @@ fn a_forbidden_import_is_found() {
         ("engines::uring::file", "use crate::engines::EngineDef;"),
         ("engines::epoll", "use crate::cli::common::CommonArgs;"),
         ("protocols::http", "use crate::engines::Workload;"),
-        ("report::ladder", "use crate::engines::find;"),
+        ("report::threads", "use crate::engines::find;"),
+        ("model::ladder", "use crate::engines::find;"),
+        ("studies::echo", "use crate::report::markdown;"),
+        ("model::study", "use crate::report::terminal_text;"),
     ];
     for (file, line) in forbidden {
         let (found, _) = rules.check(&module(file), line);
@@ -391,7 +394,12 @@ fn a_forbidden_import_is_found() {
             "engines",
             "use uring::ring::Helpers; let x = crate::engines::uring::trial::x();",
         ),
-        ("report::ladder", "use crate::engines::parent_name;"),
+        ("report::threads", "use crate::engines::parent_name;"),
+        (
+            "model::study",
+            "use crate::engines::{engines_of, Workload};",
+        ),
+        ("studies::echo", "use crate::report::terminal_text;"),
         (
             "engines::needs",
             "#[cfg(test)]\nmod tests {\n    use super::*;\n}",

@@ -186,8 +186,9 @@ fn named_engines_that_cannot_read_get_failure_rows() {
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
 
-/// A block whose content is not what the layout stamped (here: block 5 holds block 6's data)
-/// must be caught by every engine that reads, once per read of it.
+/// A block whose content is not what the layout stamped (here: block 5 holds block 6's data,
+/// and one bit in the middle of block 20 flipped, where the stamp checked nothing before it
+/// checksummed the whole block) must be caught by every engine that reads, once per read of it.
 #[test]
 fn every_read_engine_catches_a_wrong_block() {
     const BLOCK: usize = 4096;
@@ -201,6 +202,7 @@ fn every_read_engine_catches_a_wrong_block() {
     }
     let wrong = data[6 * BLOCK..7 * BLOCK].to_vec();
     data[5 * BLOCK..6 * BLOCK].copy_from_slice(&wrong);
+    data[20 * BLOCK + 1234] ^= 0x40;
     std::fs::write(&path, &data).unwrap();
     let helpers = Helpers::defaults(None);
     let order: Vec<u32> = (0..BLOCKS).rev().collect();
@@ -235,7 +237,7 @@ fn every_read_engine_catches_a_wrong_block() {
                 .read(&job, &mut Meter::without_syscall_counter())
                 .unwrap_or_else(|error| panic!("{} failed: {error}", def.name));
             assert_eq!(outcome.tally.ops, u64::from(BLOCKS), "{}", def.name);
-            assert_eq!(outcome.mismatches, 1, "{} (direct: {direct})", def.name);
+            assert_eq!(outcome.mismatches, 2, "{} (direct: {direct})", def.name);
         }
     }
 }
@@ -274,9 +276,9 @@ fn the_pool_takes_threads_apart_from_depth() {
 }
 
 /// `--filename`: every read engine of the table reads a file laid out by the first invocation
-/// and kept by the next (warm and direct), the file stays; a kept file with a block changed
-/// where the spread check does not look is read, and no engine's row is verified; a warm study,
-/// which checks every block, refuses it and leaves it as it is.
+/// and kept by the next (warm and direct), the file stays; a kept file with one byte in the
+/// middle of a block changed where the spread check does not look is read, and no engine's row
+/// is verified; a warm study, which checks every block, refuses it and leaves it as it is.
 #[test]
 fn a_kept_file_is_read_by_every_engine_and_never_verified_when_changed() {
     use std::os::unix::fs::FileExt;
@@ -313,7 +315,10 @@ fn a_kept_file_is_read_by_every_engine_and_never_verified_when_changed() {
     let file = (std::fs::OpenOptions::new().read(true).write(true))
         .open(&path)
         .unwrap();
-    file.write_all_at(&[0xee; 8], 7 * 4096).unwrap();
+    let mut laid = [0u8; 1];
+    file.read_exact_at(&mut laid, 7 * 4096 + 2000).unwrap();
+    let changed = [laid[0] ^ 0xff];
+    file.write_all_at(&changed, 7 * 4096 + 2000).unwrap();
     file.sync_all().unwrap();
     let output = read("--direct");
     assert_eq!(output.status.code(), Some(1), "{output:?}");
@@ -328,7 +333,7 @@ fn a_kept_file_is_read_by_every_engine_and_never_verified_when_changed() {
     assert_eq!(output.status.code(), Some(1), "{output:?}");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("block 7 without its stamp"), "{stderr}");
-    let mut word = [0u8; 8];
-    file.read_exact_at(&mut word, 7 * 4096).unwrap();
-    assert_eq!(word, [0xee; 8], "the refused file is left as it is");
+    let mut byte = [0u8; 1];
+    file.read_exact_at(&mut byte, 7 * 4096 + 2000).unwrap();
+    assert_eq!(byte, changed, "the refused file is left as it is");
 }

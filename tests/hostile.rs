@@ -153,7 +153,7 @@ fn arbitrary_bytes_with(def: &EngineDef) {
             answers_over_a_socket(&server, &input, &cuts)
         })
         .unwrap_or_else(|failure| panic!("{}: {failure}", def.name));
-    answers_over_a_socket(&server, b"GET / HTTP/1.1\r\n\r\n", &[]).unwrap();
+    answers_over_a_socket(&server, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", &[]).unwrap();
     server.stop();
 }
 
@@ -187,7 +187,7 @@ fn answers_over_a_socket(
     cuts: &[usize],
 ) -> Result<(), proptest::test_runner::TestCaseError> {
     use proptest::{prop_assert, prop_assert_eq};
-    use ringside::protocols::http::{reply_to_pieces, Closing, ResponseFramer};
+    use ringside::protocols::http::{reply_to_pieces, Closing, ResponseFramer, SliceOf};
     let owed = reply_to_pieces(input, &[]);
     let mut stream = server.connect();
     let mut rest = input;
@@ -201,12 +201,25 @@ fn answers_over_a_socket(
         }
         rest = later;
     }
-    let expected = owed.ok as usize + usize::from(owed.closing.is_some());
+    // The final responses owed, in order: the framer skips an interim `100 Continue`, and is
+    // told where an answer to a `HEAD` (no body) comes.
+    let finals: Vec<SliceOf> = owed
+        .answers
+        .iter()
+        .copied()
+        .filter(|of| of.responses() > 0)
+        .collect();
+    let answers_head = |of: Option<&SliceOf>| {
+        matches!(
+            of,
+            Some(SliceOf::Head(_) | SliceOf::Closing(Closing::OkHead))
+        )
+    };
     let mut framer = ResponseFramer::default();
     let mut framed = Vec::new();
     let mut buffer = vec![0u8; 64 * 1024];
     let mut ended = false;
-    while framed.len() < expected {
+    while framed.len() < finals.len() {
         let received = match stream.read(&mut buffer) {
             Ok(0) | Err(_) => {
                 ended = true;
@@ -216,23 +229,24 @@ fn answers_over_a_socket(
         };
         let mut bytes = &buffer[..received];
         while !bytes.is_empty() {
+            if framer.is_idle() && answers_head(finals.get(framed.len())) {
+                framer.expect_head_answer();
+            }
             let (used, done) = framer.feed(bytes).expect("responses frame");
             bytes = &bytes[used..];
             framed.extend(done);
         }
     }
-    prop_assert_eq!(framed.len(), expected, "responses to {:?}", input);
-    for response in &framed[..owed.ok as usize] {
-        prop_assert_eq!((response.status, response.close), (200, false));
+    prop_assert_eq!(framed.len(), finals.len(), "responses to {:?}", input);
+    for (response, of) in framed.iter().zip(&finals) {
+        let status = match of {
+            SliceOf::Closing(closing) => closing.status(),
+            _ => 200,
+        };
+        let close = matches!(of, SliceOf::Closing(_));
+        prop_assert_eq!((response.status, response.close), (status, close));
     }
     if let Some(closing) = owed.closing {
-        let status = match closing {
-            Closing::Ok => 200,
-            Closing::BadRequest => 400,
-            Closing::HeadTooLarge => 431,
-        };
-        let last = framed.last().unwrap();
-        prop_assert_eq!((last.status, last.close), (status, true));
         // Then the server closes: end of stream (or a reset, if input was left unread).
         let end = ended || matches!(stream.read(&mut buffer), Ok(0) | Err(_));
         prop_assert!(end, "the server did not close after {:?}", closing);
@@ -346,4 +360,102 @@ fn a_seccomp_filter_that_refuses_io_uring_leaves_the_other_engines_running() {
     assert_eq!(document["results"][0]["verified"], true);
     let failure = document["results"][1]["failure"].as_str().unwrap();
     assert!(failure.contains("seccomp"), "{failure}");
+}
+
+/// Requests one hostile client pipelines without reading, and the body each asks for.
+const PIPELINED: usize = 4_000;
+const PIPELINED_BODY: &str = "1m";
+/// What a server may hold at its peak while a client pipelines `PIPELINED` requests for 1 MiB
+/// bodies and never reads: its prebuilt responses (16 bodies in the batch of `200 OK`s, one in
+/// the closing `200 OK`: 17 MiB, 19 MiB while they are made) and what it holds anyway (binary,
+/// rings, buffer pools, stacks), twice what was measured here (peaks of 23-32 MiB, the most
+/// with `uring-send-zc`). Before, epoll copied the answers to one 64 KiB receive (2,427
+/// requests, 2.4 GB) into the connection's output: 1.45 GB at its peak.
+const PIPELINED_RSS_MAX: u64 = 64 << 20;
+
+/// The peak resident memory of process `pid` (`VmHWM`), in bytes.
+fn peak_rss(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status
+        .lines()
+        .find(|line| line.starts_with("VmHWM:"))
+        .unwrap();
+    let kib: u64 = line["VmHWM:".len()..]
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .unwrap();
+    kib << 10
+}
+
+/// Goal: a client that pipelines 4,000 requests for 1 MiB bodies (4 GiB of answers) and never
+/// reads costs a server no more memory than its prebuilt responses, and an engine that serves
+/// connections at once goes on serving the others meanwhile.
+///
+/// Methodology: `serve http --body-size 1m` per engine of the table; the hostile client writes
+/// its 4,000 `GET`s from a thread (the server takes them as it reads) and reads nothing; once
+/// they are written and the server's sends have had time to fill every buffer on the way, a
+/// second client (not with `blocking`, which serves one connection at a time) must get a whole
+/// 1 MiB answer, and the server's peak RSS must stay under `PIPELINED_RSS_MAX`.
+#[test]
+fn a_client_that_pipelines_and_never_reads_costs_bounded_memory() {
+    for_each_engine(Workload::Http, pipelining_without_reading_with);
+}
+
+fn pipelining_without_reading_with(def: &EngineDef) {
+    let Some(server) = Server::start("http", def.name, &["--body-size", PIPELINED_BODY]) else {
+        return;
+    };
+    let hostile = server.connect();
+    let writer = {
+        let mut hostile = hostile.try_clone().unwrap();
+        let requests = b"GET / HTTP/1.1\r\nHost: x\r\n\r\n".repeat(PIPELINED);
+        std::thread::spawn(move || hostile.write_all(&requests).is_ok())
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !writer.is_finished() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // The hostile client's receive buffer and the server's send buffer fill meanwhile.
+    std::thread::sleep(Duration::from_millis(300));
+    if !serves_one_at_a_time(def) {
+        let mut other = server.connect();
+        other
+            .write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            .unwrap();
+        let mut framer = ringside::protocols::http::ResponseFramer::default();
+        let mut buffer = vec![0u8; 64 * 1024];
+        let framed = loop {
+            let received = other.read(&mut buffer).expect("the other client is served");
+            assert!(received > 0, "{}: the other client was closed", def.name);
+            let (used, done) = framer.feed(&buffer[..received]).unwrap();
+            assert_eq!(used, received, "one response, nothing after it");
+            if let Some(framed) = done {
+                break framed;
+            }
+        };
+        assert_eq!(
+            (framed.status, framed.body_bytes),
+            (200, 1 << 20),
+            "{}",
+            def.name
+        );
+    }
+    let peak = peak_rss(server.pid());
+    eprintln!("{}: peak RSS {} MiB", def.name, peak >> 20);
+    assert!(
+        peak <= PIPELINED_RSS_MAX,
+        "{}: peak RSS {} MiB over the bound of {} MiB",
+        def.name,
+        peak >> 20,
+        PIPELINED_RSS_MAX >> 20
+    );
+    drop(hostile);
+    server.stop();
+    assert!(
+        writer.join().unwrap(),
+        "{}: the requests were written",
+        def.name
+    );
 }

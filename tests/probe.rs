@@ -53,12 +53,32 @@ fn probe_of_a_missing_dir_fails_with_one_sentence() {
 }
 
 #[test]
-fn probe_has_no_csv_form() {
+fn probe_offers_no_csv_form_and_engines_gives_one() {
     ringside()
         .args(["probe", "--format", "csv"])
         .assert()
-        .failure()
-        .stderr(predicate::str::contains("use --format json"));
+        .code(2)
+        .stderr(predicate::str::contains("[possible values: table, json]"));
+    ringside()
+        .args(["engines", "--format", "csv"])
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with(
+            "workload,engine,over,available,",
+        ));
+}
+
+#[test]
+fn engines_keeps_its_table_to_columns_when_piped() {
+    let output = ringside()
+        .arg("engines")
+        .env("COLUMNS", "100")
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let table = String::from_utf8(output.stdout).unwrap();
+    let widest = table.lines().map(|line| line.chars().count()).max();
+    assert!(widest <= Some(100), "{table}");
 }
 
 #[test]
@@ -85,9 +105,8 @@ fn forced_no_uring_shows_why_while_blocking_stays_available() {
         .env("RINGSIDE_FORCE_NO_URING", "1")
         .assert()
         .success()
-        .stdout(predicate::str::contains(
-            "unavailable: io_uring is switched off",
-        ))
+        .stdout(predicate::str::contains("(1) io_uring is switched off"))
+        .stdout(predicate::str::contains("┆ no (1) "))
         .stdout(predicate::str::contains("blocking"));
 }
 
@@ -100,7 +119,7 @@ fn engines_json_lists_every_field() {
     assert!(output.status.success());
     let listings = json_of(&output.stdout);
     let first = &listings.as_array().unwrap()[0];
-    for key in ["workload", "engine", "available", "reason", "about"] {
+    for key in ["workload", "engine", "over", "available", "reason", "about"] {
         assert!(first.get(key).is_some(), "missing {key}");
     }
 }

@@ -1,6 +1,7 @@
 //! Flags several subcommands share, defined once and flattened where they are used, with the
 //! same meaning everywhere; and the parsers for human units (`4k`, `1G`, `10s`).
 
+use crate::studies::Rounds;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -8,6 +9,8 @@ use clap::Args;
 
 use crate::engines::uring::ring::{format_cpus, Helpers};
 use crate::output::Format;
+use crate::probe::ProbeFormat;
+use crate::row::Document;
 use crate::studies::Destination;
 use crate::system::pin::{cpus_online, parse_cpus, CpuList};
 use crate::units::{parse_duration, parse_size};
@@ -18,41 +21,116 @@ pub struct ProbeArgs {
     #[arg(long, default_value = ".")]
     pub dir: PathBuf,
     /// table for people, json for scripts.
+    #[arg(long, value_enum, default_value_t = ProbeFormat::Table)]
+    pub format: ProbeFormat,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct EnginesArgs {
+    /// table for people (as wide as COLUMNS says, else the terminal), csv or json for scripts.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
 }
 
-/// Where results go: every subcommand that writes rows has these two.
+/// Where results go: every subcommand that writes rows has these three.
 #[derive(Args, Debug, Clone)]
 pub struct OutputArgs {
-    /// Output format on stdout (or in --output).
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    pub format: Format,
+    /// Output format on stdout or in --output [default: table, or in --output what its name
+    /// ends in: .json, .csv, or .md for the report in Markdown, as `ringside report` writes it].
+    #[arg(long, value_enum)]
+    pub format: Option<Format>,
     /// Write results to this file instead of stdout.
-    #[arg(long, short = 'o')]
+    #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Also write the JSON document (every run's row) to this file, whatever --format says (as
+    /// hyperfine's --export-json).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
 }
 
 impl OutputArgs {
     /// Where the results go, checked before anything runs: a study that ran for minutes must
     /// not find out at the end that it cannot write them.
-    pub fn destination(&self, json: Option<PathBuf>) -> anyhow::Result<Destination> {
-        for path in self.output.iter().chain(&json) {
+    pub fn destination(&self) -> anyhow::Result<Destination> {
+        for path in self.output.iter().chain(&self.json) {
             check_writable(path)?;
         }
+        let (form, said) = output_form(self.format, self.output.as_deref(), Format::Table);
         Ok(Destination {
-            format: self.format,
+            format: form.format,
             path: self.output.clone(),
-            json,
+            json: self.json.clone(),
+            markdown: form
+                .markdown
+                .then_some(render_markdown_report as fn(&Document) -> String),
+            said,
         })
     }
+}
+
+/// What goes into an output file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Form {
+    pub format: Format,
+    /// The report in Markdown instead of `format` (`-o FILE.md`).
+    pub markdown: bool,
+}
+
+/// The form of `--output`'s file: `--format` when given; else what the file's name ends in
+/// (`.json`, `.csv`, `.md`); else `default`, with a line for stderr saying what was written
+/// where, since the name promised nothing (or something else).
+pub fn output_form(
+    format: Option<Format>,
+    output: Option<&Path>,
+    default: Format,
+) -> (Form, Option<String>) {
+    let form = |format| Form {
+        format,
+        markdown: false,
+    };
+    let extension = output
+        .and_then(Path::extension)
+        .map(|ext| ext.to_string_lossy().to_ascii_lowercase());
+    match (format, extension.as_deref()) {
+        (Some(format), _) => (form(format), None),
+        (None, Some("json")) => (form(Format::Json), None),
+        (None, Some("csv")) => (form(Format::Csv), None),
+        (None, Some("md")) => (
+            Form {
+                format: default,
+                markdown: true,
+            },
+            None,
+        ),
+        (None, _) => {
+            let said = output.map(|path| {
+                format!(
+                    "ringside: wrote the results to {} as {} (a name ending in .json, .csv or \
+                     .md, or --format, picks another form)",
+                    path.display(),
+                    match default {
+                        Format::Table => "a table",
+                        Format::Csv => "CSV",
+                        Format::Json => "JSON",
+                    }
+                )
+            });
+            (form(default), said)
+        }
+    }
+}
+
+/// The report of a results document in Markdown, as `ringside report` writes report.md.
+fn render_markdown_report(document: &Document) -> String {
+    let studies = crate::model::study::studies(&document.results);
+    crate::report::markdown::render_markdown(document, &studies)
 }
 
 /// Refuses a results file that cannot be written, creating nothing that stays: an existing file
 /// must open for writing (not truncated here); a new one is tried as a sibling created and
 /// removed at once, since permission bits do not tell (root passes `access`, yet /proc and a
 /// read-only mount refuse to create).
-fn check_writable(path: &Path) -> anyhow::Result<()> {
+pub(super) fn check_writable(path: &Path) -> anyhow::Result<()> {
     let refused = |error: std::io::Error| {
         anyhow::anyhow!("cannot write results to {}: {error}", path.display())
     };
@@ -85,9 +163,11 @@ pub struct CommonArgs {
     /// Engines to compare, comma separated (default: every engine of the workload).
     #[arg(long, short = 'e', value_delimiter = ',')]
     pub engine: Vec<String>,
-    /// Measured runs per engine; engines alternate run by run (A B A B ...).
-    #[arg(long, short = 'r', default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
-    pub runs: u32,
+    /// Rounds: each round runs every engine once, in a fresh random order (each rung next to
+    /// the engine it extends). `auto` adds rounds in stages (12, 16, 24) until every
+    /// comparison is decided or cannot be; a number runs exactly that many.
+    #[arg(long, short = 'r', default_value = "auto", value_parser = Rounds::parse)]
+    pub runs: Rounds,
     #[command(flatten)]
     pub output: OutputArgs,
     /// Pin the measured thread to this CPU.
@@ -200,6 +280,34 @@ pub fn parse_list<T>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_output_file_takes_the_form_its_name_says_unless_format_is_given() {
+        let form =
+            |format, name: &str, default| output_form(format, Some(Path::new(name)), default);
+        let plain = |format| Form {
+            format,
+            markdown: false,
+        };
+        assert_eq!(
+            form(None, "a.JSON", Format::Table),
+            (plain(Format::Json), None)
+        );
+        assert_eq!(
+            form(None, "a.csv", Format::Json),
+            (plain(Format::Csv), None)
+        );
+        assert!(form(None, "a.md", Format::Json).0.markdown);
+        let given = form(Some(Format::Table), "a.json", Format::Json);
+        assert_eq!(given, (plain(Format::Table), None));
+        let (unknown, said) = form(None, "a.out", Format::Json);
+        assert_eq!(unknown, plain(Format::Json));
+        assert!(said.unwrap().contains("wrote the results to a.out as JSON"));
+        assert_eq!(
+            output_form(None, None, Format::Table),
+            (plain(Format::Table), None)
+        );
+    }
 
     #[test]
     fn lists_reject_zero_and_garbage_with_the_flag_name() {

@@ -18,7 +18,7 @@ pub struct WriteArgs {
     /// Bytes to write per run.
     #[arg(long, short = 's', default_value = "1G", value_parser = size_arg)]
     pub size: u64,
-    /// Bytes per write operation (seed 003 used 4k and 1M).
+    /// Bytes per write operation (4k and 1M show the two ends: a page, and a large block).
     #[arg(long, short = 'b', default_value = "4k", value_parser = size_arg)]
     pub block_size: u64,
     /// Operations in flight for the batch/ring/fixed/sqpoll engines.
@@ -109,8 +109,8 @@ impl FileShape<'_> {
             workload,
             engines: select(workload, &common.engine)?,
             engines_named: !common.engine.is_empty(),
-            runs: common.runs,
-            destination: common.output.destination(None)?,
+            rounds: common.runs,
+            destination: common.output.destination()?,
             cpu: common.cpu,
             quiet: common.quiet,
             helpers: common.helpers.resolve(common.cpu)?,
@@ -233,8 +233,8 @@ impl ReadArgs {
             engines_named: !common.engine.is_empty(),
             depths: self.depth.clone(),
             threads: self.threads,
-            runs: common.runs,
-            destination: common.output.destination(None)?,
+            rounds: common.runs,
+            destination: common.output.destination()?,
             cpu: common.cpu,
             quiet: common.quiet,
             helpers: common.helpers.resolve(common.cpu)?,

@@ -14,8 +14,16 @@ use crate::system::tuning::Sched;
 #[derive(clap::Args, Debug, Clone)]
 pub struct LoadArgs {
     /// The echo server to drive, HOST:PORT (ringside's own or any other).
-    #[arg(long)]
-    pub target: SocketAddr,
+    #[arg(value_name = "HOST:PORT", required_unless_present = "target_flag")]
+    pub target: Option<SocketAddr>,
+    /// The server, as a flag: the same as HOST:PORT.
+    #[arg(
+        long = "target",
+        id = "target_flag",
+        value_name = "HOST:PORT",
+        conflicts_with = "target"
+    )]
+    pub target_flag: Option<SocketAddr>,
     /// Bytes per message (k/m suffixes allowed).
     #[arg(long, default_value = "64", value_parser = payload_arg)]
     pub payload: usize,
@@ -52,9 +60,18 @@ pub struct LoadArgs {
 /// `load http`: a URL instead of an address.
 #[derive(clap::Args, Debug, Clone)]
 pub struct HttpLoadArgs {
-    /// The HTTP server to drive, http://HOST:PORT/PATH (ringside's own or any other).
-    #[arg(long)]
-    pub target: String,
+    /// The HTTP server to drive, http://HOST:PORT/PATH (ringside's own or any other), as wrk
+    /// and curl take it.
+    #[arg(value_name = "URL", required_unless_present = "target_flag")]
+    pub target: Option<String>,
+    /// The server, as a flag: the same as URL.
+    #[arg(
+        long = "target",
+        id = "target_flag",
+        value_name = "URL",
+        conflicts_with = "target"
+    )]
+    pub target_flag: Option<String>,
     #[command(flatten)]
     pub run: LoadRunArgs,
 }
@@ -228,7 +245,9 @@ impl LoadArgs {
                  before it sends the next message"
             );
         }
-        let mut plan = self.run.plan(self.target, self.payload, self.mode);
+        let target = (self.target.or(self.target_flag))
+            .ok_or_else(|| anyhow::anyhow!("load echo needs the server's HOST:PORT"))?;
+        let mut plan = self.run.plan(target, self.payload, self.mode);
         plan.read_bytes_per_sec = self.read_rate;
         plan.rcvbuf_bytes = self.rcvbuf;
         plan.window_bytes = match (self.window, self.read_rate) {
@@ -249,7 +268,9 @@ impl LoadArgs {
 
 impl HttpLoadArgs {
     pub fn plan(&self) -> anyhow::Result<LoadPlan> {
-        let (address, host, path) = parse_target(&self.target).map_err(anyhow::Error::msg)?;
+        let target = (self.target.as_ref().or(self.target_flag.as_ref()))
+            .ok_or_else(|| anyhow::anyhow!("load http needs the server's URL"))?;
+        let (address, host, path) = parse_target(target).map_err(anyhow::Error::msg)?;
         let request = request_bytes(&host, &path);
         let mut plan = self.run.plan(address, request.len(), Mode::Http);
         plan.http = Some(HttpLoad { request });
@@ -259,11 +280,9 @@ impl HttpLoadArgs {
 
 impl LoadRunArgs {
     fn command(&self) -> anyhow::Result<LoadCommand> {
-        let destination = self.output.destination(None)?;
         Ok(LoadCommand {
             server_pid: self.server_pid,
-            format: destination.format,
-            output: destination.path,
+            destination: self.output.destination()?,
         })
     }
 }

@@ -18,7 +18,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use common::ProbeArgs;
+use common::{EnginesArgs, ProbeArgs};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -45,15 +45,17 @@ pub enum Command {
     /// mitigations, the target filesystem, and whether syscalls can be counted.
     Probe(ProbeArgs),
     /// Every engine of every workload, and whether it can run here (with the reason if not).
-    Engines(ProbeArgs),
-    /// File workloads: sequential write (seed 003) and write/fsync/read page cycle (seed 000).
+    Engines(EnginesArgs),
+    /// File workloads: a file written in blocks, the write/fsync/read page cycle (as in
+    /// TigerBeetle's io_uring demo), and random reads at queue depth (as fio's randread).
     #[command(subcommand)]
     Fs(FsCommand),
-    /// Echo study (seeds 000 and 004): every server engine as a child process on one core, the
-    /// load generator on the other, connections x payload x runs, engines alternating.
+    /// TCP echo study: every server engine as a child process on one core, the load generator
+    /// on the other, connections x payload x runs, engines alternating.
     Echo(net::EchoArgs),
-    /// HTTP study (seed 001): fixed-response HTTP/1.1 servers per engine as child processes on
-    /// one core, ringside's HTTP load generator on the other; seed 001's table.
+    /// HTTP study: a fixed-response HTTP/1.1 server per engine as a child process on one core,
+    /// ringside's HTTP load generator on the other; requests/s, latency and "% more requests"
+    /// than epoll.
     Http(net::HttpArgs),
     /// Run one network server engine until Ctrl-C/SIGTERM, for any client to drive.
     #[command(subcommand)]
@@ -64,18 +66,17 @@ pub enum Command {
     /// Re-render report.md and report.html from a results document (a results.json or its
     /// directory), with charts, the io_uring feature ladder and the measured verdicts.
     Report(report::ReportArgs),
-    /// Compare two results documents: per engine and metric the ratio B/A, each side's run
-    /// range, and "within noise" where the ranges overlap. Exit 2 with --fail-if-slower PCT
-    /// when a throughput dropped by more than PCT outside noise.
+    /// Compare two results documents: per engine and metric the ratio B/A with its interval,
+    /// and the engine's ratio to its study's baseline in B over A (what the engine changed,
+    /// whatever the machine did), each decided: faster/slower, equivalent, or undecided. Exit 2
+    /// with --fail-if-slower PCT when a throughput was decided slower by more than PCT.
     Compare(report::CompareArgs),
     /// Combine the results of loads run at once on several hosts (`load --start-at`) into one
     /// document: operations, bytes and errors added, latency histograms added (so p99 is the
     /// p99 of every sample), refused with the reason when parameters differ or the measured
     /// windows do not overlap. See docs/multi-host.md.
     Merge(report::MergeArgs),
-    /// The whole study in one command: every workload, the engines that matter, fio controls
-    /// where installed, and results.json, results.csv, report.md and report.html in one
-    /// directory. About five minutes; --quick about one.
+    #[command(about = crate::run::RUN_ABOUT.as_str())]
     Run(report::RunArgs),
 }
 
@@ -104,9 +105,10 @@ pub enum FsCommand {
     ///
     /// The file is laid out once and overwritten by every run (as fio does), so runs measure
     /// warm page cache and no discard from deletes; --fresh truncates it before each run
-    /// instead (seed 003's O_TRUNC).
+    /// instead (O_TRUNC).
     Write(fs::WriteArgs),
-    /// For each page: write it, fsync, read it back and check it (seed 000's storage loop).
+    /// For each page: write it, fsync, read it back and check it (a storage engine's durable
+    /// write path, as in TigerBeetle's io_uring demo).
     Cycle(fs::CycleArgs),
     /// Read single blocks at random (or in order) at each queue depth, every read checked
     /// against the stamp its block was laid out with (fio randread): warm, --cold or --direct.

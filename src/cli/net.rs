@@ -2,7 +2,7 @@
 //! turn into. The two studies share their rig and output flags (`NetStudyArgs`, flattened);
 //! each adds its own defaults and what it sends.
 
-use std::path::PathBuf;
+use crate::studies::Rounds;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -28,9 +28,11 @@ use crate::system::tuning::{Idle, Sched};
 /// `--client-cpu`) instead of one `--cpu`.
 #[derive(Args, Debug, Clone)]
 pub struct NetStudyArgs {
-    /// Measured runs per cell; engines alternate run by run.
-    #[arg(long, short = 'r', default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
-    pub runs: u32,
+    /// Rounds: each round runs every cell once, in a fresh random order (each rung next to
+    /// the engine it extends). `auto` adds rounds in stages (12, 16, 24) until every
+    /// comparison is decided or cannot be; a number runs exactly that many.
+    #[arg(long, short = 'r', default_value = "auto", value_parser = Rounds::parse)]
+    pub runs: Rounds,
     /// Unmeasured time before each run's window.
     #[arg(long, default_value = "1s", value_parser = duration_arg)]
     pub warmup: Duration,
@@ -133,9 +135,6 @@ pub struct NetStudyArgs {
     pub path: PathArgs,
     #[command(flatten)]
     pub output: OutputArgs,
-    /// Also write the JSON document (every run's row) to this file, whatever --format says.
-    #[arg(long)]
-    pub json: Option<PathBuf>,
     /// No progress on stderr.
     #[arg(long, short = 'q')]
     pub quiet: bool,
@@ -206,11 +205,11 @@ pub struct EchoArgs {
     #[arg(long, value_enum, default_value_t = Mode::PingPong)]
     pub mode: Mode,
     /// Connection counts, comma separated: one column each [default: 1,50,256; stream:
-    /// 128,256, tcpkali's counts in seed 004].
+    /// 128,256, as tcpkali's echo benchmarks run].
     #[arg(long, short = 'c', value_delimiter = ',')]
     pub connections: Vec<String>,
     /// Message (stream: write) sizes, comma separated (k suffix allowed): one table each
-    /// [default: 64; stream: 1k, tcpkali's message in seed 004].
+    /// [default: 64; stream: 1k, tcpkali's message size].
     #[arg(long, value_delimiter = ',')]
     pub payload: Vec<String>,
     /// Measured time per run.
@@ -380,6 +379,7 @@ impl NetStudyArgs {
             .map(|engine| engine.name)
             .ne(default_list(workload).split(','));
         Ok(NetStudy {
+            workload: workload.name(),
             engines,
             engines_named,
             contenders: (self.contenders.iter())
@@ -391,7 +391,7 @@ impl NetStudyArgs {
             connection_counts,
             server_thread_counts,
             contender_connection_counts,
-            runs: self.runs,
+            rounds: self.runs,
             works,
             rates,
             sweep: load_sweep,
@@ -415,7 +415,7 @@ impl NetStudyArgs {
             },
             placement,
             payload_flag: None,
-            destination: self.output.destination(self.json.clone())?,
+            destination: self.output.destination()?,
             quiet: self.quiet,
         })
     }

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 
+use super::common::output_form;
 use super::net::{server_thread_counts, PathArgs};
 use crate::output::Format;
 use crate::report::compare::Comparison;
@@ -20,11 +21,26 @@ pub struct ReportArgs {
     /// Where to write report.md and report.html (default: beside the JSON).
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// html: write report.md and report.html; json or csv: print the verdict table instead,
+    /// every comparison the report decides (ratio, interval, rounds, outcome), for scripts.
+    #[arg(long, value_enum, default_value_t = ReportFormat::Html)]
+    pub format: ReportFormat,
+}
+
+/// What `report` produces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportFormat {
+    Html,
+    Json,
+    Csv,
 }
 
 impl ReportArgs {
     pub fn run(&self) -> anyhow::Result<ExitCode> {
-        crate::report::run(&self.input, self.out.as_deref())
+        match self.format {
+            ReportFormat::Html => crate::report::run(&self.input, self.out.as_deref()),
+            format => crate::report::print_verdicts(&self.input, format == ReportFormat::Csv),
+        }
     }
 }
 
@@ -35,20 +51,28 @@ pub struct MergeArgs {
     #[arg(required = true, num_args = 2..)]
     pub inputs: Vec<PathBuf>,
     /// Write the merged document to this file instead of stdout.
-    #[arg(long, short = 'o')]
+    #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// json (a results document, for `report`, `compare` and another merge), csv or table.
-    #[arg(long, value_enum, default_value_t = Format::Json)]
-    pub format: Format,
+    /// json (a results document, for `report`, `compare` and another merge), csv or table
+    /// [default: json, or in --output what its name ends in: .json, .csv, or .md for the report
+    /// in Markdown].
+    #[arg(long, value_enum)]
+    pub format: Option<Format>,
 }
 
 impl MergeArgs {
     pub fn run(&self) -> anyhow::Result<ExitCode> {
-        crate::report::merge::run(&Merge {
+        let (form, said) = output_form(self.format, self.output.as_deref(), Format::Json);
+        let code = crate::report::merge::run(&Merge {
             inputs: self.inputs.clone(),
-            format: self.format,
+            format: form.format,
             output: self.output.clone(),
-        })
+            markdown: form.markdown,
+        })?;
+        if let Some(said) = said {
+            eprintln!("{said}");
+        }
+        Ok(code)
     }
 }
 
@@ -61,7 +85,8 @@ pub struct CompareArgs {
     /// Compare even when the kernels or the parameters differ (with a warning).
     #[arg(long)]
     pub force: bool,
-    /// Exit with code 2 when any throughput dropped by more than PCT percent, outside noise.
+    /// Exit with code 2 when any throughput was decided slower by more than PCT percent
+    /// (against its study's baseline where it has one, so the machine's own drift does not).
     #[arg(long, value_name = "PCT")]
     pub fail_if_slower: Option<f64>,
 }
@@ -79,10 +104,12 @@ impl CompareArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct RunArgs {
-    /// About a minute: small files, one or two runs (for CI and a first look).
+    /// A smoke run: every engine once, 1 s at 50 connections, small files (for CI and a first
+    /// look).
     #[arg(long, conflicts_with = "full")]
     pub quick: bool,
-    /// The source documents' sizes and durations (1 GiB files, 20 s network runs).
+    /// Long runs: 1 GiB files and 20 s network runs, the sizes of the published benchmarks
+    /// ringside's studies repeat.
     #[arg(long)]
     pub full: bool,
     /// Results directory (default: results/<UTC timestamp>).
@@ -91,13 +118,18 @@ pub struct RunArgs {
     /// Directory for the scratch files of the file studies (default: the results directory).
     #[arg(long)]
     pub dir: Option<PathBuf>,
+    /// Also write the JSON document (results.json) to this file (as hyperfine's --export-json).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
     /// No progress bar, and no progress from the steps themselves: one line per step on stderr.
     #[arg(long, short = 'q')]
     pub quiet: bool,
-    /// The reference contenders (node, go, tokio, monoio, as contenders/build.sh built them in
-    /// target/contenders, or $RINGSIDE_CONTENDERS) measured beside the engines in the echo and
-    /// HTTP steps at 50 connections: auto (those built, whose runtime is installed), none, or a
-    /// comma-separated list.
+    /// The reference contenders (node, go, tokio, monoio) measured beside the engines in the
+    /// echo and HTTP steps at 50 connections: auto (those that are built or can be, whose
+    /// runtime is installed; the report says why any other was left out), none, or a
+    /// comma-separated list (each must run, or the run stops before it starts). Built once,
+    /// from sources inside this binary, into $RINGSIDE_CONTENDERS, else a checkout's
+    /// target/contenders, else ~/.cache/ringside/contenders ($XDG_CACHE_HOME).
     #[arg(long, default_value = "auto", value_parser = Choice::parse)]
     pub contenders: Choice,
     /// The echo and HTTP steps' path between server and client.
@@ -128,6 +160,9 @@ impl RunArgs {
         };
         self.path.plan().check()?;
         let server_threads = server_thread_counts(&self.server_threads)?;
+        if let Some(json) = &self.json {
+            super::common::check_writable(json)?;
+        }
         anyhow::ensure!(
             server_threads.contains(&1),
             "run --server-threads must include 1: the echo and HTTP steps' engines without \
@@ -137,6 +172,7 @@ impl RunArgs {
             mode,
             out: self.out.clone(),
             dir: self.dir.clone(),
+            json: self.json.clone(),
             quiet: self.quiet,
             contenders: self.contenders.clone(),
             path: self.path.plan(),

@@ -79,9 +79,9 @@ pub struct ServeArgs {
     /// server's peers do not pay (a study counts its servers from outside, over its window).
     #[arg(long)]
     pub count_syscalls: bool,
-    /// CPU time each request costs the server (e.g. 2us): a loop over the request's bytes,
-    /// its speed measured once at start, run where every engine asks the protocol for its
-    /// reply, so each engine spends it alike (netbench's workload knob). Charged per request,
+    /// CPU time each request costs the server (e.g. 2us), standing in for an application's own
+    /// work: a loop over the request's bytes, its speed measured once at start, run where every
+    /// engine asks the protocol for its reply, so each engine spends it alike. Charged per request,
     /// not per receive: `http` pays it for every request it parses (each of a pipelined
     /// batch); `echo` has no framing and pays it per --payload bytes received (a receive of n
     /// bytes pays n/payload of it), so every engine and client pays the same per byte

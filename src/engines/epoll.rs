@@ -5,20 +5,22 @@
 //! Each connection is in one of two modes. Reading: interest is EPOLLIN | EPOLLRDHUP, and a
 //! readiness edge is followed by `recv`s until one comes back short (the socket is empty) or the
 //! peer hung up and the stream ended; at most `READS_PER_TURN` of them before the others get
-//! their turn, the rest later in the same pass. Draining: a `send` was short or hit EAGAIN, the unsent rest
-//! waits in the connection's pending output, interest switches to EPOLLOUT only, and the
-//! connection reads nothing until its output is gone. So a client that never reads costs the
-//! server at most one receive buffer, and bytes can never be reordered. With HTTP the output is
-//! the responses the connection's `ServerSession` owes rather than the input, and a closing
-//! response switches the connection to close once its output is gone (FIN behind it).
+//! their turn, the rest later in the same pass. Draining: a `send` was short or hit EAGAIN, what
+//! is unsent waits in what the connection owes (`owed.rs`), interest switches to EPOLLOUT only,
+//! and the connection reads nothing until it is gone. So a client that never reads costs the
+//! server at most the answers to one receive, and bytes can never be reordered. With HTTP the
+//! output is the answers the connection's `ServerSession` owes, sent as slices of the prebuilt
+//! responses (a few bytes each to hold, whatever the body size), and a closing response switches
+//! the connection to close once its output is gone (FIN behind it).
 
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsFd, OwnedFd};
 
 use rustix::event::epoll::{self, CreateFlags, EventData, EventFlags};
 use rustix::io::Errno;
 use rustix::net::{RecvFlags, SendFlags, SocketFlags};
 use slab::Slab;
 
+use super::owed::Owed;
 use super::server::{accept_failure, AcceptFailure, AcceptPause, IdleClock};
 use super::server::{Run, ServerConfig, ServerCounters, STOP_POLL_INTERVAL};
 use crate::protocols::http::ServerSession;
@@ -26,7 +28,7 @@ use crate::protocols::Reply;
 use crate::system::epoll_wait::{empty_event, EpollWait};
 use crate::system::stop::stopped;
 
-/// One receive takes at most this much; it is also the bound on a connection's pending output.
+/// One receive takes at most this much; what a connection owes is the answer to one receive.
 const RECV_BUFFER_BYTES: usize = 64 * 1024;
 const STOP_TOKEN: u64 = u64::MAX - 1;
 /// The idle clock's timer (`--idle-timeout`).
@@ -49,9 +51,8 @@ const LISTENER_TOKEN: u64 = u64::MAX;
 
 struct Connection {
     fd: OwnedFd,
-    /// Bytes received but not yet sent back; empty while reading.
-    pending: Vec<u8>,
-    pending_sent: usize,
+    /// Output not yet sent; empty while reading.
+    owed: Owed,
     session: ServerSession,
     /// The protocol ended the connection: close once the pending output is gone.
     close_after_drain: bool,
@@ -73,8 +74,6 @@ pub fn serve(run: Run<'_>) -> anyhow::Result<()> {
     )?;
     let mut connections: Slab<Connection> = Slab::with_capacity(config.max_connections.min(4096));
     let mut scratch = vec![0u8; RECV_BUFFER_BYTES];
-    // Replies that are not one slice of the prebuilt responses are assembled here.
-    let mut assembled = Vec::new();
     let mut events = vec![empty_event(); EVENTS_PER_WAIT];
     let waits = EpollWait::new(&epoll_fd)?;
     // Wait with no timeout, woken for Ctrl-C by the stop event; only without one look now and
@@ -131,7 +130,7 @@ pub fn serve(run: Run<'_>) -> anyhow::Result<()> {
             connections: &mut connections,
             config,
             counters,
-            buffers: (&mut scratch[..], &mut assembled),
+            scratch: &mut scratch[..],
             again: &mut again,
             active_tick: idle.as_ref().map_or(0, |(_, clock)| clock.now()),
         };
@@ -192,7 +191,7 @@ struct Loop<'a> {
     connections: &'a mut Slab<Connection>,
     config: ServerConfig,
     counters: &'a ServerCounters,
-    buffers: (&'a mut [u8], &'a mut Vec<u8>),
+    scratch: &'a mut [u8],
     again: &'a mut Vec<usize>,
     /// The idle clock now (0 without `--idle-timeout`).
     active_tick: u32,
@@ -208,12 +207,12 @@ impl Loop<'_> {
         connection.active_tick = self.active_tick;
         // Dispatch on the connection's mode, not on the event: a reset reports ERR|HUP
         // whatever the interest, and a draining connection must not read.
-        let outcome = if !connection.pending.is_empty() {
-            drain(connection, self.epoll_fd, slot, self.counters)
+        let owners = (self.config, self.counters);
+        let outcome = if !connection.owed.is_empty() {
+            drain(connection, self.epoll_fd, slot, owners)
         } else {
-            let buffers = (&mut *self.buffers.0, &mut *self.buffers.1);
-            let owners = (self.config, self.counters);
-            let more = receive(connection, self.epoll_fd, slot, hung_up, owners, buffers);
+            let scratch = &mut *self.scratch;
+            let more = receive(connection, self.epoll_fd, slot, hung_up, owners, scratch);
             if more == Ok(true) && !connection.turn_owed {
                 connection.turn_owed = true;
                 self.again.push(slot);
@@ -308,8 +307,7 @@ fn accept_ready(
         ServerCounters::add(&counters.connections_accepted, 1);
         entry.insert(Connection {
             fd,
-            pending: Vec::new(),
-            pending_sent: 0,
+            owed: Owed::default(),
             session: ServerSession::default(),
             close_after_drain: false,
             turn_owed: false,
@@ -335,10 +333,10 @@ fn receive(
     slot: usize,
     hung_up: bool,
     (config, counters): (ServerConfig, &ServerCounters),
-    (scratch, assembled): (&mut [u8], &mut Vec<u8>),
+    scratch: &mut [u8],
 ) -> Result<bool, bool> {
     for _ in 0..READS_PER_TURN {
-        debug_assert!(connection.pending.is_empty());
+        debug_assert!(connection.owed.is_empty());
         let received = counters.call(rustix::net::recv(
             &connection.fd,
             &mut *scratch,
@@ -353,52 +351,48 @@ fn receive(
         };
         ServerCounters::add(&counters.bytes_received, received as u64);
         let input = &scratch[..received];
-        let output = match config.proto.reply(&mut connection.session, input) {
-            Reply::Input => input,
-            // Half a request: the rest comes with a later read.
-            Reply::Http(reply) if reply.is_empty() => &[][..],
-            Reply::Http(reply) => {
-                connection.close_after_drain = reply.closing.is_some();
-                let responses = config.proto.responses().expect("HTTP has responses");
-                match responses.contiguous(reply) {
-                    Some(bytes) => bytes,
-                    None => {
-                        assembled.clear();
-                        responses.write(reply, assembled);
-                        &assembled[..]
-                    }
+        let owed = &mut connection.owed;
+        match config
+            .proto
+            .reply(&mut connection.session, input, &mut |of| owed.answer(of))
+        {
+            // Sent straight from the receive buffer; only what the socket did not take is kept.
+            Reply::Input => {
+                let sent = match counters.call(rustix::net::send(
+                    &connection.fd,
+                    input,
+                    SendFlags::NOSIGNAL,
+                )) {
+                    Ok(sent) => sent,
+                    Err(Errno::AGAIN | Errno::INTR) => 0,
+                    Err(_) => return Err(true),
+                };
+                ServerCounters::add(&counters.bytes_sent, sent as u64);
+                if sent < input.len() {
+                    owed.echo(&input[sent..]);
                 }
             }
-        };
-        if !output.is_empty() {
-            let sent = match counters.call(rustix::net::send(
-                &connection.fd,
-                output,
-                SendFlags::NOSIGNAL,
-            )) {
-                Ok(sent) => sent,
-                Err(Errno::AGAIN | Errno::INTR) => 0,
-                Err(_) => return Err(true),
-            };
-            ServerCounters::add(&counters.bytes_sent, sent as u64);
-            if sent < output.len() {
-                // Backed up: keep the rest and stop reading until it is gone. Reading resumes
-                // when `drain` switches the interest back, which reports bytes already waiting.
-                connection.pending.extend_from_slice(&output[sent..]);
-                connection.pending_sent = 0;
-                let data = EventData::new_u64(slot as u64);
-                counters
-                    .call(epoll::modify(
-                        epoll_fd,
-                        &connection.fd,
-                        data,
-                        EDGE | EventFlags::OUT,
-                    ))
-                    .map_err(|_| true)?;
-                return Ok(false);
-            }
-            close_if_done(connection, counters)?;
+            Reply::Http(reply) => connection.close_after_drain |= reply.closing.is_some(),
         }
+        let responses = config.proto.responses();
+        let sent_all = owed
+            .flush(connection.fd.as_fd(), responses, counters)
+            .map_err(|_| true)?;
+        if !sent_all {
+            // Backed up: stop reading until it is gone. Reading resumes when `drain` switches
+            // the interest back, which reports bytes already waiting.
+            let data = EventData::new_u64(slot as u64);
+            counters
+                .call(epoll::modify(
+                    epoll_fd,
+                    &connection.fd,
+                    data,
+                    EDGE | EventFlags::OUT,
+                ))
+                .map_err(|_| true)?;
+            return Ok(false);
+        }
+        close_if_done(connection, counters)?;
         if received < scratch.len() && !hung_up {
             return Ok(false);
         }
@@ -419,41 +413,33 @@ fn close_if_done(connection: &Connection, counters: &ServerCounters) -> Result<(
     Err(false)
 }
 
-/// Sends pending output; once it is all gone, the connection reads again.
+/// Sends what the connection owes; once it is all gone, the connection reads again.
 fn drain(
     connection: &mut Connection,
     epoll_fd: &OwnedFd,
     slot: usize,
-    counters: &ServerCounters,
+    (config, counters): (ServerConfig, &ServerCounters),
 ) -> Result<(), bool> {
-    debug_assert!(connection.pending_sent < connection.pending.len());
+    debug_assert!(!connection.owed.is_empty());
     // Edge-triggered: send until the output is gone or the socket is full again, or no new
     // event comes for the rest.
-    while connection.pending_sent < connection.pending.len() {
-        let rest = &connection.pending[connection.pending_sent..];
-        match counters.call(rustix::net::send(&connection.fd, rest, SendFlags::NOSIGNAL)) {
-            Ok(sent) => {
-                connection.pending_sent += sent;
-                ServerCounters::add(&counters.bytes_sent, sent as u64);
-            }
-            Err(Errno::AGAIN) => return Ok(()),
-            Err(Errno::INTR) => continue,
-            Err(_) => return Err(true),
-        }
+    let responses = config.proto.responses();
+    let sent_all = connection
+        .owed
+        .flush(connection.fd.as_fd(), responses, counters)
+        .map_err(|_| true)?;
+    if !sent_all {
+        return Ok(());
     }
-    {
-        connection.pending.clear();
-        connection.pending_sent = 0;
-        close_if_done(connection, counters)?;
-        let data = EventData::new_u64(slot as u64);
-        counters
-            .call(epoll::modify(
-                epoll_fd,
-                &connection.fd,
-                data,
-                EDGE | EventFlags::IN,
-            ))
-            .map_err(|_| true)?;
-    }
+    close_if_done(connection, counters)?;
+    let data = EventData::new_u64(slot as u64);
+    counters
+        .call(epoll::modify(
+            epoll_fd,
+            &connection.fd,
+            data,
+            EDGE | EventFlags::IN,
+        ))
+        .map_err(|_| true)?;
     Ok(())
 }

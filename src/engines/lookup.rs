@@ -10,10 +10,16 @@ pub fn engines_of(workload: Workload) -> impl Iterator<Item = &'static EngineDef
     ENGINES.iter().filter(move |engine| engine.serves(workload))
 }
 
-/// The engine of `workload` called `name`.
+/// The engine of `workload` called `name`; `name#k` (k ≥ 2) is that engine again under its own
+/// label, so a study can measure one engine twice and check that ringside calls no difference
+/// between the two (an A/A check).
 pub fn find(workload: Workload, name: &str) -> anyhow::Result<&'static EngineDef> {
-    engines_of(workload)
-        .find(|engine| engine.name == name)
+    let (base, copy) = match name.split_once('#') {
+        Some((base, copy)) => (base, Some(copy)),
+        None => (name, None),
+    };
+    let engine = engines_of(workload)
+        .find(|engine| engine.name == base)
         .ok_or_else(|| {
             let known: Vec<&str> = engines_of(workload).map(|engine| engine.name).collect();
             let what = if workload.is_network() {
@@ -22,17 +28,43 @@ pub fn find(workload: Workload, name: &str) -> anyhow::Result<&'static EngineDef
                 format!("an engine of {}", workload.name())
             };
             anyhow::anyhow!("'{name}' is not {what}: choose from {}", known.join(", "))
-        })
+        })?;
+    match copy {
+        None => Ok(engine),
+        Some(copy) if copy.parse::<u32>().is_ok_and(|k| k >= 2) => Ok(labelled(engine, name)),
+        Some(_) => anyhow::bail!(
+            "'{name}': a copy of an engine is named NAME#2, NAME#3, ... (or give the name twice)"
+        ),
+    }
 }
 
-/// Resolves `--engine` names for `workload`; none named means the workload's default set.
+/// `engine` under another label. Leaked: a study names each copy once, and a row of the table
+/// lives as long as the process.
+fn labelled(engine: &'static EngineDef, label: &str) -> &'static EngineDef {
+    let name: &'static str = Box::leak(label.to_string().into_boxed_str());
+    Box::leak(Box::new(EngineDef { name, ..*engine }))
+}
+
+/// Resolves `--engine` names for `workload`; none named means the workload's default set. A
+/// name given again is that engine once more, labelled `#2`, `#3`, ….
 pub fn select(workload: Workload, names: &[String]) -> anyhow::Result<Vec<&'static EngineDef>> {
     if names.is_empty() {
         return Ok(engines_of(workload)
             .filter(|engine| engine.default_for.contains(&workload))
             .collect());
     }
-    names.iter().map(|name| find(workload, name)).collect()
+    let mut labels: Vec<String> = Vec::with_capacity(names.len());
+    for name in names {
+        let copies = labels
+            .iter()
+            .filter(|label| label.split('#').next() == Some(name.as_str()))
+            .count();
+        labels.push(match copies {
+            0 => name.clone(),
+            n => format!("{name}#{}", n + 1),
+        });
+    }
+    labels.iter().map(|label| find(workload, label)).collect()
 }
 
 /// The default engines of `workload` as one comma-separated list (a flag's default).

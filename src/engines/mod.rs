@@ -19,6 +19,7 @@ pub mod file;
 pub mod libaio;
 mod lookup;
 pub mod needs;
+pub mod owed;
 pub mod server;
 pub mod shared_counters;
 pub mod slots;
@@ -318,7 +319,7 @@ pub const ENGINES: &[EngineDef] = &[
     EngineDef {
         name: "blocking",
         over: &[],
-        about: "one connection at a time, blocking recv/send (seed 000's net_blocking)",
+        about: "one connection at a time, blocking recv/send (the simplest server)",
         workloads: &[Echo, Http],
         default_for: &[Echo],
         needs: Needs::NOTHING,
@@ -346,7 +347,7 @@ pub const ENGINES: &[EngineDef] = &[
         name: "uring",
         over: &["epoll"],
         about: "epoll's server on io_uring: accept/recv/send SQEs, the kernel polling the sockets \
-                itself (IORING_FEAT_FAST_POLL; seed 000)",
+                itself (IORING_FEAT_FAST_POLL)",
         workloads: &[Echo, Http],
         default_for: &[Echo, Http],
         needs: Needs::io_uring(&[ACCEPT, RECV, SEND]),
@@ -357,7 +358,7 @@ pub const ENGINES: &[EngineDef] = &[
     EngineDef {
         name: "uring-multishot",
         over: &["uring"],
-        about: "uring + multishot accept and recv from a provided buffer ring (seed 004)",
+        about: "uring + multishot accept and recv from a provided buffer ring",
         workloads: &[Echo, Http],
         default_for: &[Echo, Http],
         needs: Needs {

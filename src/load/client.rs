@@ -11,8 +11,8 @@ use rustix::event::epoll::{self, CreateFlags, EventData, EventFlags};
 use rustix::io::Errno;
 
 use super::connection::{
-    close, connect, continue_send, expire, may_send_more, receive, receive_http, start_message,
-    Connection, Received,
+    close, connect, connected, continue_send, expire, hang_up, may_send_more, receive,
+    receive_http, reopen, start_message, Connection, Received,
 };
 use super::schedule::Schedule;
 use super::slow_reader::SlowReader;
@@ -22,6 +22,9 @@ use crate::measure::Usage;
 use crate::protocols::http::{Framed, ResponseFramer};
 use crate::system::epoll_wait::{empty_event, EpollWait};
 
+/// How long a client waits at most, once the run is over, for the servers to close the
+/// connections it hung up (and to send what they still owed).
+const HANG_UP_WAIT: Duration = Duration::from_secs(1);
 /// Ready connections taken per `epoll_wait`.
 const EVENTS_PER_WAIT: usize = 512;
 /// Bytes taken per `recv`; echoes larger than this arrive in several.
@@ -175,6 +178,9 @@ impl Client<'_> {
             self.report.client_usage = Usage::of_thread().since(&start);
         }
         self.report.connections_open_at_end = self.connections.iter().filter(|c| c.open).count();
+        let wait = self.plan.timeout.min(HANG_UP_WAIT);
+        let waits = (&self.epoll_fd, &self.waits);
+        hang_up(&mut self.connections, waits, &mut self.scratch, wait);
         Ok(())
     }
 
@@ -191,8 +197,11 @@ impl Client<'_> {
                     if measuring {
                         self.report.record_send(connection.due, Instant::now());
                     }
-                    let errors = &mut self.report.errors;
-                    start_message(connection, self.plan.mode, &self.epoll_fd, index, errors);
+                    // A connection still connecting sends once it is connected.
+                    if !connection.connecting {
+                        let errors = &mut self.report.errors;
+                        start_message(connection, self.plan.mode, &self.epoll_fd, index, errors);
+                    }
                 }
             }
             wait = wait.min(schedule.until_next(Instant::now()));
@@ -214,6 +223,14 @@ impl Client<'_> {
             return;
         }
         let errors = &mut self.report.errors;
+        if connection.connecting {
+            // Opened again after the server closed it: its request goes out once connected
+            // (in an open loop, once it is also due).
+            if connected(connection, &self.epoll_fd, index, errors) && !connection.idle {
+                start_message(connection, mode, &self.epoll_fd, index, errors);
+            }
+            return;
+        }
         if flags.contains(EventFlags::OUT) {
             continue_send(connection, mode, &self.epoll_fd, index, errors);
         }
@@ -242,6 +259,22 @@ impl Client<'_> {
             Received::Message(latency) => self.on_message(index, latency, measuring),
             Received::Bytes(bytes) => self.on_stream_bytes(index, bytes, measuring),
             Received::Response(framed) => self.on_response(index, framed, measuring),
+            Received::Closed => self.reopen(index, measuring),
+        }
+    }
+
+    /// The server closed the connection in order after an answer (HTTP/1.0, `Connection:
+    /// close`, an idle timeout): a new one takes its place, as wrk's does, counted.
+    fn reopen(&mut self, index: usize, measuring: bool) {
+        let connection = &mut self.connections[index];
+        let target = (&self.plan.target, self.plan.rcvbuf_bytes);
+        if reopen(connection, target, &self.epoll_fd, index).is_err() {
+            self.report.errors.connect += 1;
+            close(connection, &self.epoll_fd);
+            return;
+        }
+        if measuring {
+            self.report.reconnects += 1;
         }
     }
 
@@ -280,7 +313,7 @@ impl Client<'_> {
             self.report.late += 1;
             self.report.record_send(connection.due, now);
         }
-        if !connection.idle {
+        if connection.open && !connection.idle && !connection.connecting {
             let errors = &mut self.report.errors;
             start_message(connection, self.plan.mode, &self.epoll_fd, index, errors);
         }
@@ -321,12 +354,10 @@ impl Client<'_> {
             self.report
                 .record_response(framed, due, connection.started, now);
         }
-        let errors = &mut self.report.errors;
         if framed.close {
-            // The server said it closes: this connection is done.
-            errors.reset += 1;
-            close(connection, &self.epoll_fd);
-            return;
+            // The server said it closes after this answer: the next request goes out on a new
+            // connection.
+            self.reopen(index, measuring);
         }
         self.next_message(index, now, measuring);
     }
@@ -395,6 +426,7 @@ fn prepare_thread(
             writing: false,
             paused: false,
             read_at: Instant::now(),
+            connecting: false,
             window_bytes: plan.window_bytes,
             open: true,
         });

@@ -1,7 +1,9 @@
 //! One client connection and what the load generator does with it: fill and send its next
 //! message (or stretch of stream, or request), receive and check what comes back, and close it
-//! when the server misbehaves or goes away. Every function here works on one connection; the
-//! client loop (`client.rs`) decides when to call them.
+//! when the server misbehaves or goes away, open it again when the server closed it in order
+//! after an answer (HTTP/1.0, `Connection: close`, as wrk does), and hang it up in order when the
+//! run ends. Every function here works on one connection; the client loop (`client.rs`) decides
+//! when to call them.
 
 use std::io;
 use std::net::{SocketAddr, TcpStream};
@@ -17,6 +19,7 @@ use crate::protocols::echo::{
     fill_echo_message, fill_echo_stream, first_mismatch, stream_mismatch,
 };
 use crate::protocols::http::{Framed, ResponseFramer};
+use crate::system::epoll_wait::EpollWait;
 
 /// One client connection and the message (ping-pong) or stretch of stream it is sending.
 pub struct Connection {
@@ -44,6 +47,9 @@ pub struct Connection {
     pub paused: bool,
     /// Slow reader: when the reader's rate allows its next `recv`.
     pub read_at: Instant,
+    /// Opened again after the server closed it (`reopen`), and not yet connected: it waits
+    /// for EPOLLOUT, and its next request goes out once it is connected.
+    pub connecting: bool,
     /// Stream: how far the sender may run ahead of the checked echo.
     pub window_bytes: u64,
     pub open: bool,
@@ -58,6 +64,9 @@ pub enum Received {
     Bytes(usize),
     /// HTTP: a whole response is framed.
     Response(Framed),
+    /// HTTP: the server closed the connection in order while no request was in flight (an idle
+    /// connection of an open loop); it may be opened again.
+    Closed,
 }
 
 /// window scale and the first advertised window already follow it.
@@ -266,6 +275,14 @@ pub fn receive_http(
     scratch: &mut [u8],
     errors: &mut LoadErrors,
 ) -> Received {
+    if connection.idle && connection.framer.is_idle() {
+        // Nothing awaited: the end of the stream is a server closing an idle connection (an
+        // idle timeout), which a client meets by connecting again when it next has a request.
+        let mut byte = [0u8; 1];
+        if let Ok((0, _)) = rustix::net::recv(&connection.stream, &mut byte, RecvFlags::PEEK) {
+            return Received::Closed;
+        }
+    }
     let Some(received) = recv_or_close(connection, epoll_fd, scratch, errors) else {
         return Received::Nothing;
     };
@@ -291,6 +308,68 @@ pub fn receive_http(
     }
 }
 
+/// Replaces the connection's socket with a new one to the same target, connecting without
+/// waiting (the loop goes on with the others meanwhile; EPOLLOUT says when it is connected, then
+/// `connected`). The old socket had its last answer read whole, so closing it sends a FIN.
+pub fn reopen(
+    connection: &mut Connection,
+    (target, rcvbuf_bytes): (&SocketAddr, Option<usize>),
+    epoll_fd: &OwnedFd,
+    index: usize,
+) -> io::Result<()> {
+    use rustix::net::{sockopt, AddressFamily, SocketFlags, SocketType};
+    let _ = epoll::delete(epoll_fd, connection.stream.as_fd());
+    connection.open = false;
+    let family = match target {
+        SocketAddr::V4(_) => AddressFamily::INET,
+        SocketAddr::V6(_) => AddressFamily::INET6,
+    };
+    let flags = SocketFlags::CLOEXEC | SocketFlags::NONBLOCK;
+    let socket = rustix::net::socket_with(family, SocketType::STREAM, flags, None)?;
+    if let Some(bytes) = rcvbuf_bytes {
+        sockopt::set_socket_recv_buffer_size(&socket, bytes)?;
+    }
+    sockopt::set_tcp_nodelay(&socket, true)?;
+    match rustix::net::connect(&socket, target) {
+        Ok(()) | Err(Errno::INPROGRESS) => {}
+        Err(error) => return Err(error.into()),
+    }
+    let data = EventData::new_u64(index as u64);
+    epoll::add(epoll_fd, &socket, data, EventFlags::OUT)?;
+    // The old socket closes as it is replaced.
+    connection.stream = TcpStream::from(socket);
+    connection.framer = ResponseFramer::default();
+    connection.sent = connection.message.len();
+    connection.writing = false;
+    connection.connecting = true;
+    connection.open = true;
+    // A connect that never completes times out like an answer that never comes.
+    connection.started = Instant::now();
+    Ok(())
+}
+
+/// A reopened connection's socket became writable: whether it connected (then it waits for
+/// answers again) or failed (counted as a connect error, and closed).
+pub fn connected(
+    connection: &mut Connection,
+    epoll_fd: &OwnedFd,
+    index: usize,
+    errors: &mut LoadErrors,
+) -> bool {
+    debug_assert!(connection.connecting);
+    connection.connecting = false;
+    if !matches!(
+        rustix::net::sockopt::socket_error(&connection.stream),
+        Ok(Ok(()))
+    ) {
+        errors.connect += 1;
+        close(connection, epoll_fd);
+        return false;
+    }
+    register(connection, epoll_fd, index, errors);
+    connection.open
+}
+
 /// Closes connections whose message has waited longer than `timeout`.
 pub fn expire(
     connections: &mut [Connection],
@@ -306,6 +385,67 @@ pub fn expire(
         if connection.started.elapsed() > timeout {
             errors.timeout += 1;
             close(connection, epoll_fd);
+        }
+    }
+}
+
+/// Hangs up the connections still open when the run is over as a client that is done does: a
+/// FIN after its last request, then what the server still sends read and dropped until it
+/// closes too (or `wait` passes). Closing at once with an answer unread would send a reset, and
+/// the server would count every connection of a clean run as failed.
+pub fn hang_up(
+    connections: &mut [Connection],
+    (epoll_fd, waits): (&OwnedFd, &EpollWait),
+    scratch: &mut [u8],
+    wait: Duration,
+) {
+    let mut open = 0;
+    for (index, connection) in connections.iter_mut().enumerate() {
+        if !connection.open {
+            continue;
+        }
+        let data = EventData::new_u64(index as u64);
+        let hung_up = !connection.connecting
+            && connection
+                .stream
+                .shutdown(std::net::Shutdown::Write)
+                .is_ok()
+            && epoll::modify(epoll_fd, connection.stream.as_fd(), data, EventFlags::IN).is_ok();
+        match hung_up {
+            true => open += 1,
+            false => close(connection, epoll_fd),
+        }
+    }
+    let deadline = Instant::now() + wait;
+    let mut events = [crate::system::epoll_wait::empty_event(); 64];
+    while open > 0 {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            break;
+        }
+        let ready = match waits.wait(epoll_fd, &mut events[..], Some(left)) {
+            Ok(ready) => ready,
+            Err(Errno::INTR) => continue,
+            Err(_) => break,
+        };
+        for event in &events[..ready] {
+            let connection = &mut connections[event.data.u64() as usize];
+            if connection.open && read_to_end(&connection.stream, scratch) {
+                close(connection, epoll_fd);
+                open -= 1;
+            }
+        }
+    }
+}
+
+/// Reads and drops what `stream` holds; whether its end came (or an error).
+fn read_to_end(stream: &TcpStream, scratch: &mut [u8]) -> bool {
+    loop {
+        match rustix::net::recv(stream, &mut *scratch, RecvFlags::empty()) {
+            Ok((0, _)) => return true,
+            Ok(_) | Err(Errno::INTR) => continue,
+            Err(Errno::AGAIN) => return false,
+            Err(_) => return true,
         }
     }
 }

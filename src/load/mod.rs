@@ -129,7 +129,8 @@ pub enum WindowEdge {
 pub struct LoadErrors {
     /// Connections the server refused or did not accept in time.
     pub connect: u64,
-    /// Connections the server reset or closed while a message was in flight (read side).
+    /// Connections the server reset or closed while a message was in flight (read side): lost
+    /// without an orderly HTTP close, so the run held fewer connections than it says.
     pub reset: u64,
     /// Sends that failed (the server had reset the connection).
     pub write: u64,
@@ -187,6 +188,9 @@ pub struct LoadReport {
     /// Connections still open when the window closed: none means the server went away (or
     /// closed every connection) during the run, which then measured less than it says.
     pub connections_open_at_end: usize,
+    /// HTTP: connections opened again in the window after the server closed them in order
+    /// after an answer (HTTP/1.0, `Connection: close`, an idle timeout).
+    pub reconnects: u64,
 }
 
 impl LoadReport {
@@ -207,6 +211,7 @@ impl LoadReport {
             client_syscalls: None,
             saturated_threads: 0,
             connections_open_at_end: 0,
+            reconnects: 0,
         }
     }
 
@@ -227,6 +232,7 @@ impl LoadReport {
         self.sends_late += part.sends_late;
         self.errors.add(&part.errors);
         self.connections_open_at_end += part.connections_open_at_end;
+        self.reconnects += part.reconnects;
         let usage = part.client_usage;
         self.client_usage.cpu_user_s += usage.cpu_user_s;
         self.client_usage.cpu_sys_s += usage.cpu_sys_s;

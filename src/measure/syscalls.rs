@@ -8,14 +8,18 @@ use std::sync::OnceLock;
 
 use super::perf::{tracepoint_ids, PerfCounter};
 
-/// Where a syscall count came from: the kernel's tracepoint counter, or the engine's own tally
-/// when the kernel refused the counter (not root, perf_event_paranoid, no tracefs).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+/// Where a syscall count came from: the kernel's tracepoint counter, the engine's own tally
+/// when the kernel refused the counter (not root, perf_event_paranoid, no tracefs), or nobody
+/// (`none`: a server measured by nobody, a control tool's own run), whose count says nothing.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SyscallSource {
     Kernel,
     #[serde(rename = "self")]
     SelfCounted,
+    #[default]
+    #[serde(rename = "none")]
+    Unmeasured,
 }
 
 impl SyscallSource {
@@ -23,7 +27,19 @@ impl SyscallSource {
         match self {
             SyscallSource::Kernel => "kernel",
             SyscallSource::SelfCounted => "self",
+            SyscallSource::Unmeasured => "none",
         }
+    }
+
+    /// Whether somebody counted: the kernel or the engine itself.
+    pub fn counted(self) -> bool {
+        self != SyscallSource::Unmeasured
+    }
+}
+
+impl std::fmt::Display for SyscallSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 

@@ -12,6 +12,7 @@ use anyhow::Context;
 use comfy_table::{presets, Cell, CellAlignment, ContentArrangement, Table};
 use serde_json::Value;
 
+use crate::row::SyscallSource;
 use crate::row::{Document, Row};
 use crate::stats::{best, median, params_text};
 use crate::units::{format_count, format_mb_per_sec};
@@ -80,6 +81,17 @@ pub fn render_csv(rows: &[Row]) -> anyhow::Result<String> {
     if header.is_empty() {
         header = csv_default_header();
     }
+    // Each parameter as a column of its own too (`params.connections`, `params.depth`), after
+    // every other column (a reader by position keeps its columns), so a spreadsheet or duckdb
+    // can filter on one.
+    let mut param_keys: Vec<String> = Vec::new();
+    for key in rows.iter().flat_map(|row| row.params.keys()) {
+        let column = format!("params.{key}");
+        if !param_keys.contains(&column) {
+            param_keys.push(column);
+        }
+    }
+    header.extend(param_keys);
     writer.write_record(&header)?;
     for row in rows {
         let Value::Object(fields) = serde_json::to_value(row)? else {
@@ -89,6 +101,13 @@ pub fn render_csv(rows: &[Row]) -> anyhow::Result<String> {
             .iter()
             .map(|key| match (key.as_str(), fields.get(key)) {
                 ("params", _) => row.params_text(),
+                (column, _) if column.starts_with("params.") => {
+                    match row.params.get(&column["params.".len()..]) {
+                        None | Some(Value::Null) => String::new(),
+                        Some(Value::String(text)) => text.clone(),
+                        Some(other) => other.to_string(),
+                    }
+                }
                 (_, None | Some(Value::Null)) => String::new(),
                 (_, Some(Value::String(text))) => text.clone(),
                 (_, Some(Value::Array(items))) => items
@@ -217,6 +236,10 @@ pub fn render_table(rows: &[Row]) -> String {
     text
 }
 
+/// Printed for a figure nobody measured (a server's syscalls and CPU when `load` was not given
+/// its pid); the JSON keeps the field, and `syscalls_source: "none"` says so.
+const NOT_MEASURED: &str = "—";
+
 /// One line of the table: the group's medians (and best MB/s), all columns.
 fn group_cells(group: &Group, has_latency: bool) -> Vec<Cell> {
     let pick = |field: fn(&Row) -> f64| group.rows.iter().map(|r| field(r)).collect::<Vec<_>>();
@@ -230,11 +253,18 @@ fn group_cells(group: &Group, has_latency: bool) -> Vec<Cell> {
     }));
     let verified = group.rows.iter().all(|r| r.verified && r.errors == 0);
     let failed = group.rows.iter().any(|r| r.failure.is_some());
-    let source = if group.rows.iter().all(|r| r.syscalls_source == "kernel") {
+    let syscalls_measured = group.rows.iter().all(|r| r.syscalls_source.counted());
+    let usage_measured = group.rows.iter().all(usage_measured);
+    let source = if group
+        .rows
+        .iter()
+        .all(|r| r.syscalls_source == SyscallSource::Kernel)
+    {
         ""
     } else {
         " (self)"
     };
+    let measured = |is: bool, text: String| if is { text } else { NOT_MEASURED.into() };
     let mut cells = vec![
         Cell::new(group.workload),
         Cell::new(group.engine),
@@ -244,10 +274,16 @@ fn group_cells(group: &Group, has_latency: bool) -> Vec<Cell> {
         right(format_mb_per_sec(best(&bytes_per_sec))),
         right(format_count(median(&pick(|r| r.ops_per_sec)))),
         right(format!("{:.3}", median(&pick(|r| r.seconds)))),
-        right(format!("{}{source}", format_count(syscalls))),
-        right(format_count(if ops > 0.0 { syscalls / ops } else { 0.0 })),
-        right(format!("{cpu:.2}")),
-        right(format_count(switches)),
+        right(measured(
+            syscalls_measured,
+            format!("{}{source}", format_count(syscalls)),
+        )),
+        right(measured(
+            syscalls_measured,
+            format_count(if ops > 0.0 { syscalls / ops } else { 0.0 }),
+        )),
+        right(measured(usage_measured, format!("{cpu:.2}"))),
+        right(measured(usage_measured, format_count(switches))),
         Cell::new(match (failed, verified) {
             (true, _) => "FAILED",
             (false, true) => "yes",
@@ -255,10 +291,23 @@ fn group_cells(group: &Group, has_latency: bool) -> Vec<Cell> {
         }),
     ];
     if has_latency {
-        let p99 = median(&pick(|r| r.latency_ns_p99.unwrap_or(0) as f64)) / 1e3;
-        cells.push(right(format!("{p99:.1}")));
+        let p99s: Vec<f64> = group
+            .rows
+            .iter()
+            .filter_map(|r| r.latency_ns_p99)
+            .map(|ns| ns as f64 / 1e3)
+            .collect();
+        let p99 = (!p99s.is_empty()).then(|| format!("{:.1}", median(&p99s)));
+        cells.push(right(p99.unwrap_or_else(|| NOT_MEASURED.into())));
     }
     cells
+}
+
+/// Whether a row's CPU and context switches were measured: every row's are but those of a
+/// server that nobody measured (`load` without `--server-pid`: no syscall source and no CPU
+/// share).
+fn usage_measured(row: &&Row) -> bool {
+    row.syscalls_source.counted() || row.server_cpu_utilisation.is_some()
 }
 
 #[cfg(test)]
@@ -273,7 +322,7 @@ mod tests {
             bytes_per_sec,
             ops: 10,
             syscalls: 20,
-            syscalls_source: "kernel".into(),
+            syscalls_source: SyscallSource::Kernel,
             verified: true,
             ..Row::default()
         }
@@ -302,8 +351,31 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 3);
         assert!(lines[0].starts_with("workload,engine,params,run,seconds,ops,bytes"));
+        assert!(lines[0].ends_with(",params.block_size"), "{}", lines[0]);
         assert!(lines[1].contains("block_size=4096"));
-        assert!(lines[1].ends_with(",capped"));
+        assert!(lines[1].ends_with(",capped,4096"), "{}", lines[1]);
+    }
+
+    /// Goal: a figure nobody measured reads as "—", not as a measured 0; the JSON keeps it.
+    #[test]
+    fn a_server_nobody_measured_shows_dashes_not_zeros() {
+        let mut unmeasured = row("external", 1, 1e6);
+        unmeasured.syscalls = 0;
+        unmeasured.syscalls_source = SyscallSource::Unmeasured;
+        let text = render_table(&[unmeasured.clone()]);
+        let line = text.lines().find(|line| line.contains("external")).unwrap();
+        assert_eq!(line.matches(NOT_MEASURED).count(), 4, "{text}");
+        let json = render(
+            &Document::new(Default::default(), vec![unmeasured.clone()]),
+            Format::Json,
+        );
+        assert!(json.unwrap().contains("\"syscalls\": 0"));
+        // Measured CPU without the kernel's syscall count: only the syscalls are missing.
+        unmeasured.server_cpu_utilisation = Some(0.5);
+        let text = render_table(&[unmeasured]);
+        let line = text.lines().find(|line| line.contains("external")).unwrap();
+        assert_eq!(line.matches(NOT_MEASURED).count(), 2, "{text}");
+        assert!(!render_table(&[row("a", 1, 1e9)]).contains(NOT_MEASURED));
     }
 
     #[test]

@@ -46,6 +46,12 @@ impl Progress {
         self.bar.inc(1);
     }
 
+    /// Leaves `steps` steps out of the bar (a study that stopped early when decided).
+    pub fn skip_steps(&self, steps: u64) {
+        let length = self.bar.length().unwrap_or(0);
+        self.bar.set_length(length.saturating_sub(steps));
+    }
+
     pub fn set_position(&self, position: u64) {
         self.bar.set_position(position);
     }

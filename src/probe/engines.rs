@@ -14,6 +14,9 @@ use crate::output::Format;
 pub struct EngineListing {
     pub workload: &'static str,
     pub engine: &'static str,
+    /// The engine it extends in this workload (its parent in the ladder; `null` for a
+    /// baseline): what the report divides it by.
+    pub over: Option<&'static str>,
     pub available: bool,
     /// Why the engine cannot run here (`null` when it can).
     pub reason: Option<String>,
@@ -33,6 +36,7 @@ impl EngineListing {
         EngineListing {
             workload: workload.name(),
             engine: def.name,
+            over: def.parent(workload).map(|parent| parent.name),
             available: availability.is_ok(),
             reason: availability.err(),
             about: def.about,
@@ -71,27 +75,95 @@ pub fn run_engines(format: Format) -> anyhow::Result<ExitCode> {
     let listings = all();
     let text = match format {
         Format::Json => serde_json::to_string_pretty(&listings)? + "\n",
-        Format::Table => render_table(&listings),
-        Format::Csv => anyhow::bail!("engines has no CSV form; use --format json"),
+        Format::Csv => render_csv(&listings)?,
+        Format::Table => render_table(&listings, columns()),
     };
     super::print_text(&text)?;
     Ok(ExitCode::SUCCESS)
 }
 
-fn render_table(listings: &[EngineListing]) -> String {
+/// One line per listing, the columns named like the JSON keys.
+fn render_csv(listings: &[EngineListing]) -> anyhow::Result<String> {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    for listing in listings {
+        writer.serialize(listing)?;
+    }
+    Ok(String::from_utf8(writer.into_inner()?)?)
+}
+
+/// The width `COLUMNS` gives, as shells and `ls` read it; else the terminal's own; else (a pipe
+/// without `COLUMNS`) 100, so a log line stays readable.
+fn columns() -> Option<u16> {
+    let given = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|text| text.trim().parse().ok());
+    match given {
+        Some(columns) if columns > 0 => Some(columns),
+        _ if std::io::IsTerminal::is_terminal(&std::io::stdout()) => None,
+        _ => Some(100),
+    }
+}
+
+/// One line per engine and workload: its parent and a short status (a numbered note for an
+/// engine that cannot run here), then the notes with their reasons, each once.
+fn render_table(listings: &[EngineListing], width: Option<u16>) -> String {
     let mut table = Table::new();
     table
         .load_style(presets::UTF8_FULL_CONDENSED)
         .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_header(["workload", "engine", "status", "about"]);
+        .set_header(["workload", "engine", "over", "here", "about"]);
+    if let Some(width) = width {
+        table.set_width(width);
+    }
+    let mut reasons: Vec<&str> = Vec::new();
     for listing in listings {
         let status = match &listing.reason {
-            Some(reason) => format!("unavailable: {reason}"),
-            None => "available".to_string(),
+            Some(reason) => {
+                let index = match reasons.iter().position(|known| *known == reason) {
+                    Some(index) => index,
+                    None => {
+                        reasons.push(reason);
+                        reasons.len() - 1
+                    }
+                };
+                format!("no ({})", index + 1)
+            }
+            None => "yes".to_string(),
         };
-        table.add_row([listing.workload, listing.engine, &status, listing.about]);
+        let over = listing.over.unwrap_or("—");
+        table.add_row([
+            listing.workload,
+            listing.engine,
+            over,
+            &status,
+            listing.about,
+        ]);
     }
-    table.to_string() + "\n"
+    let mut text = table.to_string() + "\n";
+    for (index, reason) in reasons.iter().enumerate() {
+        let note = format!("({}) {reason}", index + 1);
+        text.push_str(&wrapped(&note, width.map_or(usize::MAX, usize::from)));
+    }
+    text
+}
+
+/// `text` broken at spaces into lines of at most `width` characters (a longer word stands
+/// alone), each line after the first indented by four spaces.
+fn wrapped(text: &str, width: usize) -> String {
+    let mut out = String::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        if !line.trim().is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+            out.push_str(&line);
+            out.push('\n');
+            line = "   ".to_string();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    out + &line + "\n"
 }
 
 #[cfg(test)]
@@ -130,6 +202,23 @@ mod tests {
             ));
         }
         text
+    }
+
+    #[test]
+    fn csv_has_a_record_per_listing_and_the_table_keeps_to_columns() {
+        let listings = all();
+        let csv = render_csv(&listings).unwrap();
+        assert!(csv.starts_with("workload,engine,over,available,reason,about,default,needs\n"));
+        let records = csv::Reader::from_reader(csv.as_bytes()).records().count();
+        assert_eq!(records, listings.len());
+        let table = render_table(&listings, Some(100));
+        let widest = table.lines().map(|line| line.chars().count()).max();
+        assert!(widest <= Some(100), "{table}");
+        assert!(
+            table.contains("┆ no (1) "),
+            "a reason is a note below: {table}"
+        );
+        assert!(table.contains("\n(1) "), "{table}");
     }
 
     #[test]

@@ -21,8 +21,6 @@ use std::process::ExitCode;
 
 use serde::Serialize;
 
-use crate::output::Format;
-
 pub use engines::run_engines;
 
 /// Everything `ringside probe` reports, in the order a reader checks it.
@@ -80,13 +78,21 @@ pub fn environment(dir: &Path) -> serde_json::Value {
     serde_json::to_value(Probe::gather(dir)).expect("the probe serialises")
 }
 
-pub fn run_probe(dir: &Path, format: Format) -> anyhow::Result<ExitCode> {
+/// The forms of `probe`'s answer: one machine is no table of rows, so there is no CSV.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ProbeFormat {
+    /// For people.
+    Table,
+    /// For scripts.
+    Json,
+}
+
+pub fn run_probe(dir: &Path, format: ProbeFormat) -> anyhow::Result<ExitCode> {
     target::check_dir(dir)?;
     let probe = Probe::gather(dir);
     let text = match format {
-        Format::Json => serde_json::to_string_pretty(&probe)? + "\n",
-        Format::Table => render::human(&probe),
-        Format::Csv => anyhow::bail!("probe has no CSV form; use --format json"),
+        ProbeFormat::Json => serde_json::to_string_pretty(&probe)? + "\n",
+        ProbeFormat::Table => render::human(&probe),
     };
     print_text(&text)?;
     Ok(ExitCode::SUCCESS)

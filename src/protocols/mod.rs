@@ -8,9 +8,10 @@
 
 pub mod echo;
 pub mod http;
+pub mod prebuilt;
 pub mod work;
 
-use http::{Responses, ServerSession};
+use http::{Responses, ServerSession, SliceOf};
 use work::Work;
 
 /// The protocol a server speaks, and the work it does per request.
@@ -37,8 +38,9 @@ pub enum Reply {
     /// Send exactly the received bytes back. The loop may send straight from its receive
     /// buffer (io_uring sends from the provided buffer itself; no copy).
     Input,
-    /// The input is consumed (the session keeps what it still needs); send these responses,
-    /// which live in `Responses`, then close if one of them is a closing one.
+    /// The input is consumed (the session keeps what it still needs); the responses owed went
+    /// to the sink as slices of `Responses`, in order: send them, then close if one of them is
+    /// a closing one.
     Http(http::Reply),
 }
 
@@ -54,7 +56,8 @@ impl Proto {
     /// The HTTP protocol serving `body_bytes`-byte bodies (the default body when None).
     pub fn http(body_bytes: Option<usize>) -> Proto {
         // One leak per server process: the responses must outlive every connection.
-        let responses = Box::leak(Box::new(Responses::new(body_bytes)));
+        let responses: &'static Responses = Box::leak(Box::new(Responses::new(body_bytes)));
+        responses.keep_dates_fresh();
         Proto {
             speaks: Speaks::Http(responses),
             work: Work::default(),
@@ -82,11 +85,17 @@ impl Proto {
     /// The reply to `input`, the bytes one receive returned on the connection whose state is
     /// `session` (never empty: an empty receive is the peer closing, which the loop handles),
     /// after the server's work (`--work`): every engine's loop comes here, so the work is the
-    /// same in each. The work is the requests', not the receive's: echo pays `input`'s share
-    /// of messages, HTTP each request the session parsed (a pipelined receive pays several,
-    /// a receive that ends no request nothing).
+    /// same in each. HTTP's answers go to `answer`, slice by slice, in order. The work is the
+    /// requests', not the receive's: echo pays `input`'s share of messages, HTTP each request
+    /// the session parsed (a pipelined receive pays several, a receive that ends no request
+    /// nothing).
     #[inline]
-    pub fn reply(self, session: &mut ServerSession, input: &[u8]) -> Reply {
+    pub fn reply(
+        self,
+        session: &mut ServerSession,
+        input: &[u8],
+        answer: &mut impl FnMut(SliceOf),
+    ) -> Reply {
         debug_assert!(!input.is_empty());
         match self.speaks {
             Speaks::Echo => {
@@ -94,7 +103,7 @@ impl Proto {
                 Reply::Input
             }
             Speaks::Http(_) => {
-                let reply = session.on_input(input);
+                let reply = session.on_input(input, answer);
                 self.work.on_requests(requests_parsed(reply), input);
                 Reply::Http(reply)
             }
@@ -111,9 +120,13 @@ impl Proto {
 }
 
 /// The requests a reply answers: its `200 OK`s and a closing `200 OK` (a request that asked to
-/// close); a refusal (`400`, `431`) answers bytes that were no request.
+/// close); a refusal (`400`, `417`, `431`) answers bytes that were no request it serves.
 fn requests_parsed(reply: http::Reply) -> u32 {
-    reply.ok + u32::from(reply.closing == Some(http::Closing::Ok))
+    let closing_ok = matches!(
+        reply.closing,
+        Some(http::Closing::Ok | http::Closing::OkHead)
+    );
+    reply.ok + u32::from(closing_ok)
 }
 
 #[cfg(test)]
@@ -123,7 +136,8 @@ mod tests {
     #[test]
     fn echo_replies_with_the_input() {
         let mut session = ServerSession::default();
-        assert_eq!(Proto::echo().reply(&mut session, b"x"), Reply::Input);
+        let reply = Proto::echo().reply(&mut session, b"x", &mut |_| unreachable!());
+        assert_eq!(reply, Reply::Input);
     }
 
     /// HTTP's work is per request parsed: each pipelined request, the one that closes, none
@@ -131,15 +145,18 @@ mod tests {
     #[test]
     fn http_work_counts_the_requests_parsed() {
         let mut session = ServerSession::default();
+        let parsed = |session: &mut ServerSession, input: &[u8]| {
+            requests_parsed(session.on_input(input, &mut |_| {}))
+        };
         let get = b"GET / HTTP/1.1\r\nHost: a\r\n\r\n";
         let three = get.repeat(3);
-        assert_eq!(requests_parsed(session.on_input(&three[..40])), 1);
-        assert_eq!(requests_parsed(session.on_input(&three[40..])), 2);
-        assert_eq!(requests_parsed(session.on_input(&get[..5])), 0);
-        let close = b" HTTP/1.1\r\nConnection: close\r\n\r\n";
-        assert_eq!(requests_parsed(session.on_input(close)), 1);
+        assert_eq!(parsed(&mut session, &three[..40]), 1);
+        assert_eq!(parsed(&mut session, &three[40..]), 2);
+        assert_eq!(parsed(&mut session, &get[..5]), 0);
+        let close = b" HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n";
+        assert_eq!(parsed(&mut session, close), 1);
         let mut refused = ServerSession::default();
-        assert_eq!(requests_parsed(refused.on_input(b"nonsense\r\n\r\n")), 0);
+        assert_eq!(parsed(&mut refused, b"nonsense\r\n\r\n"), 0);
     }
 
     /// Echo's work must know its message size; no work needs none.

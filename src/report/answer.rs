@@ -1,20 +1,25 @@
 //! The report's first screen: the answer to ringside's question on this machine, before any
-//! table. The machine in one line; per study, the fastest engine and what it bought over the
-//! baseline (with the run-to-run spread) and why; the io_uring features (the rungs of the
-//! ladder, each engine over the engine it extends) that helped and those that hurt here, each
-//! with its measured cause; and the caveats that bound every figure (among them the rungs that
-//! have no ratio because their parent did not run). Every ratio names the engine it divides by. Everything is computed from the rows, with the verdicts' own rules.
+//! table. The machine in one line; per study, the fastest engine against the baseline, decided
+//! (`model::comparison`: *different* with its interval and rounds, *equivalent*, or *undecided
+//! after N rounds*) and, where decided, why; the io_uring features (the rungs of the ladder,
+//! each engine over the engine it extends) that made a decided difference here, each with its
+//! measured cause; and the caveats that bound every figure. Every comparison on this screen is
+//! one family, decided together (Holm), so the chance that any "different" here is a false
+//! alarm stays under 5%. Every ratio names the engine it divides by.
 
 use serde_json::Value;
 
+use crate::model::comparison::{decide, Comparison, Family};
+use crate::model::ladder::{steps, Rung};
+use crate::model::study::{EngineSummary, Study};
 use crate::report::causes::{client_saturation, first_cause, Direction, Subject};
 use crate::report::environment::{machine_line, warnings};
 use crate::report::equal_load::{equal_loads, matching, EqualLoad};
-use crate::report::features::features;
-use crate::report::ladder::{steps, Rung};
-use crate::report::numbers::{ratio, throughput};
-use crate::report::summary::{EngineSummary, Study};
+use crate::report::features::{features, ranks_the_servers};
+use crate::report::numbers::throughput;
+use crate::report::verdict::drift_sentence;
 use crate::row::Document;
+use crate::stats::rank::{Outcome, MIN_ROUNDS};
 
 /// The first screen, as sentences the Markdown and HTML reports lay out each in their way.
 #[derive(Clone, Debug, PartialEq)]
@@ -25,6 +30,9 @@ pub struct Answer {
     pub helped: Vec<String>,
     pub hurt: Vec<String>,
     pub caveats: Vec<String>,
+    /// Per study (by title), the engine named the winner: decided different from, and better
+    /// than, the baseline. Charts star only these.
+    pub winners: Vec<(String, String)>,
 }
 
 impl Answer {
@@ -32,13 +40,105 @@ impl Answer {
     pub fn lists(&self) -> [(&'static str, &[String], &'static str); 3] {
         [
             (
-                "Features that helped here (an engine over the engine it extends)",
+                "Features that made a decided difference here (an engine over the engine it \
+                 extends)",
                 &self.helped,
-                "none outside noise",
+                "none decided",
             ),
-            ("Features that hurt here", &self.hurt, "none outside noise"),
+            (
+                "Features that hurt here (decided)",
+                &self.hurt,
+                "none decided",
+            ),
             ("Caveats", &self.caveats, "none found"),
         ]
+    }
+
+    /// The engine starred in `study`'s chart, if any.
+    pub fn winner(&self, study: &str) -> Option<&str> {
+        (self.winners.iter())
+            .find(|(title, _)| title == study)
+            .map(|(_, engine)| engine.as_str())
+    }
+}
+
+/// Every comparison the first screen states, decided as one family: per study, its fastest
+/// engine over its baseline (None where there is nothing to compare); and per study, the rungs
+/// that rank the servers.
+pub struct Verdicts {
+    pub findings: Vec<Option<Finding>>,
+    pub rungs: Vec<Vec<Rung>>,
+}
+
+/// A study's fastest engine over its baseline, among `engines`.
+#[derive(Clone, Debug)]
+pub struct Finding {
+    pub best: String,
+    pub baseline: String,
+    pub comparison: Comparison,
+}
+
+impl Verdicts {
+    pub fn of(studies: &[Study]) -> Verdicts {
+        let mut findings: Vec<Option<Finding>> = (studies.iter())
+            .map(|study| finding_of(study, &free_engines(study)))
+            .collect();
+        // A rung whose pair is its study's finding (the fastest engine over a baseline it
+        // extends) is that finding, decided once.
+        let mut rungs: Vec<Vec<Rung>> = (studies.iter().zip(&findings))
+            .map(|(study, finding)| {
+                (steps(study).into_iter().filter_map(Result::ok))
+                    .filter(|rung| ranks_the_servers(study, rung))
+                    .filter(|rung| {
+                        finding.as_ref().is_none_or(|f| {
+                            (f.best.as_str(), f.baseline.as_str())
+                                != (rung.engine.as_str(), rung.parent.as_str())
+                        })
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut family: Vec<Comparison> = (findings.iter().flatten())
+            .map(|finding| finding.comparison.clone())
+            .chain(rungs.iter().flatten().map(|rung| rung.comparison.clone()))
+            .collect();
+        decide(&mut family, Family::Confirmatory);
+        let mut decided = family.into_iter();
+        for finding in findings.iter_mut().flatten() {
+            finding.comparison = decided.next().expect("one decision each");
+        }
+        for rung in rungs.iter_mut().flatten() {
+            rung.comparison = decided.next().expect("one decision each");
+        }
+        Verdicts { findings, rungs }
+    }
+}
+
+/// The fastest of `engines` (the first the baseline) over the baseline, undecided.
+fn finding_of(study: &Study, engines: &[&EngineSummary]) -> Option<Finding> {
+    let [baseline, rest @ ..] = engines else {
+        return None;
+    };
+    let best = (rest.iter().copied())
+        .max_by(|a, b| a.throughput.median.total_cmp(&b.throughput.median))?;
+    let rung = Rung::between(study, baseline, best);
+    Some(Finding {
+        best: best.engine.clone(),
+        baseline: baseline.engine.clone(),
+        comparison: rung.comparison,
+    })
+}
+
+/// The verified engines whose client kept up (all of them where none saturated it), the first
+/// the baseline.
+fn free_engines(study: &Study) -> Vec<&EngineSummary> {
+    let engines = compared(study);
+    if engines.iter().any(|engine| engine.figures.client_saturated) {
+        (engines.into_iter())
+            .filter(|engine| !engine.figures.client_saturated)
+            .collect()
+    } else {
+        engines
     }
 }
 
@@ -48,18 +148,25 @@ pub fn answer(document: &Document, studies: &[Study]) -> Answer {
         .pointer("/machine")
         .and_then(Value::as_str)
         .map_or_else(|| machine_line(&document.env), String::from);
-    let (helped, hurt) = features(studies);
+    let verdicts = Verdicts::of(studies);
+    let (helped, hurt) = features(studies, &verdicts);
     let loads = equal_loads(&document.results);
     let mut answered: Vec<&EqualLoad> = Vec::new();
     let mut found: Vec<(String, String)> = Vec::new();
-    for study in studies {
-        let text = match client_paced(study, &loads) {
+    let mut winners = Vec::new();
+    for (study, finding) in studies.iter().zip(&verdicts.findings) {
+        let text = match client_paced(study, finding.as_ref(), &loads) {
             Some((text, load)) => {
                 answered.extend(load);
                 text
             }
-            None => finding(study, &compared(study)),
+            None => finding_text(study, finding.as_ref()),
         };
+        if let Some(finding) = finding.as_ref().filter(|f| f.comparison.is_different()) {
+            if finding.comparison.better() && !client_saturated(study) {
+                winners.push((study.title.clone(), finding.best.clone()));
+            }
+        }
         found.push((study.title.clone(), text));
     }
     for load in &loads {
@@ -73,26 +180,32 @@ pub fn answer(document: &Document, studies: &[Study]) -> Answer {
         helped,
         hurt,
         caveats: caveats(document, studies),
+        winners,
     }
+}
+
+fn client_saturated(study: &Study) -> bool {
+    compared(study)
+        .iter()
+        .any(|engine| engine.figures.client_saturated)
 }
 
 /// A network study whose closed loop saturated the client for some engines: their throughputs
 /// are the load generator's limit, so no winner is named among them and the equal-load verdict
 /// of the same connections (when a sweep ran) speaks for them. The engines whose client kept
-/// up are ranked among themselves, and against the saturated ones only where that holds
-/// whatever the client's limit: every run of the slowest saturated engine outran every run of
-/// the fastest free one, so each saturated engine served at least that much more. None when
-/// no engine saturated its client.
+/// up are ranked among themselves (`finding`, decided with the rest of the first screen). None
+/// when no engine saturated its client.
 fn client_paced<'a>(
     study: &Study,
+    finding: Option<&Finding>,
     loads: &'a [EqualLoad],
 ) -> Option<(String, Option<&'a EqualLoad>)> {
     let engines = compared(study);
     let (saturated, free): (Vec<&EngineSummary>, Vec<&EngineSummary>) =
         (engines.iter()).partition(|engine| engine.figures.client_saturated);
-    let slowest = (saturated.iter().copied())
-        .min_by(|a, b| a.throughput.median.total_cmp(&b.throughput.median))?;
-    let unit = study.unit();
+    if saturated.is_empty() {
+        return None;
+    }
     let names = |group: &[&EngineSummary]| {
         let names: Vec<&str> = group.iter().map(|engine| engine.engine.as_str()).collect();
         match names.as_slice() {
@@ -106,35 +219,19 @@ fn client_paced<'a>(
     };
     let mut text = match free.as_slice() {
         [] => "the client was saturated in every engine's closed-loop runs, so their \
-               throughputs rank the load generator, not the servers"
+               throughputs rank the load generator, not the servers."
             .to_string(),
         _ => format!(
             "the client was saturated in the closed-loop runs of {whom}, so those engines' \
              throughputs rank the load generator, not the servers, and none of them is named a \
-             winner"
+             winner."
         ),
     };
-    let fastest_free =
-        (free.iter().copied()).max_by(|a, b| a.throughput.median.total_cmp(&b.throughput.median));
-    if let Some(fastest) = fastest_free {
-        if slowest.throughput.min > fastest.throughput.max {
-            text.push_str(&format!(
-                "; each still reached at least {} the {unit} of {} (the slowest, {}: {} vs {} \
-                 {unit}, every run above every run of it, client not saturated)",
-                ratio(slowest.throughput.median / fastest.throughput.median),
-                fastest.engine,
-                slowest.engine,
-                throughput(study.headline, slowest.throughput.median),
-                throughput(study.headline, fastest.throughput.median),
-            ));
-        }
-    }
-    text.push('.');
     if free.len() > 1 {
         text.push_str(&format!(
             " Among {}: {}",
             names(&free),
-            finding(study, &free)
+            finding_text(study, finding)
         ));
     }
     let param = |key: &str| study.params.get(key).and_then(Value::as_u64);
@@ -159,9 +256,10 @@ fn compared(study: &Study) -> Vec<&EngineSummary> {
         .collect()
 }
 
-/// "uring-link reached 4.10× the pages/s of blocking (3.80–4.50× across runs): fsyncs shared…",
-/// over `engines` (verified, the first the baseline).
-fn finding(study: &Study, engines: &[&EngineSummary]) -> String {
+/// What the study found, from its decided finding: "uring-link reached 4.10× the pages/s of
+/// blocking [3.80–4.50], 8 rounds: fsyncs shared…", "no engine differed from blocking by more
+/// than 3% …", or "undecided after 6 rounds: …".
+fn finding_text(study: &Study, finding: Option<&Finding>) -> String {
     if study.measured().is_empty() && !study.contenders.is_empty() {
         // E.g. `run`'s integrity stream, which only the contenders run: their table says more.
         let verified = study.contenders.iter().filter(|c| c.verified).count();
@@ -171,57 +269,67 @@ fn finding(study: &Study, engines: &[&EngineSummary]) -> String {
         );
     }
     let unit = study.unit();
-    let [baseline, rest @ ..] = engines else {
+    let engines = compared(study);
+    let Some(baseline) = engines.first() else {
         return "no engine's data was verified, so no result.".to_string();
     };
-    let Some(best) = rest
-        .iter()
-        .copied()
-        .max_by(|a, b| a.throughput.median.total_cmp(&b.throughput.median))
-    else {
+    let Some(finding) = finding else {
         return format!(
             "only {} ran: {} {unit}.",
             baseline.engine,
             throughput(study.headline, baseline.throughput.median)
         );
     };
-    let rung = Rung::between(baseline, best);
-    let spread = spread_text(&rung, best.runs.max(baseline.runs));
-    let subject = Subject::new(best, baseline, &study.workload);
-    if rung.ratio > 1.0 {
-        let cause = first_cause(&subject, Direction::Helps)
-            .map_or(String::new(), |cause| format!(": {cause}"));
-        format!(
-            "{} reached {} the {unit} of {} ({spread}){cause}.",
-            best.engine,
-            ratio(rung.ratio),
-            baseline.engine
-        )
-    } else {
-        let cause = first_cause(&subject, Direction::Hurts)
-            .map_or(String::new(), |cause| format!(": {cause}"));
-        format!(
-            "no engine beat {} ({} {unit}); the closest, {}, reached {} of it ({spread}){cause}.",
-            baseline.engine,
-            throughput(study.headline, baseline.throughput.median),
-            best.engine,
-            ratio(rung.ratio)
-        )
+    let comparison = &finding.comparison;
+    let best = (engines.iter()).find(|engine| engine.engine == finding.best);
+    let cause = |direction| {
+        let best = best?;
+        let subject = Subject::new(best, baseline, &study.workload);
+        first_cause(&subject, direction).map(|cause| format!(": {cause}"))
+    };
+    let (ratio, interval) = (
+        format!("{:.2}×", comparison.ratio),
+        comparison.interval_text(),
+    );
+    let (baseline, margin) = (&finding.baseline, comparison.metric.margin() * 100.0);
+    match comparison.outcome {
+        Outcome::Different if comparison.better() => format!(
+            "{} reached {ratio} the {unit} of {baseline} ({interval}){}.",
+            finding.best,
+            cause(Direction::Helps).unwrap_or_default()
+        ),
+        Outcome::Different => format!(
+            "no engine beat {baseline}; the closest, {}, reached {ratio} of its {unit} \
+             ({interval}){}.",
+            finding.best,
+            cause(Direction::Hurts).unwrap_or_default()
+        ),
+        Outcome::Equivalent => format!(
+            "no engine differed from {baseline} by more than {margin:.0}%: the fastest, {}, \
+             reached {ratio} of its {unit} ({interval}: equivalent).",
+            finding.best
+        ),
+        Outcome::Undecided if comparison.beyond_margin() => format!(
+            "undecided: the fastest, {}, reached {ratio} the {unit} of {baseline} ({interval} \
+             at {}), beyond {margin:.0}% at that level but not at the one this screen's \
+             comparisons together ask for; more rounds would decide it.",
+            finding.best,
+            comparison.confidence_text(),
+        ),
+        Outcome::Undecided => format!(
+            "undecided: the fastest, {}, reached {ratio} the {unit} of {baseline} \
+             ({interval}), neither beyond nor within {margin:.0}%.",
+            finding.best,
+        ),
     }
 }
 
-/// "3.80–4.50× across runs", and whether the run ranges overlap; "one run each" without runs
-/// to spread.
-fn spread_text(rung: &Rung, runs: usize) -> String {
-    if runs == 1 {
-        return "one run each".to_string();
+/// "1 round", "8 rounds".
+pub fn rounds_text(rounds: usize) -> String {
+    match rounds {
+        1 => "1 round".to_string(),
+        n => format!("{n} rounds"),
     }
-    let noise = if rung.within_noise() {
-        ", within noise"
-    } else {
-        ""
-    };
-    format!("{:.2}–{} across runs{noise}", rung.low, ratio(rung.high))
 }
 
 /// What bounds the figures here: the probe's warnings, a saturated client, unverified engines,
@@ -250,6 +358,9 @@ fn caveats(document: &Document, studies: &[Study]) -> Vec<String> {
                 unverified.join(", ")
             ));
         }
+        if let Some(sentence) = drift_sentence(study) {
+            caveats.push(format!("{}: {sentence}", study.title));
+        }
         let orphans: Vec<String> = steps(study)
             .into_iter()
             .filter_map(Result::err)
@@ -259,15 +370,15 @@ fn caveats(document: &Document, studies: &[Study]) -> Vec<String> {
             caveats.push(format!("{}: {}.", study.title, orphans.join("; ")));
         }
     }
-    let single: Vec<&str> = studies
+    let short: Vec<&str> = studies
         .iter()
-        .filter(|study| study.runs() == 1)
+        .filter(|study| !study.measured().is_empty() && study.rounds() < MIN_ROUNDS)
         .map(|study| study.title.as_str())
         .collect();
-    if !single.is_empty() {
+    if !short.is_empty() {
         caveats.push(format!(
-            "one run per engine, so no spread to judge noise by: {}.",
-            single.join(", ")
+            "fewer than {MIN_ROUNDS} rounds, too few to decide any comparison: {}.",
+            short.join(", ")
         ));
     }
     caveats
@@ -276,8 +387,8 @@ fn caveats(document: &Document, studies: &[Study]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::summary::studies;
-    use crate::report::summary::tests::row;
+    use crate::model::study::studies;
+    use crate::model::study::tests::{paired_rows, row};
     use crate::row::Row;
     use serde_json::json;
 
@@ -287,17 +398,29 @@ mod tests {
         Document::new(env, rows)
     }
 
+    /// `rounds` rounds of closed-loop echo rows, each engine at its rate, its client saturated
+    /// or not; the machine moves every engine of a round together.
+    fn closed_rounds(engines: &[(&str, f64, bool)], rounds: u32) -> Vec<Row> {
+        let mut rows = Vec::new();
+        for run in 1..=rounds {
+            let machine = 1.0 + 0.2 * (f64::from(run) * 1.7).sin();
+            for (index, (engine, rate, saturated)) in engines.iter().enumerate() {
+                let own = 1.0 + 0.01 * (f64::from(run) * 2.3 + index as f64).cos();
+                rows.push(closed_row(engine, run, rate * machine * own, *saturated));
+            }
+        }
+        rows
+    }
+
     /// A closed loop that saturated its client in every engine's runs ranks the client: the
     /// first screen gives the equal-load verdict of the same connections instead of a winner.
     #[test]
     fn a_client_saturated_closed_loop_gets_the_equal_load_verdict() {
         use crate::report::equal_load::tests::point_row;
-        let mut rows = vec![
-            closed_row("epoll", 1, 100_000.0, true),
-            closed_row("uring-defer", 1, 120_000.0, true),
-            closed_row("epoll", 2, 101_000.0, true),
-            closed_row("uring-defer", 2, 121_000.0, true),
-        ];
+        let mut rows = closed_rounds(
+            &[("epoll", 100_000.0, true), ("uring-defer", 120_000.0, true)],
+            8,
+        );
         for (engine, cpu) in [("epoll", 6.0), ("uring-defer", 5.4)] {
             rows.push(point_row(engine, 50_000.0, cpu, 200));
         }
@@ -307,6 +430,7 @@ mod tests {
         let (title, text) = &answer.studies[0];
         assert_eq!(title, "echo");
         assert!(!text.contains("reached"), "no throughput winner: {text}");
+        assert!(answer.winners.is_empty(), "{:?}", answer.winners);
         assert!(
             text.contains(
                 "At equal load: at 50000 messages/s (the highest rate every engine \
@@ -321,24 +445,20 @@ mod tests {
     #[test]
     fn features_leave_out_rungs_the_client_paced() {
         let helped = |parent_saturated: bool| {
-            let mut rows = Vec::new();
-            for run in 1..=2 {
-                let wobble = f64::from(run) * 100.0;
-                rows.push(closed_row(
-                    "uring-multishot",
-                    run,
-                    120_000.0 + wobble,
-                    parent_saturated,
-                ));
-                rows.push(closed_row("uring-defer", run, 200_000.0 + wobble, true));
-            }
+            let rows = closed_rounds(
+                &[
+                    ("uring-multishot", 120_000.0, parent_saturated),
+                    ("uring-defer", 200_000.0, true),
+                ],
+                12,
+            );
             let document = document(rows);
             answer(&document, &studies(&document.results)).helped
         };
         assert!(helped(true).is_empty(), "{:?}", helped(true));
         let bound = helped(false);
         assert!(
-            bound[0].starts_with("uring-defer over uring-multishot: 1.67×"),
+            bound[0].starts_with("uring-defer over uring-multishot: 1.67× ["),
             "{bound:?}"
         );
     }
@@ -354,77 +474,31 @@ mod tests {
         row
     }
 
-    /// Echo at 50 connections as `run` measured it: blocking (a thread per connection) kept
-    /// its client under the limit, every other engine saturated it. No winner is named among
-    /// the saturated ones; blocking is compared with them only as a lower bound, since every
-    /// run of the slowest of them outran every run of blocking.
+    /// Where some engines saturated their client, the free ones are ranked among themselves
+    /// and no winner is named among the saturated; without a sweep the text says none ran.
     #[test]
-    fn saturated_engines_are_set_apart_from_one_whose_client_kept_up() {
-        use crate::report::equal_load::tests::point_row;
-        let mut rows = Vec::new();
-        for run in 1..=2 {
-            let wobble = f64::from(run) * 100.0;
-            rows.push(closed_row("blocking", run, 18_000.0 + wobble, false));
-            rows.push(closed_row("epoll", run, 200_000.0 + wobble, true));
-            rows.push(closed_row("uring-defer", run, 230_000.0 + wobble, true));
-        }
-        for (engine, cpu) in [("epoll", 6.0), ("uring-defer", 5.4)] {
-            rows.push(point_row(engine, 50_000.0, cpu, 200));
-        }
+    fn free_engines_are_ranked_among_themselves_and_saturated_ones_named_apart() {
+        let rows = closed_rounds(
+            &[
+                ("blocking", 20_000.0, false),
+                ("epoll", 60_000.0, false),
+                ("uring", 59_000.0, true),
+            ],
+            12,
+        );
         let document = document(rows);
         let answer = answer(&document, &studies(&document.results));
-        assert_eq!(answer.studies.len(), 1, "{:?}", answer.studies);
         let text = &answer.studies[0].1;
-        assert!(
-            !text.contains("reached 12"),
-            "no winner among saturated: {text}"
-        );
         assert!(
             text.starts_with(
-                "the client was saturated in the closed-loop runs of every engine but \
-                 blocking, so those engines' throughputs rank the load generator"
+                "the client was saturated in the closed-loop runs of uring, so those engines' \
+                 throughputs rank the load generator"
             ),
             "{text}"
         );
         assert!(
             text.contains(
-                "each still reached at least 11.03× the messages/s of blocking (the slowest, \
-                 epoll: "
-            ),
-            "{text}"
-        );
-        assert!(
-            text.contains("At equal load: at 50000 messages/s (the highest rate every engine"),
-            "{text}"
-        );
-    }
-
-    /// Where a saturated engine's runs overlap a free engine's, no comparison across the two
-    /// groups holds; the free engines are still ranked among themselves, and without a sweep
-    /// the text says none ran.
-    #[test]
-    fn free_engines_are_ranked_among_themselves_and_overlap_is_not_compared() {
-        let mut rows = Vec::new();
-        for run in 1..=2 {
-            let wobble = f64::from(run) * 1000.0;
-            rows.push(closed_row("blocking", run, 20_000.0 + wobble, false));
-            rows.push(closed_row("epoll", run, 60_000.0 + wobble, false));
-            rows.push(closed_row("uring", run, 59_000.0 + 3.0 * wobble, true));
-        }
-        let document = document(rows);
-        let answer = answer(&document, &studies(&document.results));
-        let text = &answer.studies[0].1;
-        assert!(!text.contains("at least"), "overlapping runs: {text}");
-        assert!(
-            text.contains(
-                "the closed-loop runs of uring, so those engines' throughputs rank the load \
-                 generator"
-            ),
-            "{text}"
-        );
-        assert!(
-            text.contains(
-                "Among blocking and epoll: epoll reached 2.86× the messages/s of blocking"
+                "Among blocking and epoll: epoll reached 3.00× the messages/s of blocking (["
             ),
             "{text}"
         );
@@ -455,82 +529,111 @@ mod tests {
     }
 
     #[test]
-    fn the_first_screen_names_winners_features_and_caveats() {
-        let mut rows = Vec::new();
-        for run in 1..=2 {
-            let spread = f64::from(run) * 10.0;
-            rows.push(row("blocking", run, 1000.0 + spread, 1000));
-            rows.push(row("uring-fixed", run, 1100.0 + spread, 100));
-            rows.push(Row {
-                local_work_runs: Some(50),
-                cqes_posted: Some(1000),
-                ..row("uring-defer", run, 2000.0 + spread, 10)
-            });
-            rows.push(Row {
-                seconds: 1.0,
-                sqpoll_cpu_s: Some(0.9),
-                ..row("uring-sqpoll", run, 500.0 + spread, 10)
-            });
-        }
-        let document = document(rows);
-        let answer = answer(&document, &studies(&document.results));
-        assert_eq!(answer.machine, "2 x AMD EPYC, Linux 6.18");
-        assert_eq!(
-            answer.studies,
-            [(
-                "fs-write".to_string(),
-                "uring-defer reached 1.99× the MB/s of blocking (1.97–2.00× across runs): it ran \
-                 its completions when it asked for them, in 50 batches of DEFER_TASKRUN local \
-                 work (20 CQEs each)."
-                    .to_string()
-            )]
+    fn the_first_screen_names_decided_winners_features_and_caveats() {
+        let mut rows = paired_rows(
+            &[
+                ("blocking", 1000.0, 1000),
+                ("uring-fixed", 1100.0, 100),
+                ("uring-defer", 2000.0, 10),
+                ("uring-sqpoll", 500.0, 10),
+            ],
+            12,
         );
-        // Each feature over the engine it extends: both uring-defer and uring-sqpoll extend
-        // uring-fixed, although uring-sqpoll sits below uring-defer in the table.
-        assert_eq!(answer.helped.len(), 1);
-        assert!(
-            answer.helped[0].starts_with("uring-defer over uring-fixed: 1.81× in fs-write; "),
-            "{:?}",
-            answer.helped
-        );
-        assert_eq!(
-            answer.hurt,
-            [
-                "uring-sqpoll over uring-fixed: 0.46× in fs-write; in fs-write, its SQPOLL thread \
-              was on a CPU for 90% of the window, a core the rest of the work could not use."
-            ]
-        );
-        assert_eq!(
-            answer.caveats,
-            [
-                "running under SCHED_OTHER: other work can lower results",
-                "fs-write: uring-fixed: no ratio, its parent uring-ring did not run."
-            ]
-        );
-    }
-
-    #[test]
-    fn every_ratio_in_the_first_screen_names_its_denominators_engine() {
-        let mut rows = Vec::new();
-        for run in 1..=3 {
-            let wobble = f64::from(run);
-            for (engine, mb_per_sec) in [
-                ("blocking", 1000.0),
-                ("uring-single", 700.0),
-                ("uring-batch", 1500.0),
-                ("uring-ring", 1600.0),
-                ("uring-fixed", 2400.0),
-                ("uring-defer", 3000.0),
-                ("uring-sqpoll", 1200.0),
-                ("uring-ring-fd", 3600.0),
-            ] {
-                rows.push(row(engine, run, mb_per_sec + wobble, 10));
+        for row in rows.iter_mut() {
+            match row.engine.as_str() {
+                "uring-defer" => (row.local_work_runs, row.cqes_posted) = (Some(50), Some(1000)),
+                "uring-sqpoll" => (row.seconds, row.sqpoll_cpu_s) = (1.0, Some(0.9)),
+                _ => {}
             }
         }
         let document = document(rows);
         let answer = answer(&document, &studies(&document.results));
+        assert_eq!(answer.machine, "2 x AMD EPYC, Linux 6.18");
+        let (title, finding) = &answer.studies[0];
+        assert_eq!(title, "fs-write");
+        assert!(
+            finding.starts_with("uring-defer reached 2.00× the MB/s of blocking (["),
+            "{finding}"
+        );
+        assert!(
+            finding.ends_with(
+                "12 rounds): it ran its completions when it asked for them, in 50 batches of \
+                 DEFER_TASKRUN local work (20 CQEs each)."
+            ),
+            "{finding}"
+        );
+        assert_eq!(answer.winner("fs-write"), Some("uring-defer"));
+        // Each feature over the engine it extends: both uring-defer and uring-sqpoll extend
+        // uring-fixed, although uring-sqpoll sits below uring-defer in the table.
+        // uring-fixed's parent and the rungs below it did not run: it is compared with the
+        // baseline, and says which rungs it skipped.
+        assert_eq!(answer.helped.len(), 2, "{:?}", answer.helped);
+        assert!(
+            answer.helped[0].starts_with(
+                "uring-fixed over blocking via uring-ring, uring-batch, uring-single: "
+            ) && answer.helped[1].starts_with("uring-defer over uring-fixed: 1.82× ["),
+            "{:?}",
+            answer.helped
+        );
+        assert_eq!(answer.hurt.len(), 1, "{:?}", answer.hurt);
+        assert!(
+            answer.hurt[0].starts_with("uring-sqpoll over uring-fixed: 0.46× [")
+                && answer.hurt[0].ends_with(
+                    "12 rounds in fs-write; in fs-write, its SQPOLL thread was on a CPU for 90% \
+                     of the window, a core the rest of the work could not use."
+                ),
+            "{:?}",
+            answer.hurt
+        );
+        assert_eq!(
+            answer.caveats,
+            ["running under SCHED_OTHER: other work can lower results"]
+        );
+    }
+
+    /// An A/A study (`--engine blocking,blocking`) names no difference: the first screen says
+    /// the two are equivalent, and no feature helped or hurt.
+    #[test]
+    fn a_second_copy_of_the_baseline_is_equivalent() {
+        let rows = paired_rows(
+            &[("blocking", 1000.0, 1000), ("blocking#2", 1000.0, 1000)],
+            12,
+        );
+        let document = document(rows);
+        let answer = answer(&document, &studies(&document.results));
+        assert!(
+            answer.studies[0].1.starts_with(
+                "no engine differed from blocking by more than 3%: the fastest, blocking#2"
+            ),
+            "{:?}",
+            answer.studies
+        );
+        assert!(answer.helped.is_empty() && answer.hurt.is_empty());
+        assert!(answer.winners.is_empty());
+    }
+
+    #[test]
+    fn every_ratio_in_the_first_screen_names_its_denominators_engine() {
+        let rows = paired_rows(
+            &[
+                ("blocking", 1000.0, 10),
+                ("uring-single", 700.0, 10),
+                ("uring-batch", 1500.0, 10),
+                ("uring-ring", 1600.0, 10),
+                ("uring-fixed", 2400.0, 10),
+                ("uring-defer", 3000.0, 10),
+                ("uring-sqpoll", 1200.0, 10),
+                ("uring-ring-fd", 3600.0, 10),
+            ],
+            16,
+        );
+        let document = document(rows);
+        let answer = answer(&document, &studies(&document.results));
         let (_, finding) = &answer.studies[0];
-        assert!(finding.starts_with("uring-ring-fd reached 3.59× the MB/s of blocking "));
+        assert!(
+            finding.starts_with("uring-ring-fd reached 3.60× the MB/s of blocking "),
+            "{finding}"
+        );
         let lines = answer.helped.iter().chain(&answer.hurt);
         let mut named = Vec::new();
         for line in lines {
@@ -569,27 +672,32 @@ mod tests {
     }
 
     #[test]
-    fn a_baseline_that_wins_and_a_single_run_are_said_plainly() {
+    fn a_baseline_that_wins_and_too_few_rounds_are_said_plainly() {
+        let mut rows = paired_rows(&[("blocking", 1000.0, 1000), ("uring-ring", 900.0, 10)], 12);
         let mut unverified = row("uring-single", 1, 10.0, 1000);
         unverified.verified = false;
-        let rows = vec![
-            row("blocking", 1, 1000.0, 1000),
-            row("uring-ring", 1, 900.0, 10),
-            unverified,
-        ];
+        rows.push(unverified);
         let document = document(rows);
         let answer = answer(&document, &studies(&document.results));
-        assert_eq!(
-            answer.studies[0].1,
-            "no engine beat blocking (1000 MB/s); the closest, uring-ring, reached 0.90× of it \
-             (one run each)."
+        assert!(
+            answer.studies[0].1.starts_with(
+                "no engine beat blocking; the closest, uring-ring, reached 0.90× of its MB/s (["
+            ),
+            "{:?}",
+            answer.studies
         );
         assert_eq!(answer.helped, Vec::<String>::new());
         assert!(answer.caveats.contains(
             &"fs-write: not verified or with errors, so not compared: uring-single.".to_string()
         ));
+        let rows = paired_rows(&[("blocking", 1000.0, 1000), ("uring-ring", 900.0, 10)], 3);
+        let short = super::tests::document(rows);
+        let answer = super::answer(&short, &studies(&short.results));
+        assert!(answer.studies[0]
+            .1
+            .starts_with("undecided: the fastest, uring-ring"));
         assert!(answer.caveats.contains(
-            &"one run per engine, so no spread to judge noise by: fs-write.".to_string()
+            &"fewer than 6 rounds, too few to decide any comparison: fs-write.".to_string()
         ));
     }
 }

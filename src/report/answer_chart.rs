@@ -1,15 +1,18 @@
-//! The answer as a picture: one small chart per study at the top of the report, before any
-//! sentence. Each verified engine's throughput as a multiple of the baseline's (the study's
-//! first engine), its whisker the slowest to the fastest run; the baseline's own run-to-run
-//! range shaded, so a bar that ends in the shade is noise; the winner marked; engines whose
-//! client was saturated drawn hollow, since their bar is the load generator's limit.
+//! The answer as a picture: one small chart per study at the top of the report. Each verified
+//! engine's throughput as a multiple of the baseline's (the study's first engine), paired round
+//! by round, its whisker the interval; the margin within which no difference is called (±3%)
+//! shaded; the winner marked only where the first screen decided it; engines whose client was
+//! saturated drawn hollow, since their bar is the load generator's limit.
 
 use plotters::coord::ranged1d::SegmentValue;
 use plotters::prelude::*;
 
+use crate::model::comparison::Metric;
+use crate::model::study::{EngineSummary, Study};
+use crate::report::answer::rounds_text;
 use crate::report::chart::{FONT, PALETTE};
 use crate::report::numbers::ratio;
-use crate::report::summary::{runs_text, EngineSummary, Study};
+use crate::report::verdict::decided_over_baseline;
 
 const WIDTH_PX: u32 = 440;
 const ROW_PX: u32 = 20;
@@ -25,9 +28,9 @@ struct Line<'a> {
     high: f64,
 }
 
-/// The study's answer chart; None when fewer than two verified engines have a result to
-/// compare (the sentence under it says why).
-pub fn answer_chart(study: &Study) -> anyhow::Result<Option<String>> {
+/// The study's answer chart, its winner (decided by the first screen) marked; None when fewer
+/// than two verified engines have a result to compare (the sentence under it says why).
+pub fn answer_chart(study: &Study, winner: Option<&str>) -> anyhow::Result<Option<String>> {
     let engines: Vec<&EngineSummary> = (study.measured().into_iter())
         .filter(|engine| engine.verified)
         .collect();
@@ -38,24 +41,30 @@ pub fn answer_chart(study: &Study) -> anyhow::Result<Option<String>> {
     if base <= 0.0 || !base.is_finite() {
         return Ok(None);
     }
+    let decided = decided_over_baseline(study);
     let lines: Vec<Line> = (engines.iter())
-        .map(|engine| Line {
-            engine,
-            ratio: engine.throughput.median / base,
-            low: engine.throughput.min / base,
-            high: engine.throughput.max / base,
+        .map(|engine| {
+            let over = (decided.iter())
+                .find(|c| c.subject == engine.engine && c.reference == baseline.engine);
+            match over {
+                Some(c) => Line {
+                    engine,
+                    ratio: c.ratio,
+                    low: c.low.unwrap_or(c.ratio),
+                    high: c.high.unwrap_or(c.ratio),
+                },
+                None => Line {
+                    engine,
+                    ratio: engine.throughput.median / base,
+                    low: engine.throughput.median / base,
+                    high: engine.throughput.median / base,
+                },
+            }
         })
         .collect();
-    // A client-bound bar is the load generator's limit: when the longest bar is one, no engine
-    // is marked best (the first screen's sentence says the same).
-    let winner = (lines.iter().enumerate())
-        .max_by(|(_, a), (_, b)| a.ratio.total_cmp(&b.ratio))
-        .filter(|(_, line)| !saturated(line))
-        .map(|(index, _)| index);
-    let noise = (
-        baseline.throughput.min / base,
-        baseline.throughput.max / base,
-    );
+    let winner = (lines.iter()).position(|line| Some(line.engine.engine.as_str()) == winner);
+    let margin = 1.0 + Metric::Throughput.margin();
+    let noise = (1.0 / margin, margin);
     // When every engine was client-bound the title says so once, instead of every bar.
     let all_saturated = lines.iter().all(saturated);
     let mut title = study.title.clone();
@@ -63,10 +72,10 @@ pub fn answer_chart(study: &Study) -> anyhow::Result<Option<String>> {
         title.push_str(": client saturated");
     }
     let axis = format!(
-        "× {}'s {} (median of {}; shaded: its run range)",
+        "× {}'s {} (paired over {}; shaded: ±3%)",
         baseline.engine,
         study.unit(),
-        runs_text(study.runs())
+        rounds_text(study.rounds())
     );
     let marked = Marked {
         winner,
@@ -76,8 +85,8 @@ pub fn answer_chart(study: &Study) -> anyhow::Result<Option<String>> {
     draw(&title, &axis, &lines, &marked)
 }
 
-/// What the chart marks besides the bars: the winner's index, the baseline's run range as
-/// ratios, and whether every engine was client-bound.
+/// What the chart marks besides the bars: the winner's index, the margin as ratios, and
+/// whether every engine was client-bound.
 struct Marked {
     winner: Option<usize>,
     noise: (f64, f64),
@@ -196,43 +205,31 @@ fn draw(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::summary::studies;
-    use crate::report::summary::tests::row;
+    use crate::model::study::studies;
+    use crate::model::study::tests::row;
     use crate::row::Row;
 
     #[test]
-    fn the_chart_marks_the_winner_and_draws_a_saturated_engine_hollow() {
+    fn the_chart_stars_only_the_winner_it_is_given_and_draws_a_saturated_engine_hollow() {
         let mut rows = Vec::new();
-        for run in 1..=2 {
-            rows.push(row("blocking", run, 1000.0 + f64::from(run), 10));
-            rows.push(row("uring-ring", run, 1500.0, 10));
+        for run in 1..=8 {
+            let machine = 1.0 + 0.1 * f64::from(run).sin();
+            rows.push(row("blocking", run, 1000.0 * machine, 10));
+            rows.push(row("uring-ring", run, 1500.0 * machine, 10));
             rows.push(Row {
                 client_saturated: Some(true),
-                ..row("uring-defer", run, 2000.0, 10)
+                ..row("uring-defer", run, 2000.0 * machine, 10)
             });
         }
         let study = &studies(&rows)[0];
-        let svg = answer_chart(study).unwrap().unwrap();
-        assert!(
-            !svg.contains("★ best"),
-            "no winner among client-bound: {svg}"
-        );
+        let svg = answer_chart(study, None).unwrap().unwrap();
+        assert!(!svg.contains("★ best"), "no winner given: {svg}");
         assert!(svg.contains("2.00× (client-bound)"), "{svg}");
-        assert!(svg.contains("× blocking&apos;s MB/s"), "{svg}");
-    }
-
-    #[test]
-    fn a_free_engine_above_every_client_bound_one_is_marked_best() {
-        let mut rows = Vec::new();
-        for run in 1..=2 {
-            rows.push(row("blocking", run, 1000.0 + f64::from(run), 10));
-            rows.push(row("uring-ring", run, 1500.0, 10));
-            rows.push(Row {
-                client_saturated: Some(true),
-                ..row("uring-defer", run, 1200.0, 10)
-            });
-        }
-        let svg = answer_chart(&studies(&rows)[0]).unwrap().unwrap();
+        assert!(
+            svg.contains("× blocking&apos;s MB/s (paired over 8 rounds"),
+            "{svg}"
+        );
+        let svg = answer_chart(study, Some("uring-ring")).unwrap().unwrap();
         assert!(svg.contains("1.50× ★ best"), "{svg}");
     }
 
@@ -244,7 +241,7 @@ mod tests {
                 ..row(engine, 1, 1000.0, 10)
             })
             .collect();
-        let svg = answer_chart(&studies(&rows)[0]).unwrap().unwrap();
+        let svg = answer_chart(&studies(&rows)[0], None).unwrap().unwrap();
         assert!(svg.contains("fs-write: client saturated"), "{svg}");
         assert!(!svg.contains("client-bound"), "{svg}");
     }
@@ -254,6 +251,6 @@ mod tests {
         let mut unverified = row("uring-ring", 1, 10.0, 10);
         unverified.verified = false;
         let rows = vec![row("blocking", 1, 1000.0, 10), unverified];
-        assert!(answer_chart(&studies(&rows)[0]).unwrap().is_none());
+        assert!(answer_chart(&studies(&rows)[0], None).unwrap().is_none());
     }
 }

@@ -3,84 +3,10 @@
 //! report names a measured reason only when one stands out, and says it in the same words
 //! whatever the workload. The verdicts and the report's first screen read these.
 
+use crate::model::figures::Figures;
+use crate::model::study::{op_noun, EngineSummary};
 use crate::report::numbers::per_op;
-use crate::report::summary::{op_noun, EngineSummary};
-use crate::row::Row;
-use crate::stats::median;
 use crate::units::format_count;
-
-/// What was counted for one engine in one study: the median over its runs of each count (None
-/// where some run lacks it: an older document, a refused counter).
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Figures {
-    pub ops: f64,
-    pub seconds: f64,
-    pub syscalls: Option<f64>,
-    pub ctx_switches: f64,
-    pub sqes_submitted: Option<f64>,
-    pub cqes_posted: Option<f64>,
-    pub iowq_punts: Option<f64>,
-    pub polls_armed: Option<f64>,
-    pub task_work_runs: Option<f64>,
-    pub local_work_runs: Option<f64>,
-    pub cqe_overflows: Option<f64>,
-    pub short_writes: Option<f64>,
-    pub iowq_workers: Option<f64>,
-    pub iowq_cpu_s: Option<f64>,
-    pub iowq_ctx_switches: Option<f64>,
-    pub sqpoll_cpu_s: Option<f64>,
-    pub device_flushes: Option<f64>,
-    /// The load generator's CPU time over the window, as a share of the window.
-    pub client_cpu_share: Option<f64>,
-    /// Some run's load generator had a thread busy for most of the window.
-    pub client_saturated: bool,
-}
-
-impl Figures {
-    pub fn of(rows: &[&Row]) -> Figures {
-        let all =
-            |field: fn(&Row) -> f64| median(&rows.iter().map(|r| field(r)).collect::<Vec<_>>());
-        let each = |field: fn(&Row) -> Option<f64>| {
-            let values: Option<Vec<f64>> = rows.iter().map(|r| field(r)).collect();
-            values.filter(|v| !v.is_empty()).map(|v| median(&v))
-        };
-        Figures {
-            ops: all(|r| r.ops as f64),
-            seconds: all(|r| r.seconds),
-            syscalls: each(|r| {
-                matches!(r.syscalls_source.as_str(), "kernel" | "self").then_some(r.syscalls as f64)
-            }),
-            ctx_switches: all(|r| (r.ctx_switches_voluntary + r.ctx_switches_involuntary) as f64),
-            sqes_submitted: each(|r| count(r.sqes_submitted)),
-            cqes_posted: each(|r| count(r.cqes_posted)),
-            iowq_punts: each(|r| count(r.iowq_punts)),
-            polls_armed: each(|r| count(r.polls_armed)),
-            task_work_runs: each(|r| count(r.task_work_runs)),
-            local_work_runs: each(|r| count(r.local_work_runs)),
-            cqe_overflows: each(|r| count(r.cqe_overflows)),
-            short_writes: each(|r| count(r.short_writes)),
-            iowq_workers: each(|r| r.iowq_workers.map(f64::from)),
-            iowq_cpu_s: each(|r| r.iowq_cpu_s),
-            iowq_ctx_switches: each(|r| count(r.iowq_ctx_switches)),
-            sqpoll_cpu_s: each(|r| r.sqpoll_cpu_s),
-            device_flushes: each(|r| count(r.device_flushes)),
-            client_cpu_share: each(|r| {
-                let cpu = r.client_cpu_user_s? + r.client_cpu_sys_s?;
-                (r.seconds > 0.0).then(|| cpu / r.seconds)
-            }),
-            client_saturated: rows.iter().any(|r| r.client_saturated == Some(true)),
-        }
-    }
-
-    /// `count` per operation (None without operations).
-    fn per_op(&self, count: Option<f64>) -> Option<f64> {
-        count.filter(|_| self.ops > 0.0).map(|n| n / self.ops)
-    }
-}
-
-fn count(value: Option<u64>) -> Option<f64> {
-    value.map(|n| n as f64)
-}
 
 /// Whether a cause explains why an engine moved more (`Helps`) or less (`Hurts`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -427,9 +353,10 @@ pub fn client_saturation(engines: &[(&str, &Figures)]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::summary::studies;
-    use crate::report::summary::tests::row;
+    use crate::model::study::studies;
+    use crate::model::study::tests::row;
     use crate::report::verdict::verdict;
+    use crate::row::Row;
 
     /// Figures of one hand-made row.
     fn figures(row: &Row) -> Figures {
@@ -639,11 +566,19 @@ mod tests {
 
     #[test]
     fn the_verdict_says_why_the_baseline_won_and_why_a_winner_won() {
-        let rows = vec![
-            row("blocking", 1, 1000.0, 1000),
-            punted("uring-single", 1, 70.0, 1000),
-            punted("uring-ring", 1, 900.0, 600),
-        ];
+        // Eight rounds, the machine moving every engine of a round alike.
+        let rounds = |make: &dyn Fn(u32, f64) -> Vec<Row>| -> Vec<Row> {
+            (1..=8)
+                .flat_map(|run| make(run, 1.0 + 0.1 * f64::from(run).sin()))
+                .collect()
+        };
+        let rows = rounds(&|run, machine| {
+            vec![
+                row("blocking", run, 1000.0 * machine, 1000),
+                punted("uring-single", run, 70.0 * machine, 1000),
+                punted("uring-ring", run, 900.0 * machine, 600),
+            ]
+        });
         let text = verdict(&studies(&rows)[0]);
         assert!(
             text.contains(

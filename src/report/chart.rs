@@ -12,16 +12,20 @@ pub use sweeps::thread_sweep_charts;
 use plotters::coord::ranged1d::SegmentValue;
 use plotters::prelude::*;
 
+use crate::model::ladder::ladder;
+use crate::model::study::{op_noun, runs_text, EngineSummary, Study, PERCENTILES};
+use crate::report::answer::rounds_text;
 use crate::report::contenders::reference;
-use crate::report::ladder::ladder;
 use crate::report::numbers::{per_op, ratio, throughput};
-use crate::report::summary::{op_noun, runs_text, EngineSummary, Study, PERCENTILES};
 
 const WIDTH_PX: u32 = 780;
 const ROW_PX: u32 = 30;
 pub const FONT: &str = "sans-serif";
 
 /// Engine colours in table order; controls are grey so they read as a reference, not a rival.
+/// A comparison that is not a decided difference.
+pub const UNDECIDED: RGBColor = RGBColor(150, 150, 150);
+
 pub const PALETTE: [RGBColor; 8] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
@@ -307,18 +311,23 @@ pub fn ladder_chart(study: &Study) -> anyhow::Result<Option<String>> {
     }
     let bars = rungs
         .iter()
-        .map(|rung| Bar {
-            label: format!("{} over {}", rung.engine, rung.parent),
-            base: 1.0,
-            value: rung.ratio,
-            low: rung.low,
-            high: rung.high,
-            text: ratio(rung.ratio),
-            color: if rung.ratio >= 1.0 {
-                PALETTE[2]
-            } else {
-                PALETTE[3]
-            },
+        .map(|rung| {
+            let comparison = &rung.comparison;
+            // Green or red only where the feature made a decided difference; grey otherwise.
+            let color = match (rung.decided(), comparison.better()) {
+                (true, true) => PALETTE[2],
+                (true, false) => PALETTE[3],
+                (false, _) => UNDECIDED,
+            };
+            Bar {
+                label: format!("{} over {}", rung.engine, rung.parent_label()),
+                base: 1.0,
+                value: rung.ratio(),
+                low: comparison.low.unwrap_or(rung.ratio()),
+                high: comparison.high.unwrap_or(rung.ratio()),
+                text: format!("{} {}", ratio(rung.ratio()), comparison.word()),
+                color,
+            }
         })
         .collect();
     let chart = draw_bars(&Bars {
@@ -327,9 +336,9 @@ pub fn ladder_chart(study: &Study) -> anyhow::Result<Option<String>> {
             study.title
         ),
         axis: format!(
-            "× its parent engine's {} (median of {}; whiskers: extreme runs)",
+            "× its parent engine's {} (paired over {}; whiskers: the interval)",
             study.unit(),
-            runs_text(study.runs())
+            rounds_text(study.rounds())
         ),
         bars,
         log: false,

@@ -1,9 +1,19 @@
-//! `ringside compare A B`: two results documents side by side. For every engine both measured
-//! at the same parameters, each metric's ratio B/A with both sides' run ranges; where the ranges
-//! overlap the change is "within noise". Documents from different kernels or with different
-//! parameters are refused, because the comparison would then measure that difference rather
-//! than the change under test; `--force` compares them anyway, loudly. `--fail-if-slower PCT`
-//! turns a throughput drop beyond PCT, outside the noise, into exit code 2 for CI.
+//! `ringside compare A B`: two results documents side by side. Two documents are independent
+//! samples, and the machine itself may have moved between them (a cloud VM's speed drifts by
+//! ±25% for minutes), so every engine both measured at the same parameters is compared twice:
+//! - **absolutely**: its rounds in A against its rounds in B, per metric (`Comparison`'s two
+//!   samples: the median of all B/A ratios, an exact rank interval);
+//! - **relatively**: its ratio to its study's baseline, round by round within each document,
+//!   A's ratios against B's. The machine moves an engine and its baseline together, so this is
+//!   what the engine itself changed.
+//!
+//! Both use the three outcomes (different, equivalent, undecided) against the metric's margin,
+//! all comparisons one exploratory family. Where the baseline moved absolutely and an engine's
+//! ratio to it did not, the change is the machine's, and compare says so instead of calling the
+//! engine faster. Documents from different kernels or with different parameters are refused,
+//! because the comparison would then measure that difference rather than the change under
+//! test; `--force` compares them anyway, loudly. `--fail-if-slower PCT` turns a throughput
+//! decided slower by more than PCT into exit code 2 for CI.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -11,11 +21,13 @@ use std::process::ExitCode;
 use comfy_table::{presets, Table};
 use serde_json::Value;
 
+use crate::model::comparison::{decide, Comparison as Decided, Family, Metric};
+use crate::model::study::{op_noun, studies, EngineSummary, Study};
 use crate::report::load::load_document;
-use crate::report::numbers::{per_op, ratio};
-use crate::report::summary::{studies, EngineSummary, Study};
+use crate::report::numbers::per_op;
 use crate::row::Document;
-use crate::stats::Spread;
+use crate::stats::median;
+use crate::stats::rank::Outcome;
 
 /// Exit code when `--fail-if-slower` caught a regression (1 stays "could not compare").
 pub const EXIT_SLOWER: u8 = 2;
@@ -29,8 +41,7 @@ pub struct Comparison {
     pub new: PathBuf,
     /// Compare even when the kernels or the parameters differ (with a warning).
     pub force: bool,
-    /// Exit with `EXIT_SLOWER` when any throughput dropped by more than this percent, outside
-    /// noise.
+    /// Exit with `EXIT_SLOWER` when any throughput was decided slower by more than this percent.
     pub fail_if_slower: Option<f64>,
 }
 
@@ -43,38 +54,46 @@ pub struct Change {
     pub params: String,
     /// The metric with its unit, e.g. "MB/s" or "syscalls/write".
     pub metric: String,
-    pub base: Spread,
-    pub new: Spread,
-    /// True for throughput (higher is better); false for costs (lower is better).
-    pub is_throughput: bool,
+    /// The medians of the rounds in A and in B.
+    pub base: f64,
+    pub new: f64,
+    /// B over A, decided.
+    pub absolute: Decided,
+    /// B's ratio to its study's baseline over A's, decided; None for the baseline itself.
+    pub relative: Option<Decided>,
+    /// The study's baseline moved absolutely in this metric (the machine, or the baseline).
+    pub baseline_moved: bool,
 }
 
 impl Change {
     pub fn ratio(&self) -> f64 {
-        if self.base.median == 0.0 {
-            return f64::NAN;
+        self.absolute.ratio
+    }
+
+    /// The one-word reading of the change: the relative comparison's where there is one (what
+    /// the engine changed), the absolute one's for the baseline; "the machine" where the
+    /// baseline moved and the engine moved with it.
+    pub fn verdict(&self) -> String {
+        match &self.relative {
+            Some(relative) if relative.is_different() => relative.word().to_string(),
+            Some(_) if self.baseline_moved && self.absolute.is_different() => {
+                format!("{} with the machine", self.absolute.word())
+            }
+            Some(relative) => relative.word().to_string(),
+            None if self.absolute.is_different() && self.baseline_moved => {
+                format!("{} (the baseline: the machine?)", self.absolute.word())
+            }
+            None => self.absolute.word().to_string(),
         }
-        self.new.median / self.base.median
     }
 
-    pub fn within_noise(&self) -> bool {
-        self.base.overlaps(&self.new)
-    }
-
-    /// The one-word reading of the change.
-    pub fn verdict(&self) -> &'static str {
-        match (self.within_noise(), self.is_throughput, self.ratio() >= 1.0) {
-            (true, _, _) => "within noise",
-            (false, true, true) => "faster",
-            (false, true, false) => "slower",
-            (false, false, true) => "costlier",
-            (false, false, false) => "cheaper",
-        }
-    }
-
-    /// True when throughput dropped more than `percent`, outside the noise.
+    /// True when throughput was decided slower by more than `percent`: relative to the
+    /// baseline where there is one, else absolutely.
     pub fn slower_than(&self, percent: f64) -> bool {
-        self.is_throughput && !self.within_noise() && self.ratio() < 1.0 - percent / 100.0
+        let decided = self.relative.as_ref().unwrap_or(&self.absolute);
+        decided.metric == Metric::Throughput
+            && decided.is_different()
+            && decided.ratio < 1.0 - percent / 100.0
     }
 }
 
@@ -96,11 +115,13 @@ pub fn run(args: &Comparison) -> anyhow::Result<ExitCode> {
     };
     let slower: Vec<&Change> = changes.iter().filter(|c| c.slower_than(percent)).collect();
     for change in &slower {
+        let decided = change.relative.as_ref().unwrap_or(&change.absolute);
         eprintln!(
-            "ringside: {} {} is {:.0}% slower outside noise, more than --fail-if-slower {percent}%",
+            "ringside: {} {} is {:.0}% slower ({}), more than --fail-if-slower {percent}%",
             change.study,
             change.engine,
-            (1.0 - change.ratio()) * 100.0
+            (1.0 - decided.ratio) * 100.0,
+            decided.interval_text()
         );
     }
     Ok(if slower.is_empty() {
@@ -160,7 +181,7 @@ fn find<'a>(
         .find_map(|other| Some((other, other.engines.iter().find(|e| e.engine == engine)?)))
 }
 
-/// Every metric of every engine that both documents measured.
+/// Every metric of every engine that both documents measured, decided as one family.
 pub fn changes(base: &Document, new: &Document, force: bool) -> Vec<Change> {
     let (studies_base, studies_new) = (studies(&base.results), studies(&new.results));
     let mut changes = Vec::new();
@@ -171,40 +192,117 @@ pub fn changes(base: &Document, new: &Document, force: bool) -> Vec<Change> {
                     .then(|| find(&studies_new, study, &engine.engine, true))
                     .flatten()
             });
-            if let Some((_, other)) = matched {
-                changes.extend(metric_changes(study, engine, other));
+            if let Some((other_study, other)) = matched {
+                changes.extend(metric_changes(study, other_study, engine, other));
             }
         }
     }
+    decide_all(&mut changes);
     changes
 }
 
-fn metric_changes(study: &Study, base: &EngineSummary, new: &EngineSummary) -> Vec<Change> {
-    let noun = crate::report::summary::op_noun(&study.workload);
-    let mut pairs = vec![(study.unit(), base.throughput, new.throughput, true)];
-    if let (Some(a), Some(b)) = (base.syscalls_per_op, new.syscalls_per_op) {
-        pairs.push((format!("syscalls/{noun}"), a, b, false));
+/// Decides every absolute and relative comparison as one exploratory family, then notes where
+/// each study's baseline moved.
+fn decide_all(changes: &mut [Change]) {
+    let mut family: Vec<Decided> = Vec::new();
+    for change in changes.iter() {
+        family.push(change.absolute.clone());
+        family.extend(change.relative.clone());
     }
-    pairs.push((
-        format!("CPU µs/{noun}"),
-        base.cpu_us_per_op,
-        new.cpu_us_per_op,
-        false,
-    ));
-    if let (Some(a), Some(b)) = (base.p99_us, new.p99_us) {
-        pairs.push(("p99 µs".to_string(), a, b, false));
+    decide(&mut family, Family::Exploratory);
+    let mut decided = family.into_iter();
+    for change in changes.iter_mut() {
+        change.absolute = decided.next().expect("one decision each");
+        if change.relative.is_some() {
+            change.relative = decided.next();
+        }
     }
-    pairs
-        .into_iter()
-        .map(|(metric, a, b, is_throughput)| Change {
-            study: study.title.clone(),
-            engine: base.engine.clone(),
-            params: study.params_text(),
-            metric,
-            base: a,
-            new: b,
-            is_throughput,
+    for index in 0..changes.len() {
+        let (study, metric) = (&changes[index].study, &changes[index].metric);
+        let moved = changes.iter().any(|c| {
+            c.study == *study
+                && c.metric == *metric
+                && c.relative.is_none()
+                && c.absolute.is_different()
+        });
+        changes[index].baseline_moved = moved;
+    }
+}
+
+fn metric_changes(
+    study: &Study,
+    other_study: &Study,
+    base: &EngineSummary,
+    new: &EngineSummary,
+) -> Vec<Change> {
+    let noun = op_noun(&study.workload);
+    let baselines = (baseline(study), baseline(other_study));
+    Metric::ALL
+        .iter()
+        .filter_map(|&metric| {
+            let before = logs(base, metric);
+            let after = logs(new, metric);
+            if before.is_empty() || after.is_empty() {
+                return None;
+            }
+            let name = match metric {
+                Metric::Throughput => study.unit(),
+                Metric::SyscallsPerOp => format!("syscalls/{noun}"),
+                Metric::CpuPerOp => format!("CPU µs/{noun}"),
+                Metric::P99 => "p99 µs".to_string(),
+            };
+            let absolute =
+                Decided::two_samples(&base.engine, &base.engine, metric, &before, &after);
+            let relative = match baselines {
+                (Some(a), Some(b)) if a.engine != base.engine && a.engine == b.engine => {
+                    let (before, after) = (
+                        relative_logs(base, a, metric),
+                        relative_logs(new, b, metric),
+                    );
+                    (!before.is_empty() && !after.is_empty()).then(|| {
+                        Decided::two_samples(&base.engine, &a.engine, metric, &before, &after)
+                    })
+                }
+                _ => None,
+            };
+            Some(Change {
+                study: study.title.clone(),
+                engine: base.engine.clone(),
+                params: study.params_text(),
+                metric: name,
+                base: median(&before).exp(),
+                new: median(&after).exp(),
+                absolute,
+                relative,
+                baseline_moved: false,
+            })
         })
+        .collect()
+}
+
+/// The study's baseline: its first verified engine ringside measured.
+fn baseline(study: &Study) -> Option<&EngineSummary> {
+    study.measured().into_iter().find(|engine| engine.verified)
+}
+
+/// The log of each round's value of `metric`.
+fn logs(engine: &EngineSummary, metric: Metric) -> Vec<f64> {
+    (engine.rounds.iter())
+        .filter_map(|round| round.value(metric))
+        .filter(|value| *value > 0.0 && value.is_finite())
+        .map(f64::ln)
+        .collect()
+}
+
+/// The log of each round's ratio of `engine` to `baseline` in `metric`, paired by round.
+fn relative_logs(engine: &EngineSummary, baseline: &EngineSummary, metric: Metric) -> Vec<f64> {
+    (engine.rounds.iter())
+        .filter_map(|round| {
+            let other = baseline.rounds.iter().find(|r| r.run == round.run)?;
+            let (a, b) = (round.value(metric)?, other.value(metric)?);
+            (a > 0.0 && b > 0.0).then(|| (a / b).ln())
+        })
+        .filter(|value| value.is_finite())
         .collect()
 }
 
@@ -215,21 +313,26 @@ fn render(changes: &[Change]) -> String {
         "study",
         "engine",
         "metric",
-        "A median (min–max)",
-        "B median (min–max)",
+        "A",
+        "B",
         "B/A",
+        "÷ baseline, B/A",
         "verdict",
     ]);
-    let spread = |s: &Spread| format!("{} ({}–{})", per_op(s.median), per_op(s.min), per_op(s.max));
     for change in changes {
+        let relative = change
+            .relative
+            .as_ref()
+            .map_or("—".to_string(), Decided::ratio_text);
         table.add_row([
             change.study.clone(),
             change.engine.clone(),
             change.metric.clone(),
-            spread(&change.base),
-            spread(&change.new),
-            ratio(change.ratio()),
-            change.verdict().to_string(),
+            per_op(change.base),
+            per_op(change.new),
+            change.absolute.ratio_text(),
+            relative,
+            change.verdict(),
         ]);
     }
     let mut studies: Vec<String> = Vec::new();
@@ -239,13 +342,37 @@ fn render(changes: &[Change]) -> String {
             studies.push(line);
         }
     }
-    format!("{}\n{table}", studies.join("\n"))
+    let relative: Vec<&Decided> = changes.iter().filter_map(|c| c.relative.as_ref()).collect();
+    let different = relative
+        .iter()
+        .filter(|c| c.outcome == Outcome::Different)
+        .count();
+    let moved: Vec<&str> = (changes.iter())
+        .filter(|c| c.relative.is_none() && c.absolute.is_different())
+        .map(|c| c.study.as_str())
+        .collect();
+    let mut summary = format!(
+        "{different} of {} comparisons of an engine with its study's baseline differ between \
+         A and B (exploratory: false discovery rate 5%; margins: throughput and CPU 3%, \
+         syscalls 1%, p99 15%).",
+        relative.len()
+    );
+    if !moved.is_empty() {
+        let mut unique = moved.clone();
+        unique.dedup();
+        summary.push_str(&format!(
+            " The baseline itself moved in {}: a change every engine there shares is the \
+             machine's, not the engines'.",
+            unique.join(", ")
+        ));
+    }
+    format!("{}\n{table}\n{summary}", studies.join("\n"))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::summary::tests::row;
+    use crate::model::study::tests::row;
     use serde_json::json;
 
     fn document(kernel: &str, rows: Vec<crate::row::Row>) -> Document {
@@ -254,32 +381,49 @@ mod tests {
         document
     }
 
+    /// Eight rounds of blocking and uring-ring at `scale` × their MB/s (the machine), uring-ring
+    /// at `ring` × blocking.
+    fn rounds(scale: f64, ring: f64) -> Vec<crate::row::Row> {
+        (1..=8)
+            .flat_map(|run| {
+                let wobble = 1.0 + 0.01 * f64::from(run).sin();
+                [
+                    row("blocking", run, 1000.0 * scale * wobble, 1000),
+                    row("uring-ring", run, 1000.0 * scale * ring * wobble, 10),
+                ]
+            })
+            .collect()
+    }
+
     #[test]
-    fn overlapping_ranges_are_noise_and_separate_ones_have_a_direction() {
-        let base = document(
-            "6.1",
-            vec![
-                row("blocking", 1, 1000.0, 1000),
-                row("blocking", 2, 1100.0, 1000),
-            ],
-        );
-        let new = document(
-            "6.1",
-            vec![row("blocking", 1, 700.0, 10), row("blocking", 2, 800.0, 10)],
-        );
+    fn an_engine_that_changed_against_its_baseline_is_called_so() {
+        let base = document("6.1", rounds(1.0, 1.0));
+        let new = document("6.1", rounds(1.0, 0.7));
         assert!(comparability(&base, &new).is_empty());
         let changes = changes(&base, &new, false);
-        assert_eq!(changes[0].metric, "MB/s");
-        assert_eq!(changes[0].verdict(), "slower");
-        assert!(changes[0].slower_than(10.0));
-        assert!(!changes[0].slower_than(40.0));
-        assert_eq!(changes[1].verdict(), "cheaper");
-        assert_eq!(changes[2].verdict(), "within noise");
-        let same = document("6.1", vec![row("blocking", 1, 1050.0, 1000)]);
-        assert_eq!(
-            super::changes(&base, &same, false)[0].verdict(),
-            "within noise"
-        );
+        let ring = (changes.iter())
+            .find(|c| c.engine == "uring-ring" && c.metric == "MB/s")
+            .unwrap();
+        assert_eq!(ring.verdict(), "slower");
+        assert!(ring.slower_than(10.0) && !ring.slower_than(40.0));
+        let blocking = (changes.iter())
+            .find(|c| c.engine == "blocking" && c.metric == "MB/s")
+            .unwrap();
+        assert_eq!(blocking.verdict(), "equivalent");
+    }
+
+    #[test]
+    fn a_machine_that_moved_everything_is_named_not_the_engines() {
+        let base = document("6.1", rounds(1.0, 1.5));
+        let new = document("6.1", rounds(1.9, 1.5));
+        let changes = changes(&base, &new, false);
+        let ring = (changes.iter())
+            .find(|c| c.engine == "uring-ring" && c.metric == "MB/s")
+            .unwrap();
+        assert_eq!(ring.verdict(), "faster with the machine");
+        assert!(!ring.slower_than(1.0));
+        assert_eq!(ring.relative.as_ref().unwrap().word(), "equivalent");
+        assert!(render(&changes).contains("The baseline itself moved in fs-write"));
     }
 
     #[test]

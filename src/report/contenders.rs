@@ -4,8 +4,8 @@
 //! epoll at 1.32× its CPU per message"), so a reader sees how far the stack they run is from
 //! the API under it.
 
+use crate::model::study::{op_noun, runs_text, EngineSummary, Study};
 use crate::report::numbers::{per_op, range, ratio, throughput};
-use crate::report::summary::{op_noun, runs_text, EngineSummary, Study};
 use crate::report::table::Cells;
 
 /// The ringside engine a contender of `api` is compared with: the raw engine of that API.
@@ -184,8 +184,8 @@ fn verdict(study: &Study, contender: &EngineSummary) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::summary::studies;
-    use crate::report::summary::tests::row;
+    use crate::model::study::studies;
+    use crate::model::study::tests::row;
 
     #[test]
     fn a_contender_is_compared_with_the_raw_engine_of_its_api() {

@@ -5,73 +5,20 @@
 //! far its CPU per read sat above the NOP floor (`uring-nop`, io_uring's own cost).
 
 use plotters::prelude::*;
-use serde_json::Value;
 
-use crate::report::summary::{EngineSummary, Study, StudyKey};
+use crate::model::study::FLOOR;
+use crate::model::study::{EngineSummary, Study};
+use crate::model::sweep::{sweeps, Sweep, Swept};
 use crate::report::table::Cells;
-use crate::stats::{params_text, Spread};
+use crate::stats::Spread;
 
-/// The engine whose rows are the floor, not a contestant.
-pub const FLOOR: &str = "uring-nop";
-
-/// The read studies of one sweep, one per depth, ascending.
-pub struct DepthSweep<'a> {
-    pub title: String,
-    pub points: Vec<(u64, &'a Study)>,
-}
-
-impl DepthSweep<'_> {
-    /// Every engine of the sweep (controls included), in the order its studies first name them.
-    pub fn engines(&self) -> Vec<&str> {
-        let mut engines: Vec<&str> = Vec::new();
-        for (_, study) in &self.points {
-            for engine in &study.engines {
-                if !engines.contains(&engine.engine.as_str()) {
-                    engines.push(&engine.engine);
-                }
-            }
-        }
-        engines
-    }
-
-    /// `engine` at each depth it ran at.
-    pub fn runs_of<'s>(
-        &'s self,
-        engine: &'s str,
-    ) -> impl Iterator<Item = (u64, &'s EngineSummary)> {
-        self.points.iter().filter_map(move |(depth, study)| {
-            let summary = study.engines.iter().find(|e| e.engine == engine)?;
-            Some((*depth, summary))
-        })
-    }
-}
+/// The read studies that differ only in depth, one per depth, ascending.
+pub type DepthSweep<'a> = Sweep<'a>;
 
 /// The sweeps among `studies`: `fs-read` studies whose parameters differ only in `depth`,
 /// with more than one depth.
 pub fn depth_sweeps(studies: &[Study]) -> Vec<DepthSweep<'_>> {
-    let mut groups: Vec<(StudyKey, Vec<(u64, &Study)>)> = Vec::new();
-    for study in studies.iter().filter(|study| study.workload == "fs-read") {
-        let mut shared = study.params.clone();
-        shared.remove("depth");
-        let depth = study.params.get("depth").and_then(Value::as_u64);
-        let point = (depth.unwrap_or(1), study);
-        let key = (study.workload.clone(), shared);
-        match groups.iter_mut().find(|(known, _)| *known == key) {
-            Some((_, points)) => points.push(point),
-            None => groups.push((key, vec![point])),
-        }
-    }
-    groups
-        .into_iter()
-        .filter_map(|((workload, shared), mut points)| {
-            points.sort_by_key(|(depth, _)| *depth);
-            points.dedup_by_key(|(depth, _)| *depth);
-            (points.len() > 1).then(|| DepthSweep {
-                title: format!("{workload} ({})", params_text(&shared)),
-                points,
-            })
-        })
-        .collect()
+    sweeps(studies, Swept::Depth)
 }
 
 fn per_read(amount: Option<f64>, summary: &EngineSummary) -> Option<f64> {
@@ -268,10 +215,11 @@ fn depth_chart(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::summary::studies;
-    use crate::report::summary::tests::row as summary_row;
+    use crate::model::study::studies;
+    use crate::model::study::tests::row as summary_row;
     use crate::row::Row;
     use serde_json::Map;
+    use serde_json::Value;
 
     fn row(engine: &str, depth: u64, ops_per_sec: f64, ctx_switches: u64) -> Row {
         let mut params = Map::new();

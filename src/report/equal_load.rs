@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use crate::report::summary::op_noun;
+use crate::model::study::op_noun;
 use crate::row::{Row, P99_BOUND_PARAM};
 use crate::stats::{median, Spread};
 
@@ -275,12 +275,6 @@ pub fn matching<'a>(
             && Some(load.connections) == connections
             && payload_bytes.is_none_or(|bytes| load.payload_bytes == bytes)
     })
-}
-
-/// Whether `row` belongs to an equal-load comparison rather than a closed-loop study (its
-/// open-loop points, or a sweep's closed-loop probes).
-pub fn is_equal_load_row(row: &Row) -> bool {
-    row.offered_rate.is_some() || row.params.contains_key(crate::row::SWEEP_PARAM)
 }
 
 #[cfg(test)]

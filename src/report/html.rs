@@ -3,6 +3,7 @@
 //! its charts, and the probe's environment at the end, so the file can be mailed or attached to
 //! an issue as is.
 
+use crate::model::study::Study;
 use crate::report::answer::{answer, Answer};
 use crate::report::answer_chart::answer_chart;
 use crate::report::chart::{
@@ -13,7 +14,6 @@ use crate::report::contenders::{contender_cells, contender_verdicts};
 use crate::report::depths::{depth_cells, depth_charts, depth_sweeps, depth_verdicts};
 use crate::report::environment::{facts, warnings};
 use crate::report::equal_load::equal_loads;
-use crate::report::summary::Study;
 use crate::report::table::{cells, equal_load_cells, sweep_cells, Cells};
 use crate::report::threads::{size_sweeps, size_verdicts, thread_sweeps, work_sweeps};
 use crate::report::verdict::verdict;
@@ -103,19 +103,12 @@ pub fn render_html(document: &Document, studies: &[Study]) -> anyhow::Result<Str
     Ok(page)
 }
 
-/// The first screen: the machine, one chart per study, then the sentences.
+/// The first screen: the machine, the answer's sentences, then one chart per study.
 fn answer_section(answer: &Answer, studies: &[Study]) -> anyhow::Result<String> {
     let mut text = format!(
-        "<section class=\"answer\">\n<h2>The answer on this machine</h2>\n<p>{}.</p>\n\
-         <div class=\"charts\">\n",
+        "<section class=\"answer\">\n<h2>The answer on this machine</h2>\n<p>{}.</p>\n<ul>\n",
         escape(&answer.machine)
     );
-    for study in studies {
-        if let Some(svg) = answer_chart(study)? {
-            text.push_str(&format!("<figure>{svg}</figure>\n"));
-        }
-    }
-    text.push_str("</div>\n<ul>\n");
     for (title, finding) in &answer.studies {
         text.push_str(&format!(
             "<li><b>{}</b>: {}</li>\n",
@@ -134,7 +127,13 @@ fn answer_section(answer: &Answer, studies: &[Study]) -> anyhow::Result<String> 
         }
         text.push_str("</ul>\n");
     }
-    text.push_str("</section>\n");
+    text.push_str("<div class=\"charts\">\n");
+    for study in studies {
+        if let Some(svg) = answer_chart(study, answer.winner(&study.title))? {
+            text.push_str(&format!("<figure>{svg}</figure>\n"));
+        }
+    }
+    text.push_str("</div>\n</section>\n");
     Ok(text)
 }
 

@@ -18,7 +18,8 @@ use anyhow::Context;
 use serde_json::{Map, Value};
 
 use super::load::load_document;
-use crate::output::{emit, Format};
+use crate::output::{emit, write_text, Format};
+use crate::row::SyscallSource;
 use crate::row::{Document, Row};
 use crate::stats::histogram;
 
@@ -32,6 +33,8 @@ pub struct Merge {
     pub inputs: Vec<PathBuf>,
     pub format: Format,
     pub output: Option<PathBuf>,
+    /// The report in Markdown instead of `format` (`-o FILE.md`).
+    pub markdown: bool,
 }
 
 pub fn run(merge: &Merge) -> anyhow::Result<ExitCode> {
@@ -48,7 +51,13 @@ pub fn run(merge: &Merge) -> anyhow::Result<ExitCode> {
             document.command
         ));
     }
-    emit(&merged, merge.format, merge.output.as_deref())?;
+    if merge.markdown {
+        let studies = crate::model::study::studies(&merged.results);
+        let text = super::markdown::render_markdown(&merged, &studies);
+        write_text(&text, merge.output.as_deref())?;
+    } else {
+        emit(&merged, merge.format, merge.output.as_deref())?;
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -96,7 +105,7 @@ pub fn merge_rows(parts: &[&Row]) -> anyhow::Result<Row> {
         bytes: parts.iter().map(|r| r.bytes).sum(),
         ops_per_sec: parts.iter().map(|r| r.ops_per_sec).sum(),
         bytes_per_sec: parts.iter().map(|r| r.bytes_per_sec).sum(),
-        syscalls_source: "none".into(),
+        syscalls_source: SyscallSource::Unmeasured,
         verified: parts.iter().all(|r| r.verified),
         errors: parts.iter().map(|r| r.errors).sum(),
         ops_per_sec_target: sum_some(parts, |r| r.ops_per_sec_target),
@@ -256,12 +265,12 @@ fn take_server_costs(row: &mut Row, parts: &[&Row]) {
     let Some((index, part)) = parts
         .iter()
         .enumerate()
-        .find(|(_, r)| r.syscalls_source != "none")
+        .find(|(_, r)| r.syscalls_source.counted())
     else {
         return;
     };
     row.syscalls = part.syscalls;
-    row.syscalls_source = part.syscalls_source.clone();
+    row.syscalls_source = part.syscalls_source;
     row.cpu_user_s = part.cpu_user_s;
     row.cpu_sys_s = part.cpu_sys_s;
     row.server_cpu_s = part.server_cpu_s;
@@ -297,7 +306,7 @@ mod tests {
             ops: latencies_us.count() as u64,
             ops_per_sec: 100.0,
             verified: true,
-            syscalls_source: "none".into(),
+            syscalls_source: SyscallSource::Unmeasured,
             window_start_unix_s: Some(start),
             window_end_unix_s: Some(start + 10.0),
             ..Row::default()

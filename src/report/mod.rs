@@ -14,15 +14,14 @@ pub mod environment;
 pub mod equal_load;
 pub mod features;
 pub mod html;
-pub mod ladder;
 pub mod load;
 pub mod markdown;
 pub mod merge;
 pub mod numbers;
-pub mod summary;
 pub mod table;
 pub mod threads;
 pub mod verdict;
+pub mod verdicts;
 pub mod work;
 
 use std::path::{Path, PathBuf};
@@ -41,20 +40,55 @@ pub fn run(input: &Path, out: Option<&Path>) -> anyhow::Result<ExitCode> {
         .parent()
         .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
     let out = out.map_or(beside, Path::to_path_buf);
+    let replaced = REPORT_FILES.iter().any(|name| out.join(name).exists());
     let written = write_reports(&document, &out)?;
-    for path in written {
+    for path in &written {
         println!("{}", path.display());
     }
+    eprintln!(
+        "ringside report: wrote {} and {} from {}{}",
+        written[0].display(),
+        written[1].display(),
+        file.display(),
+        if replaced {
+            ", replacing the reports that were there (--out DIR writes elsewhere)"
+        } else {
+            ""
+        }
+    );
     Ok(ExitCode::SUCCESS)
+}
+
+/// The reports `write_reports` writes in a directory.
+const REPORT_FILES: [&str; 2] = ["report.md", "report.html"];
+
+/// Prints the verdict table of the document at `input` (`verdicts`), as JSON or CSV.
+pub fn print_verdicts(input: &Path, csv: bool) -> anyhow::Result<ExitCode> {
+    let document = load::load_document(input)?;
+    let studies = crate::model::study::studies(&document.results);
+    let rows = verdicts::verdict_rows(&studies);
+    let text = match csv {
+        true => verdicts::csv(&rows)?,
+        false => serde_json::to_string_pretty(&rows)? + "\n",
+    };
+    crate::output::write_text(&text, None)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What a study prints in the terminal for its rows: the report's own sections (each study's
+/// table and verdict, equal load, the sweeps), drawn to fit `markdown::TERMINAL_COLUMNS`.
+pub fn terminal_text(rows: &[crate::row::Row]) -> String {
+    let document = Document::new(serde_json::Value::Null, rows.to_vec());
+    let studies = crate::model::study::studies(&document.results);
+    markdown::sections(&document, &studies, markdown::Style::Terminal)
 }
 
 /// Writes `report.md` and `report.html` for `document` into `dir`; returns their paths.
 pub fn write_reports(document: &Document, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir)
         .with_context(|| format!("cannot create the report directory {}", dir.display()))?;
-    let studies = summary::studies(&document.results);
-    let markdown = dir.join("report.md");
-    let html = dir.join("report.html");
+    let studies = crate::model::study::studies(&document.results);
+    let [markdown, html] = REPORT_FILES.map(|name| dir.join(name));
     std::fs::write(&markdown, markdown::render_markdown(document, &studies))
         .with_context(|| format!("cannot write {}", markdown.display()))?;
     std::fs::write(&html, html::render_html(document, &studies)?)

@@ -2,10 +2,11 @@
 //! same numbers: engines as rows (controls marked), the headline's median and min–max, the
 //! ladder's step over the engine each extends (named in the cell), syscalls and CPU per operation, and latency when measured.
 
-use crate::report::ladder::{step_of, steps};
+use crate::model::ladder::{step_of, steps};
+use crate::model::study::{op_noun, EngineSummary, Study};
 use crate::report::numbers::{per_op, range, ratio, throughput};
-use crate::report::summary::{op_noun, EngineSummary, Study};
-use crate::report::threads::{Swept, ThreadSweep};
+use crate::report::threads::{Sweep, Swept};
+use crate::stats::rank::Outcome;
 
 /// A header and one line of cells per engine.
 pub struct Cells {
@@ -13,16 +14,66 @@ pub struct Cells {
     pub lines: Vec<Vec<String>>,
 }
 
+/// How a table marks a comparison's outcome: ★ a decided difference, = equivalent within the
+/// margin, ~ undecided (benchstat's mark for "no significant change").
+pub fn mark(outcome: Outcome) -> &'static str {
+    match outcome {
+        Outcome::Different => "★",
+        Outcome::Equivalent => "=",
+        Outcome::Undecided => "~",
+    }
+}
+
+/// A unit as a table header says it ("msg/s" for "messages/s").
+fn short_unit(unit: &str) -> String {
+    unit.replace("messages/s", "msg/s")
+        .replace("requests/s", "req/s")
+}
+
+/// An operation's noun as a table header says it.
+fn short_noun(noun: &str) -> &str {
+    match noun {
+        "message" => "msg",
+        "request" => "req",
+        other => other,
+    }
+}
+
+/// The legend under a table with marked comparisons.
+pub const MARKS_LEGEND: &str = "★ a decided difference, = equivalent within the margin, ~ \
+     undecided; comparisons paired round by round, exploratory (false discovery rate 5%).";
+
+impl Cells {
+    /// The table without the columns headed `headers`.
+    pub fn drop_columns(&mut self, headers: &[&str]) {
+        let keep: Vec<bool> = (self.header.iter())
+            .map(|header| !headers.contains(&header.as_str()))
+            .collect();
+        let filter = |cells: &mut Vec<String>| {
+            let mut index = 0;
+            cells.retain(|_| {
+                index += 1;
+                keep.get(index - 1).copied().unwrap_or(true)
+            });
+        };
+        filter(&mut self.header);
+        self.lines.iter_mut().for_each(filter);
+    }
+}
+
 pub fn cells(study: &Study) -> Cells {
     let unit = study.unit();
     let noun = op_noun(&study.workload);
+    // Short headers, so the table fits a terminal of 100 columns (`markdown::TERMINAL_COLUMNS`).
+    let unit = short_unit(&unit);
+    let noun = short_noun(noun);
     let mut header = vec![
         "engine".to_string(),
-        "runs".to_string(),
+        "rounds".to_string(),
         format!("{unit} median"),
-        format!("{unit} min–max"),
-        "× its parent".to_string(),
-        format!("syscalls/{noun}"),
+        "min–max".to_string(),
+        "× parent".to_string(),
+        format!("sys/{noun}"),
         format!("CPU µs/{noun}"),
     ];
     if study.has_latency() {
@@ -36,11 +87,13 @@ pub fn cells(study: &Study) -> Cells {
         .map(|engine| {
             let step = match step_of(&steps, &engine.engine) {
                 None => "—".to_string(),
-                Some(Ok(rung)) => {
-                    let noise = if rung.within_noise() { " (noise)" } else { "" };
-                    format!("{} {}{noise}", ratio(rung.ratio), rung.parent)
-                }
-                Some(Err(none)) => format!("none: {} {}", none.parent, none.why),
+                Some(Ok(rung)) => format!(
+                    "{} {} {}",
+                    ratio(rung.ratio()),
+                    mark(rung.comparison.outcome),
+                    rung.parent_label()
+                ),
+                Some(Err(none)) => format!("— ({} {})", none.parent, none.why),
             };
             line(study, engine, step)
         })
@@ -88,7 +141,7 @@ fn line(study: &Study, engine: &EngineSummary, step: String) -> Vec<String> {
 
 /// A server-thread sweep's cells: per engine and count, the headline's median and min–max,
 /// × the engine's own first count, CPU per operation, and the CPUs the load shared.
-pub fn sweep_cells(sweep: &ThreadSweep) -> Cells {
+pub fn sweep_cells(sweep: &Sweep) -> Cells {
     let (_, first) = sweep.points[0];
     let (unit, noun) = (sweep.unit(), op_noun(&first.workload));
     let header = vec![
@@ -100,6 +153,7 @@ pub fn sweep_cells(sweep: &ThreadSweep) -> Cells {
             Swept::ServerThreads => "× its fewest threads".to_string(),
             Swept::Size => "× its smallest size".to_string(),
             Swept::Work => "× its least work".to_string(),
+            Swept::Depth => "× its lowest depth".to_string(),
         },
         format!("CPU µs/{noun}"),
         "CPUs shared with the load".to_string(),

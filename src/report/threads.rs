@@ -1,106 +1,12 @@
-//! Sweeps: the studies of one workload that differ only in one thing, joined so the report can
-//! show each engine's figures against it. Server threads (`echo --server-threads 1,2,4`): the
-//! event loops and the CPUs that loops and load took; sizes (`echo --payload 64,16k`, `http
-//! --body-size 64,16k`): the message or body size, where bundles, incremental buffers and
-//! SEND_ZC start to pay or cost; work (`echo --work 0us,2us,10us`): the server's CPU per
-//! request, how much of an engine's advantage is left when the application works (`work.rs`).
-
-use serde_json::Value;
+//! The network sweeps' sections (`model::sweep`): server threads, sizes (where bundles,
+//! incremental buffers and SEND_ZC start to pay or cost) and work (how much of an engine's
+//! advantage is left when the application works: `work.rs`).
 
 use crate::engines::parent_name;
-use crate::report::summary::{EngineSummary, Study, StudyKey};
-use crate::stats::params_text;
+use crate::model::study::Study;
+use crate::model::sweep::sweeps;
+pub use crate::model::sweep::{work_text, Sweep, Swept};
 use crate::units::format_size;
-
-/// What a sweep's studies differ in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Swept {
-    ServerThreads,
-    /// The echo payload or the HTTP body, in bytes.
-    Size,
-    /// The server's work per request (`--work`), in ns.
-    Work,
-}
-
-/// The parameters a size sweep's studies differ in.
-const SIZE_PARAMS: [&str; 3] = ["payload_bytes", "body_size", "body_bytes"];
-
-/// The parameter a work sweep's studies differ in.
-const WORK_PARAMS: [&str; 1] = ["work_ns"];
-
-/// The parameters a thread sweep's studies may differ in: the loops, and the CPUs split for
-/// them.
-const SWEPT_PARAMS: [&str; 7] = [
-    "server_threads",
-    "server_cpus",
-    "server_cpu",
-    "client_cpu",
-    "client_cpus",
-    "client_threads",
-    "cpus_shared",
-];
-
-/// The studies of one sweep, one per server-thread count (or size), ascending.
-pub struct ThreadSweep<'a> {
-    /// The workload and the parameters its studies share.
-    pub title: String,
-    pub swept: Swept,
-    pub points: Vec<(u64, &'a Study)>,
-}
-
-impl ThreadSweep<'_> {
-    /// The engines (controls left out) in the order the sweep's studies first name them.
-    pub fn engines(&self) -> Vec<&str> {
-        let mut engines: Vec<&str> = Vec::new();
-        for (_, study) in &self.points {
-            for engine in study.measured() {
-                if !engines.contains(&engine.engine.as_str()) {
-                    engines.push(&engine.engine);
-                }
-            }
-        }
-        engines
-    }
-
-    /// `engine`'s runs at each server-thread count (or size) it ran at.
-    pub fn runs_of<'s>(
-        &'s self,
-        engine: &'s str,
-    ) -> impl Iterator<Item = (u64, &'s EngineSummary)> {
-        self.points.iter().filter_map(move |(threads, study)| {
-            let summary = study.engines.iter().find(|e| e.engine == engine)?;
-            Some((*threads, summary))
-        })
-    }
-
-    /// The CPUs the load shared with the server at `threads` loops, when it did.
-    pub fn shared_cpus(&self, threads: u64) -> Option<&str> {
-        let (_, study) = self.points.iter().find(|(count, _)| *count == threads)?;
-        study.params.get("cpus_shared").and_then(Value::as_str)
-    }
-
-    /// What the sweep is against, as its section's title says it.
-    pub fn noun(&self) -> &'static str {
-        match self.swept {
-            Swept::ServerThreads => "server threads",
-            Swept::Size => "size",
-            Swept::Work => "work per request",
-        }
-    }
-
-    /// A point's swept value as its table shows it.
-    pub fn point_text(&self, at: u64) -> String {
-        match self.swept {
-            Swept::ServerThreads => at.to_string(),
-            Swept::Size => format_size(at),
-            Swept::Work => work_text(at),
-        }
-    }
-
-    pub fn unit(&self) -> String {
-        self.points[0].1.unit()
-    }
-}
 
 /// A rung's CPU per op against the rung before it, as a share: below this it pays, above
 /// its inverse it costs, when the runs' ranges do not overlap either.
@@ -109,7 +15,7 @@ const PAYS_BELOW: f64 = 0.95;
 /// Where each engine of a size sweep pays and where it costs against the engine it extends
 /// (its parent in the table, when it ran in the sweep): server CPU per op at each size, a
 /// difference counted only when the two engines' run ranges do not overlap.
-pub fn size_verdicts(sweep: &ThreadSweep) -> Vec<String> {
+pub fn size_verdicts(sweep: &Sweep) -> Vec<String> {
     if sweep.swept != Swept::Size {
         return Vec::new();
     }
@@ -160,84 +66,30 @@ pub fn size_verdicts(sweep: &ThreadSweep) -> Vec<String> {
 
 /// The sweeps among `studies`: groups of studies of one workload whose parameters differ
 /// only in `SWEPT_PARAMS`, with more than one server-thread count.
-pub fn thread_sweeps(studies: &[Study]) -> Vec<ThreadSweep<'_>> {
+pub fn thread_sweeps(studies: &[Study]) -> Vec<Sweep<'_>> {
     sweeps(studies, Swept::ServerThreads)
 }
 
 /// The size sweeps among `studies`: groups of one workload's studies that differ only in the
 /// echo payload or HTTP body size, with more than one size.
-pub fn size_sweeps(studies: &[Study]) -> Vec<ThreadSweep<'_>> {
+pub fn size_sweeps(studies: &[Study]) -> Vec<Sweep<'_>> {
     sweeps(studies, Swept::Size)
 }
 
 /// The work sweeps among `studies`: groups of one workload's studies that differ only in the
 /// server's `--work`, with more than one work time.
-pub fn work_sweeps(studies: &[Study]) -> Vec<ThreadSweep<'_>> {
+pub fn work_sweeps(studies: &[Study]) -> Vec<Sweep<'_>> {
     sweeps(studies, Swept::Work)
-}
-
-/// `no work`, `2 µs`: a work time in ns as tables and verdicts say it.
-pub fn work_text(ns: u64) -> String {
-    match ns {
-        0 => "no work".to_string(),
-        _ => format!("{} µs", ns as f64 / 1e3),
-    }
-}
-
-/// Where a study sits on a sweep's axis, if it does.
-type PointOf = fn(&Study) -> Option<u64>;
-
-fn sweeps(studies: &[Study], swept: Swept) -> Vec<ThreadSweep<'_>> {
-    let (params, x): (&[&str], PointOf) = match swept {
-        Swept::ServerThreads => (&SWEPT_PARAMS, |study| {
-            Some(
-                study
-                    .params
-                    .get("server_threads")
-                    .and_then(Value::as_u64)
-                    .unwrap_or(1),
-            )
-        }),
-        Swept::Size => (&SIZE_PARAMS, |study| {
-            let bytes = |key: &str| study.params.get(key).and_then(Value::as_u64);
-            bytes("payload_bytes").or_else(|| bytes("body_bytes"))
-        }),
-        Swept::Work => (&WORK_PARAMS, |study| {
-            study.params.get("work_ns").and_then(Value::as_u64)
-        }),
-    };
-    let mut groups: Vec<(StudyKey, Vec<(u64, &Study)>)> = Vec::new();
-    for study in studies.iter().filter(|study| !study.measured().is_empty()) {
-        let Some(at) = x(study) else { continue };
-        let mut shared = study.params.clone();
-        shared.retain(|key, _| !params.contains(&key.as_str()));
-        let key = (study.workload.clone(), shared);
-        match groups.iter_mut().find(|(known, _)| *known == key) {
-            Some((_, points)) => points.push((at, study)),
-            None => groups.push((key, vec![(at, study)])),
-        }
-    }
-    groups
-        .into_iter()
-        .filter_map(|((workload, shared), mut points)| {
-            points.sort_by_key(|(at, _)| *at);
-            points.dedup_by_key(|(at, _)| *at);
-            (points.len() > 1).then(|| ThreadSweep {
-                title: format!("{workload} ({})", params_text(&shared)),
-                swept,
-                points,
-            })
-        })
-        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::summary::studies;
-    use crate::report::summary::tests::row as summary_row;
+    use crate::model::study::studies;
+    use crate::model::study::tests::row as summary_row;
     use crate::row::Row;
     use serde_json::Map;
+    use serde_json::Value;
 
     fn row(engine: &str, threads: u64, connections: u64, ops_per_sec: f64) -> Row {
         let mut params = Map::new();

@@ -1,12 +1,15 @@
 //! The sentence under each table: what the measurements say, computed from them. The first
 //! engine of a study is its baseline (the table order puts blocking or epoll first); the verdict
-//! names the fastest engine, how much more it moved than the baseline, whether the run ranges
-//! overlap (then the difference is within noise), and what it paid in syscalls and CPU; then
-//! why, when the kernel's counters show a reason (`causes`).
+//! names the fastest engine, how much more it moved than the baseline with its interval and
+//! decision (paired round by round, the table's comparisons one exploratory family:
+//! `model::comparison`), and what it paid in syscalls and CPU; then why, when the kernel's
+//! counters show a reason (`causes`).
 
+use crate::model::comparison::{table_comparisons, Comparison, Metric};
+use crate::model::drift::drift;
+use crate::model::study::{op_noun, runs_text, EngineSummary, Study};
 use crate::report::causes::{client_saturation, first_cause, kernel_causes, Direction, Subject};
 use crate::report::numbers::{per_op, ratio, throughput};
-use crate::report::summary::{op_noun, runs_text, EngineSummary, Study};
 
 /// Most losing engines whose reason a verdict names (the table has the rest).
 const LOSERS_EXPLAINED: usize = 3;
@@ -37,16 +40,23 @@ pub fn verdict(study: &Study) -> String {
         ),
         [baseline, rest @ ..] => {
             let best = fastest(rest);
+            let decided = decided_over_baseline(study);
+            let over = (decided.iter())
+                .find(|c| c.subject == best.engine && c.reference == baseline.engine);
             if best.throughput.median > baseline.throughput.median {
-                comparison(study, &best.engine, best, baseline)
+                comparison(study, &best.engine, best, baseline, over)
             } else {
                 let lead = format!("No engine beat {}: it", baseline.engine);
-                comparison(study, &lead, baseline, best)
+                comparison(study, &lead, baseline, best, over)
             }
         }
     };
     let mut text = main;
     for sentence in why(study, &measured) {
+        text.push(' ');
+        text.push_str(&sentence);
+    }
+    if let Some(sentence) = drift_sentence(study) {
         text.push(' ');
         text.push_str(&sentence);
     }
@@ -70,6 +80,19 @@ pub fn verdict(study: &Study) -> String {
         Some(controls) => format!("{text} {controls}"),
         None => text,
     }
+}
+
+/// "blocking's MB/s moved during the study, …": the baseline's own figure jumped or trended
+/// (`model::drift`), said beside the verdict.
+pub fn drift_sentence(study: &Study) -> Option<String> {
+    let baseline = study
+        .measured()
+        .into_iter()
+        .find(|engine| engine.verified)?;
+    let moved = drift(baseline, Metric::Throughput)?;
+    let unit = study.unit();
+    let text = moved.text(&unit, |value| throughput(study.headline, value));
+    Some(format!("Drift: {text}."))
 }
 
 /// The measured reasons, where some stand out: a saturated client first (it bounds every
@@ -101,9 +124,12 @@ fn why(study: &Study, measured: &[&EngineSummary]) -> Vec<String> {
             sentences.push(format!("Why: {}: {}.", best.engine, helped.join("; ")));
         }
     }
+    let decided = decided_over_baseline(study);
     let lost = rest
         .iter()
-        .filter(|engine| engine.throughput.max < baseline.throughput.min)
+        .filter(|engine| {
+            (decided.iter()).any(|c| c.subject == engine.engine && c.is_different() && !c.better())
+        })
         .filter_map(|engine| {
             let cause = first_cause(&subject(engine), Direction::Hurts)?;
             Some(format!(
@@ -124,22 +150,49 @@ fn fastest<'a>(engines: &[&'a EngineSummary]) -> &'a EngineSummary {
         .expect("at least one engine")
 }
 
-/// "`subject` reached R× the unit of `other` (a vs b unit, median of N runs) with ...".
-fn comparison(study: &Study, subject: &str, one: &EngineSummary, other: &EngineSummary) -> String {
+/// The table's comparisons of its engines' headline against the baseline's, decided as one
+/// exploratory family with the table's rungs.
+pub fn decided_over_baseline(study: &Study) -> Vec<Comparison> {
+    table_comparisons(study, Metric::Throughput)
+}
+
+/// "`subject` reached R× [low–high], N rounds the unit of `other` (a vs b unit, faster) with
+/// ...": `decided` is the comparison of the faster engine over the slower, when the baseline is
+/// one of them (it always is: the winner over the baseline, or the baseline over the closest).
+fn comparison(
+    study: &Study,
+    subject: &str,
+    one: &EngineSummary,
+    other: &EngineSummary,
+    decided: Option<&Comparison>,
+) -> String {
     let unit = study.unit();
     let noun = op_noun(&study.workload);
-    let noise = if one.throughput.overlaps(&other.throughput) {
-        "; within noise: the run ranges overlap"
-    } else {
-        ""
+    let ratio_of_medians = ratio(one.throughput.median / other.throughput.median);
+    let (figure, how) = match decided {
+        // The comparison is always the engine over the baseline; turned round when the baseline
+        // won, so the sentence reads baseline over engine.
+        Some(c) => {
+            let c = if c.subject == one.engine {
+                c.clone()
+            } else {
+                c.inverse()
+            };
+            (
+                ratio(c.ratio),
+                format!("{}: {}", c.interval_text(), c.word()),
+            )
+        }
+        None => (
+            ratio_of_medians,
+            format!("median of {}", runs_text(one.runs.max(other.runs))),
+        ),
     };
     let mut text = format!(
-        "{subject} reached {} the {unit} of {} ({} vs {} {unit}, median of {}{noise})",
-        ratio(one.throughput.median / other.throughput.median),
+        "{subject} reached {figure} the {unit} of {} ({how}; {} vs {} {unit})",
         other.engine,
         throughput(study.headline, one.throughput.median),
         throughput(study.headline, other.throughput.median),
-        runs_text(one.runs.max(other.runs)),
     );
     if let (Some(a), Some(b)) = (&one.syscalls_per_op, &other.syscalls_per_op) {
         let syscalls = format!(
@@ -203,53 +256,65 @@ fn control_sentence(study: &Study) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::summary::studies;
-    use crate::report::summary::tests::row;
+    use crate::model::study::studies;
+    use crate::model::study::tests::{paired_rows, row};
     use serde_json::Value;
 
     #[test]
-    fn the_winner_is_named_with_its_ratio_syscalls_and_cpu() {
-        let rows = vec![
-            row("blocking", 1, 1000.0, 1000),
-            row("uring-sqpoll", 1, 1210.0, 10),
-            row("blocking", 2, 1000.0, 1000),
-            row("uring-sqpoll", 2, 1210.0, 10),
-        ];
+    fn the_winner_is_named_with_its_interval_syscalls_and_cpu() {
+        let rows = paired_rows(
+            &[("blocking", 1000.0, 1000), ("uring-sqpoll", 1210.0, 10)],
+            8,
+        );
         let text = verdict(&studies(&rows)[0]);
-        assert_eq!(
-            text,
-            "uring-sqpoll reached 1.21× the MB/s of blocking (1210 vs 1000 MB/s, median of 2 \
-             runs) with 0.010 syscalls per write vs 1.0, 1.0 vs 1.0 µs of CPU per write."
+        assert!(
+            text.starts_with("uring-sqpoll reached 1.21× the MB/s of blocking (["),
+            "{text}"
+        );
+        assert!(
+            text.contains("], 8 rounds: faster; ")
+                && text.ends_with(
+                    "MB/s) with 0.010 syscalls per write vs 1.0, 1.0 vs 1.0 µs of CPU per write."
+                ),
+            "{text}"
         );
     }
 
     #[test]
-    fn overlapping_runs_are_called_noise() {
-        let rows = vec![
-            row("blocking", 1, 900.0, 1000),
-            row("uring-ring", 1, 1000.0, 10),
-            row("blocking", 2, 1100.0, 1000),
-            row("uring-ring", 2, 1050.0, 10),
-        ];
+    fn a_difference_inside_the_margin_is_not_called_faster() {
+        let rows = paired_rows(
+            &[("blocking", 1000.0, 1000), ("uring-ring", 1010.0, 10)],
+            12,
+        );
         let text = verdict(&studies(&rows)[0]);
         assert!(
-            text.starts_with("uring-ring reached 1.02× the MB/s of blocking"),
+            text.starts_with("uring-ring reached 1.01× the MB/s of blocking (["),
             "{text}"
         );
-        assert!(text.contains("within noise"), "{text}");
+        assert!(text.contains("12 rounds: equivalent"), "{text}");
+        // Two rounds decide nothing, however far apart.
+        let rows = paired_rows(&[("blocking", 1000.0, 1000), ("uring-ring", 2000.0, 10)], 2);
+        let text = verdict(&studies(&rows)[0]);
+        assert!(
+            text.contains("(no interval, 2 rounds: undecided;"),
+            "{text}"
+        );
     }
 
     #[test]
     fn a_baseline_that_wins_is_said_to_win() {
-        let rows = vec![
-            row("blocking", 1, 1000.0, 1000),
-            row("uring-single", 1, 100.0, 1000),
-        ];
+        let rows = paired_rows(
+            &[("blocking", 1000.0, 1000), ("uring-single", 100.0, 1000)],
+            8,
+        );
         let text = verdict(&studies(&rows)[0]);
         assert!(
-            text.starts_with("No engine beat blocking: it reached 10.00× the MB/s of uring-single"),
+            text.starts_with(
+                "No engine beat blocking: it reached 10.00× the MB/s of uring-single (["
+            ),
             "{text}"
         );
+        assert!(text.contains("8 rounds: faster;"), "{text}");
     }
 
     #[test]
@@ -263,7 +328,7 @@ mod tests {
         ];
         let text = verdict(&studies(&rows)[0]);
         assert!(
-            text.starts_with("No engine beat epoll: it reached 1.50× the MB/s of uring"),
+            text.starts_with("No engine beat epoll: it reached 1.50× the MB/s of uring (no"),
             "{text}"
         );
         assert!(
@@ -298,7 +363,7 @@ mod tests {
     fn controls_get_their_own_sentence_and_a_lone_engine_is_reported_alone() {
         let mut control = row("fio psync", 1, 500.0, 0);
         control.params.insert("control".into(), Value::Bool(true));
-        control.syscalls_source = "none".into();
+        control.syscalls_source = crate::row::SyscallSource::Unmeasured;
         let text = verdict(&studies(&[row("blocking", 1, 1000.0, 1000), control])[0]);
         assert_eq!(
             text,

@@ -4,14 +4,14 @@
 //! application spends per request, the smaller the share of it that saving is.
 
 use crate::engines::parent_name;
-use crate::report::threads::{work_text, Swept, ThreadSweep};
+use crate::report::threads::{work_text, Sweep, Swept};
 use crate::stats::Spread;
 
 /// Each engine of a work sweep against the baseline of its tree, where both ran: its server
 /// CPU per request as a share of the baseline's at each work time, and how much of the
 /// advantage it had at the least work is left at the most (or that it grew: in a closed loop
 /// an engine that batches its sends wakes the client less often, bench/shapes.md).
-pub fn work_verdicts(sweep: &ThreadSweep) -> Vec<String> {
+pub fn work_verdicts(sweep: &Sweep) -> Vec<String> {
     if sweep.swept != Swept::Work {
         return Vec::new();
     }
@@ -143,8 +143,8 @@ fn verdict(engine: &str, base: &str, points: &[Point]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::summary::studies;
-    use crate::report::summary::tests::row as summary_row;
+    use crate::model::study::studies;
+    use crate::model::study::tests::row as summary_row;
     use crate::report::threads::work_sweeps;
     use crate::row::Row;
     use serde_json::{Map, Value};

@@ -14,8 +14,9 @@ use serde_json::{Map, Value};
 use crate::engines::uring::ring::Helpers;
 use crate::engines::{find, Workload};
 use crate::measure::ProcessMeter;
-use crate::report::summary::CONTROL_PARAM;
+use crate::model::study::CONTROL_PARAM;
 use crate::row::Row;
+use crate::row::SyscallSource;
 use crate::stats::per_second;
 use crate::studies::net::{Rig, ServerProcess};
 use crate::system::network::{NetPath, PathPlan};
@@ -132,7 +133,7 @@ pub fn fio_row(
         bytes_per_sec: number("/{side}/bw_bytes"),
         latency_ns_p50: percentile(job, side, "50.000000"),
         latency_ns_p99: percentile(job, side, "99.000000"),
-        syscalls_source: "none".into(),
+        syscalls_source: SyscallSource::Unmeasured,
         cpu_user_s: number("/usr_cpu") / 100.0 * seconds,
         cpu_sys_s: number("/sys_cpu") / 100.0 * seconds,
         ctx_switches_voluntary: number("/ctx") as u64,
@@ -384,7 +385,7 @@ pub fn wrk_row(params: &Map<String, Value>, run: u32, wrk: &WrkOutput) -> Row {
         bytes: wrk.bytes,
         ops_per_sec: wrk.requests_per_sec,
         bytes_per_sec: per_second(wrk.bytes as f64, wrk.seconds),
-        syscalls_source: "none".into(),
+        syscalls_source: SyscallSource::Unmeasured,
         errors: connect + read + write + timeout + wrk.non_2xx_3xx,
         latency_ns_p50: percentile(50),
         latency_ns_p90: percentile(90),
@@ -437,7 +438,7 @@ mod tests {
         assert_eq!((row.ops, row.bytes, row.run), (16384, 67108864, 2));
         assert!((row.cpu_sys_s - 0.031).abs() < 1e-9);
         assert_eq!(row.params[CONTROL_PARAM], Value::Bool(true));
-        assert_eq!(row.syscalls_source, "none");
+        assert_eq!(row.syscalls_source, SyscallSource::Unmeasured);
     }
 
     /// Captured from `taskset -c 1 wrk -t1 -c50 -d2s --latency` against
@@ -508,7 +509,7 @@ Transfer/sec:    514.28KB
         assert_eq!(row.errors, 0);
         assert!(row.error_counts.is_empty());
         assert!(!row.verified, "wrk does not verify responses");
-        let control = crate::report::summary::is_control(&row);
+        let control = crate::model::study::is_control(&row);
         assert!(control, "marked as fio's rows are");
     }
 

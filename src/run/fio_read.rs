@@ -101,7 +101,7 @@ fn fio_job(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::summary::is_control;
+    use crate::model::study::is_control;
 
     #[test]
     fn fio_read_json_becomes_a_control_row_of_the_read_study() {

@@ -14,6 +14,7 @@ pub mod timestamp;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitCode, ExitStatus, Stdio};
+use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
@@ -30,6 +31,21 @@ use crate::system::stop::{interrupted_exit_code, is_interrupted_exit, stop_flag,
 use crate::system::tuning::Sched;
 use steps::{plan, Control, Mode, Step};
 
+/// How long `run` and `run --quick` take on this project's 2-vCPU VM, the reference contenders
+/// already built ([bench/run.md](../../bench/run.md)): `ringside --help`, the README and
+/// docs/run.md say these words, and a test keeps them equal.
+pub const MEASURED_TIME: &str = "about 9 min";
+pub const MEASURED_QUICK_TIME: &str = "about 2.5 min";
+
+/// `run`'s line in `ringside --help`, with the measured times.
+pub static RUN_ABOUT: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "The whole study in one command: every workload, the engines that matter, fio controls \
+         where installed, and results.json, results.csv, report.md and report.html in one \
+         directory. Takes {MEASURED_TIME} on a 2-CPU VM; --quick {MEASURED_QUICK_TIME}."
+    )
+});
+
 /// The whole study, as `run`'s flags asked for it.
 #[derive(Clone, Debug)]
 pub struct RunPlan {
@@ -38,6 +54,8 @@ pub struct RunPlan {
     pub out: Option<PathBuf>,
     /// Directory for the scratch files of the file studies (default: the results directory).
     pub dir: Option<PathBuf>,
+    /// A copy of results.json here too (`--json`).
+    pub json: Option<PathBuf>,
     /// No progress bar, and no progress from the steps themselves.
     pub quiet: bool,
     /// The reference contenders the network steps add.
@@ -87,13 +105,25 @@ pub fn run(args: &RunPlan) -> anyhow::Result<ExitCode> {
             eprintln!("ringside run: {line}");
         }
     };
-    let built = match args.path.network {
-        Network::Loopback => contenders::build(&args.contenders, &contenders_dir, say)?,
+    let built = match (&contenders_dir, args.path.network) {
+        (Ok(dir), Network::Loopback) => contenders::build(&args.contenders, dir, say),
         _ => None,
     };
-    let (mut references, mut contender_notes) =
-        contenders::choose(&args.contenders, &contenders_dir)?;
+    let (mut references, mut contender_notes) = contenders::choose(
+        &args.contenders,
+        contenders_dir.as_deref().map_err(String::as_str),
+    )
+    .map_err(|error| {
+        // Nothing ran: the results directory goes if it is still empty.
+        let _ = std::fs::remove_dir(&out);
+        match &built {
+            Some(note) => anyhow::anyhow!("{error} ({note})"),
+            None => error,
+        }
+    })?;
     contender_notes.splice(0..0, built);
+    // A contender is chosen only once built, so only where there is a directory.
+    let contenders_dir = contenders_dir.unwrap_or_default();
     if args.path.network != Network::Loopback && !references.is_empty() {
         // Contenders listen on 127.0.0.1 only; the steps refuse them beside --network veth.
         references.clear();
@@ -147,6 +177,9 @@ pub fn run(args: &RunPlan) -> anyhow::Result<ExitCode> {
     let mut document = Document::new(crate::probe::environment(&scratch), collected.rows);
     document.notes = collected.notes;
     write_results(&document, &out)?;
+    if let Some(json) = &args.json {
+        crate::output::emit(&document, Format::Json, Some(json))?;
+    }
     println!("{}", out.display());
     Ok(if stopped() {
         eprintln!("ringside run: interrupted; the report covers the steps that finished");

@@ -98,13 +98,24 @@ pub const STEPS: &[Step] = &[
         command: &["fs", "write"],
         args: [
             Some(&["--size", "64m", "--runs", "2"]),
-            Some(&["--size", "1g", "--runs", "3"]),
-            Some(&["--size", "1g", "--runs", "5"]),
+            // The rungs that answer the seeds' questions (one SQE at a time, a batch, a ring
+            // of 128, DEFER_TASKRUN), in rounds until decided; `--full` runs every rung.
+            Some(&[
+                "--size",
+                "128m",
+                "--runtime",
+                "300ms",
+                "--engine",
+                "blocking,uring-single,uring-batch,uring-ring,uring-defer",
+                "--runs",
+                "auto",
+            ]),
+            Some(&["--size", "1g", "--runs", "auto"]),
         ],
         takes_dir: true,
         takes_network: false,
         realtime: false,
-        seconds: [15, 45, 120],
+        seconds: [15, 40, 600],
         control: Some(Control::FioWrite),
         contenders: [None, None, None],
         contender_seconds: [0, 0, 0],
@@ -114,13 +125,22 @@ pub const STEPS: &[Step] = &[
         command: &["fs", "write"],
         args: [
             None,
-            Some(&["--size", "1g", "--block-size", "1m", "--runs", "3"]),
-            Some(&["--size", "1g", "--block-size", "1m", "--runs", "5"]),
+            Some(&[
+                "--size",
+                "256m",
+                "--block-size",
+                "1m",
+                "--engine",
+                "blocking,uring-ring",
+                "--runs",
+                "auto",
+            ]),
+            Some(&["--size", "1g", "--block-size", "1m", "--runs", "auto"]),
         ],
         takes_dir: true,
         takes_network: false,
         realtime: false,
-        seconds: [0, 20, 60],
+        seconds: [0, 15, 300],
         control: Some(Control::FioWrite),
         contenders: [None, None, None],
         contender_seconds: [0, 0, 0],
@@ -135,19 +155,21 @@ pub const STEPS: &[Step] = &[
             None,
             Some(&[
                 "--size",
-                "256m",
+                "64m",
                 "--direct",
                 "--runtime",
-                "1s",
+                "300ms",
+                "--engine",
+                "blocking,uring-single,uring-batch,uring-ring",
                 "--runs",
-                "3",
+                "auto",
             ]),
-            Some(&["--size", "1g", "--direct", "--runs", "5"]),
+            Some(&["--size", "1g", "--direct", "--runs", "auto"]),
         ],
         takes_dir: true,
         takes_network: false,
         realtime: false,
-        seconds: [0, 20, 120],
+        seconds: [0, 30, 600],
         control: None,
         contenders: [None, None, None],
         contender_seconds: [0, 0, 0],
@@ -166,9 +188,11 @@ pub const STEPS: &[Step] = &[
                 "--depth",
                 "1,32",
                 "--runtime",
-                "300ms",
+                "200ms",
+                "--engine",
+                "blocking,threads,libaio,uring-ring,uring-defer",
                 "--runs",
-                "2",
+                "auto",
             ]),
             Some(&[
                 "--size",
@@ -179,13 +203,13 @@ pub const STEPS: &[Step] = &[
                 "--runtime",
                 "1s",
                 "--runs",
-                "3",
+                "auto",
             ]),
         ],
         takes_dir: true,
         takes_network: false,
         realtime: false,
-        seconds: [0, 25, 220],
+        seconds: [0, 60, 900],
         control: Some(Control::FioRead),
         contenders: [None, None, None],
         contender_seconds: [0, 0, 0],
@@ -195,13 +219,20 @@ pub const STEPS: &[Step] = &[
         command: &["fs", "cycle"],
         args: [
             Some(&["--size", "16m", "--runs", "1"]),
-            Some(&["--size", "32m", "--runs", "3"]),
-            Some(&["--size", "256m", "--runs", "5"]),
+            Some(&[
+                "--size",
+                "16m",
+                "--engine",
+                "blocking,uring-link,uring-defer",
+                "--runs",
+                "auto",
+            ]),
+            Some(&["--size", "256m", "--runs", "auto"]),
         ],
         takes_dir: true,
         takes_network: false,
         realtime: false,
-        seconds: [20, 15, 400],
+        seconds: [20, 40, 1500],
         control: None,
         contenders: [None, None, None],
         contender_seconds: [0, 0, 0],
@@ -213,17 +244,27 @@ pub const STEPS: &[Step] = &[
             // A smoke run: every engine and contender once, at the connection count where the
             // engines differ most (all three counts made --quick take 3.5 min here).
             Some(QUICK_NET),
-            // 12 engines (every rung of the ladder available here) x 3 connection counts x 3
-            // runs: 0.8 s windows after 0.2 s keep the default run near eight minutes with the
-            // equal-load steps (measured: 5 s windows and a 1 s warm-up made a 5-engine
-            // default run 7m52s; 1 s after 0.3 s made the whole run 553 s). The reference contenders add
-            // their cells at 50 connections and their integrity streams.
-            Some(&["--duration", "800ms", "--warmup", "200ms", "--runs", "3"]),
+            // epoll (the readiness API io_uring replaces) and the rungs that matter most, at the
+            // seeds' 1 and 50 connections, in short rounds until decided: the noise here moves
+            // within seconds, so many short windows beat a few long ones. The reference
+            // contenders add their cells at 50 connections and their integrity streams.
+            Some(&[
+                "--engine",
+                "epoll,uring,uring-multishot,uring-defer,uring-bundle",
+                "--connections",
+                "1,50",
+                "--duration",
+                "400ms",
+                "--warmup",
+                "150ms",
+                "--runs",
+                "auto",
+            ]),
             Some(&[
                 "--duration",
-                "20s",
+                "5s",
                 "--runs",
-                "5",
+                "auto",
                 "--connections",
                 "1,2,50,128,256",
             ]),
@@ -231,7 +272,7 @@ pub const STEPS: &[Step] = &[
         takes_dir: false,
         takes_network: true,
         realtime: false,
-        seconds: [20, 130, 900],
+        seconds: [20, 120, 3600],
         control: None,
         contenders: [Some("50"), Some("50"), Some("50")],
         // A contender's cell costs about one engine cell and its start (Node's ≈ 0.3 s), plus
@@ -251,8 +292,8 @@ pub const STEPS: &[Step] = &[
         takes_dir: false,
         takes_network: true,
         realtime: false,
-        // Measured: 1.8 s here with a third engine.
-        seconds: [0, 2, 2],
+        // Two engines, half a second a window, 8 to 24 rounds.
+        seconds: [0, 15, 15],
         control: None,
         contenders: [None, None, None],
         contender_seconds: [0, 0, 0],
@@ -264,8 +305,8 @@ pub const STEPS: &[Step] = &[
         takes_dir: false,
         takes_network: true,
         realtime: false,
-        // Measured: 2.7 s for three engines with a 200 ms warm-up; 0.8 s more each now.
-        seconds: [0, 2, 2],
+        // Two engines, about 1.3 s a window with its warm-up, 8 to 24 rounds.
+        seconds: [0, 25, 25],
         control: None,
         contenders: [None, None, None],
         contender_seconds: [0, 0, 0],
@@ -275,12 +316,23 @@ pub const STEPS: &[Step] = &[
         command: &["http"],
         args: [
             Some(QUICK_NET),
-            Some(&["--duration", "800ms", "--warmup", "200ms", "--runs", "3"]),
+            Some(&[
+                "--engine",
+                "epoll,uring,uring-defer,uring-bundle",
+                "--connections",
+                "50",
+                "--duration",
+                "400ms",
+                "--warmup",
+                "150ms",
+                "--runs",
+                "auto",
+            ]),
             Some(&[
                 "--duration",
-                "20s",
+                "5s",
                 "--runs",
-                "5",
+                "auto",
                 "--connections",
                 "50,256",
             ]),
@@ -288,7 +340,7 @@ pub const STEPS: &[Step] = &[
         takes_dir: false,
         takes_network: true,
         realtime: false,
-        seconds: [20, 80, 700],
+        seconds: [20, 40, 2800],
         control: Some(Control::WrkHttp),
         contenders: [Some("50"), Some("50"), Some("50")],
         contender_seconds: [12, 36, 420],
@@ -378,7 +430,7 @@ const SHAPE_16K: &[&str] = &[
     "--connections",
     "50",
     "--runs",
-    "1",
+    "auto",
     "--duration",
     "300ms",
     "--warmup",
@@ -388,13 +440,13 @@ const SHAPE_16K: &[&str] = &[
 /// nothing within the first 500 ms here while its provided buffers refilled.
 const SHAPE_STREAM: &[&str] = &[
     "--engine",
-    "uring-bundle",
+    "epoll,uring-bundle",
     "--mode",
     "stream",
     "--connections",
     "128",
     "--runs",
-    "1",
+    "auto",
     "--duration",
     "300ms",
     "--warmup",
@@ -450,9 +502,10 @@ mod tests {
             "a cell per loop count"
         );
         assert!(
-            seconds <= 490,
-            "the default study should take about eight minutes: every rung of the ladder, the \
-             reference contenders and the read step ({seconds} s estimated)"
+            seconds <= 15 * 60,
+            "the default study may take up to 15 minutes: the baseline, epoll and the rungs \
+             that matter most in rounds until decided, the reference contenders and the read \
+             step ({seconds} s estimated)"
         );
     }
 }

@@ -4,6 +4,7 @@
 //! text form are in `histogram`.
 
 pub mod histogram;
+pub mod rank;
 
 use serde_json::Value;
 

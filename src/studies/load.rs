@@ -3,7 +3,6 @@
 //! or written.
 
 use std::io;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
@@ -11,16 +10,16 @@ use serde_json::Map;
 
 use crate::load::{http_summary, load_row, LoadPlan, Mode, WindowEdge};
 use crate::measure::{Measured, ProcessMeter};
-use crate::output::Format;
+use crate::output::{render_table, Format};
 use crate::row::Document;
+use crate::studies::Destination;
 
 /// What `load` does besides the run: whom it measures and where the row goes.
 #[derive(Clone, Debug)]
 pub struct LoadCommand {
     /// Measure this server process over the window.
     pub server_pid: Option<i32>,
-    pub format: Format,
-    pub output: Option<PathBuf>,
+    pub destination: Destination,
 }
 
 /// One load run against an external server, measured by `--server-pid` when given.
@@ -49,15 +48,14 @@ pub fn run(plan: &LoadPlan, args: &LoadCommand) -> anyhow::Result<ExitCode> {
     }
     let row = load_row("external", Map::new(), 1, plan, &report, server.as_ref());
     let verified = row.verified;
-    let summary =
-        (plan.mode == Mode::Http && args.format == Format::Table && args.output.is_none())
-            .then(|| http_summary(&row));
+    let destination = &args.destination;
+    let summary = (plan.mode == Mode::Http
+        && destination.format == Format::Table
+        && destination.markdown.is_none()
+        && destination.path.is_none())
+    .then(|| http_summary(&row));
     let env = crate::probe::environment(std::path::Path::new("."));
-    crate::output::emit(
-        &Document::new(env, vec![row]),
-        args.format,
-        args.output.as_deref(),
-    )?;
+    destination.write(&Document::new(env, vec![row]), render_table)?;
     if let Some(summary) = summary {
         print!("{summary}");
     }

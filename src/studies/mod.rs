@@ -1,8 +1,12 @@
 //! The studies: each turns a plan into rows by running engines, and every one of them runs on
 //! the one runner here. A study is a list of cells (an engine with the workload's parameters)
-//! measured run by run, cells alternating within each run (A B A B ..., so slow drift of a noisy
-//! machine hits every engine alike), with progress on stderr, Ctrl-C ending the study after the
-//! current cell, and the results written even when a run failed or was interrupted.
+//! measured in rounds: each round runs every cell once, in an order drawn afresh for the round
+//! (its seed recorded), each rung next to the engine it extends so their pair stays close in
+//! time; so the drift of a noisy machine falls on both sides of every comparison, and no engine
+//! always goes first. With `--runs auto` the study looks at its comparisons after stages of
+//! rounds (`model::comparison::LOOKS`) and stops when each is decided or cannot be. Progress on
+//! stderr, Ctrl-C ending the study after the current cell, and the results written even when a
+//! run failed or was interrupted.
 //!
 //! `fs/` holds the file studies (`fs write`, `fs cycle`, their scratch file), `echo.rs` and
 //! `http.rs` the network studies, which run each server as a child process through
@@ -23,9 +27,13 @@ use std::process::ExitCode;
 use anyhow::Context;
 
 use crate::engines::EngineDef;
+use crate::model::comparison::{table_comparisons, Metric, LOOKS};
+use crate::model::ladder::nearest_ran;
+use crate::model::study::studies;
 use crate::output::progress::Progress;
 use crate::output::{emit, write_text, Format};
 use crate::row::{Document, Row};
+use crate::stats::rank::Outcome as Decision;
 use crate::system::stop::{interrupted_exit_code, stop_flag, stopped};
 
 /// One cell of a study: what one measurement in a run covers.
@@ -34,6 +42,58 @@ pub trait Cell {
     fn step(&self, run: u32, runs: u32) -> String;
     /// What the line saying a run of the cell failed starts with.
     fn failed(&self, run: u32) -> String;
+    /// The engine (or contender) its rows carry in `engine`.
+    fn engine(&self) -> String;
+    /// What, besides the engine, tells the cell apart from the study's other cells (a depth,
+    /// a connection count): cells of one group are compared with one another.
+    fn group(&self) -> String;
+}
+
+/// How many rounds a study measures (`--runs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rounds {
+    /// Rounds in stages until every comparison is decided or cannot be, at most the last look.
+    Auto,
+    /// Exactly this many.
+    Exactly(u32),
+}
+
+impl Rounds {
+    /// The most rounds the study may run.
+    pub fn budget(self) -> u32 {
+        match self {
+            Rounds::Auto => *LOOKS.last().expect("looks"),
+            Rounds::Exactly(rounds) => rounds,
+        }
+    }
+
+    /// The looks the rows record (`Row::looks`).
+    fn looks(self) -> Option<Vec<u32>> {
+        (self == Rounds::Auto).then(|| LOOKS.to_vec())
+    }
+
+    /// `--runs`'s text: `auto` or a count of at least one.
+    pub fn parse(text: &str) -> Result<Rounds, String> {
+        if text == "auto" {
+            return Ok(Rounds::Auto);
+        }
+        match text.parse::<u32>() {
+            Ok(rounds) if rounds >= 1 => Ok(Rounds::Exactly(rounds)),
+            _ => Err(format!(
+                "'{text}' is not a number of rounds: give 'auto' (add rounds until decided) or \
+                 a whole number of at least 1"
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for Rounds {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Rounds::Auto => write!(f, "auto"),
+            Rounds::Exactly(rounds) => write!(f, "{rounds}"),
+        }
+    }
 }
 
 /// Where a study's results go.
@@ -44,6 +104,35 @@ pub struct Destination {
     pub path: Option<PathBuf>,
     /// Also the JSON document here, whatever `format` says.
     pub json: Option<PathBuf>,
+    /// The report in Markdown instead of `format` (`-o FILE.md`), rendered by report/, which
+    /// studies do not import.
+    pub markdown: Option<fn(&Document) -> String>,
+    /// What was written where, for stderr, when the file's name did not say.
+    pub said: Option<String>,
+}
+
+impl Destination {
+    /// Writes `document` where it goes: the JSON copy, then the file or stdout in its form,
+    /// `table` rendering the table form.
+    pub fn write(
+        &self,
+        document: &Document,
+        table: impl FnOnce(&[Row]) -> String,
+    ) -> anyhow::Result<()> {
+        if let Some(path) = &self.json {
+            emit(document, Format::Json, Some(path))?;
+        }
+        match (self.markdown, self.format) {
+            (Some(markdown), _) => write_text(&markdown(document), self.path.as_deref())?,
+            (None, Format::Table) => write_text(&table(&document.results), self.path.as_deref())
+                .context("cannot write the results")?,
+            (None, format) => emit(document, format, self.path.as_deref())?,
+        }
+        if let Some(said) = &self.said {
+            eprintln!("{said}");
+        }
+        Ok(())
+    }
 }
 
 /// What a study produced: its rows (a failed run's among them, saying why), and whether Ctrl-C
@@ -116,29 +205,36 @@ pub fn choose(
     Ok(chosen)
 }
 
-/// Runs `measure(cell, run)` for every run and cell, cells alternating within each run. A run
-/// that fails becomes `failed_row(cell, run, reason)` and a line on stderr, and the study goes
-/// on; Ctrl-C ends it after the current cell, keeping what finished.
-pub fn run_alternating<C: Cell>(
-    runs: u32,
+/// Runs `measure(cell, round)` for every round and cell, each round in its own order
+/// (`round_order`). A run that fails becomes `failed_row(cell, round, reason)` and a line on
+/// stderr, and the study goes on; Ctrl-C ends it after the current cell, keeping what finished.
+/// With `Rounds::Auto` the study stops at a look where every comparison is settled
+/// (`settled`). Every row records the looks and the order's seed.
+pub fn run_rounds<C: Cell>(
+    rounds: Rounds,
+    workload: &str,
     cells: &[C],
     progress: &Progress,
     mut measure: impl FnMut(&C, u32) -> anyhow::Result<Row>,
     failed_row: impl Fn(&C, u32, &str) -> Row,
 ) -> Outcome {
     stop_flag();
-    let mut rows = Vec::with_capacity(cells.len() * runs as usize);
-    for run in 1..=runs {
-        for cell in cells {
+    let budget = rounds.budget();
+    let seed = fastrand::u64(..);
+    let looks = rounds.looks();
+    let mut rows = Vec::with_capacity(cells.len() * budget as usize);
+    for round in 1..=budget {
+        for index in round_order(cells, workload, seed ^ u64::from(round)) {
+            let cell = &cells[index];
             if stopped() {
                 return Outcome {
                     rows,
                     interrupted: true,
                 };
             }
-            progress.step(cell.step(run, runs));
-            match measure(cell, run) {
-                Ok(row) => rows.push(row),
+            progress.step(cell.step(round, budget));
+            let mut row = match measure(cell, round) {
+                Ok(row) => row,
                 // A run cut short by Ctrl-C is not a failure of its engine.
                 Err(_) if stopped() => {
                     return Outcome {
@@ -148,17 +244,88 @@ pub fn run_alternating<C: Cell>(
                 }
                 Err(error) => {
                     let reason = format!("{error:#}");
-                    progress.alert(format!("ringside: {}: {reason}", cell.failed(run)));
-                    rows.push(failed_row(cell, run, &reason));
+                    progress.alert(format!("ringside: {}: {reason}", cell.failed(round)));
+                    failed_row(cell, round, &reason)
                 }
-            }
+            };
+            (row.looks, row.order_seed) = (looks.clone(), Some(seed));
+            rows.push(row);
             progress.done_step();
+        }
+        if rounds == Rounds::Auto && LOOKS.contains(&round) && round < budget && settled(&rows) {
+            progress.skip_steps(u64::from(budget - round) * cells.len() as u64);
+            progress.line(format!(
+                "ringside: every comparison settled after {round} rounds (--runs auto)"
+            ));
+            break;
         }
     }
     Outcome {
         rows,
         interrupted: stopped(),
     }
+}
+
+/// The order of the cells in one round: the groups (depths, connection counts) in a random
+/// order, and within each group a random depth-first walk of the engines' ladder (the tree of
+/// `parent_of`), so every rung runs next to the engine it extends or a sibling's branch away;
+/// the walk is turned round in half the rounds, so no engine always runs before the engine it
+/// is compared with (the one before can leave the machine warm or busy for the next).
+pub fn round_order<C: Cell>(cells: &[C], workload: &str, seed: u64) -> Vec<usize> {
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let mut groups: Vec<String> = Vec::new();
+    for cell in cells {
+        if !groups.contains(&cell.group()) {
+            groups.push(cell.group());
+        }
+    }
+    rng.shuffle(&mut groups);
+    let mut order = Vec::with_capacity(cells.len());
+    for group in &groups {
+        let members: Vec<usize> = (0..cells.len())
+            .filter(|&index| cells[index].group() == *group)
+            .collect();
+        let engines: Vec<String> = members.iter().map(|&index| cells[index].engine()).collect();
+        // Each engine's parent among the group's engines: the nearest ancestor that runs here.
+        let ran = |name: &str| engines.iter().any(|engine| engine == name);
+        let parent = |index: usize| {
+            let (parent, _) = nearest_ran(workload, &engines[index], &ran)?;
+            engines.iter().position(|engine| *engine == parent)
+        };
+        let mut roots: Vec<usize> = (0..members.len())
+            .filter(|&i| parent(i).is_none())
+            .collect();
+        rng.shuffle(&mut roots);
+        // Depth first: a stack of the nodes still to visit, children pushed in random order.
+        let mut stack: Vec<usize> = roots.into_iter().rev().collect();
+        while let Some(node) = stack.pop() {
+            order.push(members[node]);
+            let mut children: Vec<usize> = (0..members.len())
+                .filter(|&i| parent(i) == Some(node))
+                .collect();
+            rng.shuffle(&mut children);
+            stack.extend(children.into_iter().rev());
+        }
+        if rng.bool() {
+            let walked = order.len() - members.len();
+            order[walked..].reverse();
+        }
+    }
+    debug_assert_eq!(order.len(), cells.len(), "every cell once a round");
+    order
+}
+
+/// Whether every comparison the study's tables will show is settled: decided (different or
+/// equivalent), or undecidable within the budget (`Comparison::futile`).
+fn settled(rows: &[Row]) -> bool {
+    let budget = *LOOKS.last().expect("looks") as usize;
+    studies(rows).iter().all(|study| {
+        table_comparisons(study, Metric::Throughput)
+            .iter()
+            .all(|comparison| {
+                comparison.outcome != Decision::Undecided || comparison.futile(budget)
+            })
+    })
 }
 
 /// Writes the results (partial ones too) and turns the outcome into an exit code: 130 (Ctrl-C)
@@ -189,14 +356,7 @@ pub fn finish(
         .filter(|row| !row.verified && row.failure.is_none())
         .count();
     let document = Document::new(crate::probe::environment(env_dir), outcome.rows);
-    if let Some(path) = &destination.json {
-        emit(&document, Format::Json, Some(path))?;
-    }
-    match destination.format {
-        Format::Table => write_text(&table(&document.results), destination.path.as_deref())
-            .context("cannot write the results")?,
-        format => emit(&document, format, destination.path.as_deref())?,
-    }
+    destination.write(&document, table)?;
     if outcome.interrupted {
         eprintln!("ringside: interrupted; the results above cover the runs that finished");
         return Ok(ExitCode::from(interrupted_exit_code()));
@@ -215,4 +375,169 @@ pub fn finish(
         return Ok(ExitCode::from(ENGINE_FAILED_EXIT));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file-write engine at a depth.
+    struct Named(&'static str, u32);
+
+    impl Cell for Named {
+        fn step(&self, run: u32, _runs: u32) -> String {
+            format!("{} {run}", self.0)
+        }
+        fn failed(&self, run: u32) -> String {
+            format!("{} {run} failed", self.0)
+        }
+        fn engine(&self) -> String {
+            self.0.to_string()
+        }
+        fn group(&self) -> String {
+            self.1.to_string()
+        }
+    }
+
+    /// Goal: every round runs every cell once, groups kept together, each rung next to the
+    /// engine it extends (or a sibling's branch away), before it in some rounds and after it in
+    /// others, and the order varies from round to round.
+    #[test]
+    fn a_round_runs_every_cell_once_each_rung_after_its_parent() {
+        let names = [
+            "blocking",
+            "uring-single",
+            "uring-batch",
+            "uring-ring",
+            "uring-fixed",
+            "uring-defer",
+            "uring-sqpoll",
+            "blocking#2",
+        ];
+        let cells: Vec<Named> = [1, 32]
+            .iter()
+            .flat_map(|&depth| names.iter().map(move |name| Named(name, depth)))
+            .collect();
+        let mut orders = Vec::new();
+        let mut before = 0;
+        for seed in 0..50 {
+            let order = round_order(&cells, "fs-write", seed);
+            let mut sorted = order.clone();
+            sorted.sort_unstable();
+            assert_eq!(sorted, (0..cells.len()).collect::<Vec<_>>());
+            // The two depths' cells each run together.
+            let depths: Vec<u32> = order.iter().map(|&i| cells[i].1).collect();
+            assert_eq!(
+                depths.windows(2).filter(|w| w[0] != w[1]).count(),
+                1,
+                "{depths:?}"
+            );
+            let at =
+                |name: &str| (order.iter()).position(|&i| cells[i].0 == name && cells[i].1 == 1);
+            let (parent, rung) = (at("blocking").unwrap(), at("blocking#2").unwrap());
+            before += usize::from(parent < rung);
+            // uring-defer and uring-sqpoll both extend uring-fixed: one of them is next to it.
+            let fixed = at("uring-fixed").unwrap() as i64;
+            let nearest = ["uring-defer", "uring-sqpoll"]
+                .iter()
+                .map(|name| (at(name).unwrap() as i64 - fixed).abs())
+                .min();
+            assert_eq!(nearest, Some(1), "{order:?}");
+            orders.push(order);
+        }
+        assert!(
+            (10..=40).contains(&before),
+            "blocking ran first in {before} of 50"
+        );
+        orders.sort();
+        orders.dedup();
+        assert!(
+            orders.len() > 25,
+            "only {} orders in 50 rounds",
+            orders.len()
+        );
+    }
+
+    /// `run_rounds` over fs-write cells `engines`, each at its MB/s times the machine's speed in
+    /// that round and its own move (`noise`, a share); how many rounds it ran.
+    fn auto_rounds(engines: &[(&'static str, f64)], noise: f64, seed: u64) -> u32 {
+        let cells: Vec<Named> = engines.iter().map(|(name, _)| Named(name, 1)).collect();
+        let mut rng = fastrand::Rng::with_seed(seed);
+        let measure = |cell: &Named, run: u32| -> anyhow::Result<Row> {
+            let (_, mb_per_sec) = engines.iter().find(|(name, _)| *name == cell.0).unwrap();
+            let machine = 1.0 + 0.2 * (f64::from(run) * 1.3).sin();
+            let own = 1.0 + noise * (rng.f64() * 2.0 - 1.0);
+            Ok(Row {
+                workload: "fs-write".into(),
+                engine: cell.0.into(),
+                run,
+                ops: 1000,
+                bytes_per_sec: mb_per_sec * machine * own * 1e6,
+                verified: true,
+                ..Row::default()
+            })
+        };
+        let failed = |_: &Named, _: u32, _: &str| Row::default();
+        let progress = Progress::new(0, true);
+        let outcome = run_rounds(Rounds::Auto, "fs-write", &cells, &progress, measure, failed);
+        let rounds = outcome.rows.iter().map(|row| row.run).max().unwrap_or(0);
+        assert!(outcome
+            .rows
+            .iter()
+            .all(|row| row.looks.as_deref() == Some(&LOOKS[..])));
+        assert_eq!(outcome.rows.len() as u32, rounds * engines.len() as u32);
+        rounds
+    }
+
+    /// Goal: `--runs auto` stops at its first look when every comparison is decided, stops early
+    /// when more rounds could not decide one (futility), and otherwise runs to its budget.
+    #[test]
+    fn auto_rounds_stop_when_decided_at_futility_and_at_the_budget() {
+        let twice = [("blocking", 1000.0), ("uring-single", 2000.0)];
+        assert_eq!(
+            auto_rounds(&twice, 0.01, 1),
+            12,
+            "a twofold difference decides at once"
+        );
+        let same = [("blocking", 1000.0), ("blocking#2", 1000.0)];
+        assert_eq!(
+            auto_rounds(&same, 0.005, 2),
+            12,
+            "an A/A pair is equivalent at once"
+        );
+        // Moves of ±40% within a round hide a 3% margin for ever: an identical pair can be
+        // neither told apart nor shown within 3% in 24 rounds, so it stops at the first look.
+        let hidden = [("blocking", 1000.0), ("blocking#2", 1000.0)];
+        let rounds: Vec<u32> = (10..20)
+            .map(|seed| auto_rounds(&hidden, 0.4, seed))
+            .collect();
+        let first = rounds.iter().filter(|&&n| n == 12).count();
+        assert!(
+            first >= 8,
+            "futile pairs stop at the first look: {rounds:?}"
+        );
+        // 7% apart with ±8% moves: at 12 rounds the interval still reaches into the margin, but
+        // more rounds could clear it.
+        let close = [("blocking", 1000.0), ("uring-single", 1070.0)];
+        let rounds: Vec<u32> = (4..10)
+            .map(|seed| auto_rounds(&close, 0.08, seed))
+            .collect();
+        assert!(
+            rounds.iter().any(|&n| n > 12),
+            "a close call takes more rounds: {rounds:?}"
+        );
+        assert!(
+            rounds.iter().all(|&n| n <= 24),
+            "never past the budget: {rounds:?}"
+        );
+    }
+
+    #[test]
+    fn runs_take_auto_or_a_count() {
+        assert_eq!(Rounds::parse("auto"), Ok(Rounds::Auto));
+        assert_eq!(Rounds::parse("7"), Ok(Rounds::Exactly(7)));
+        assert!(Rounds::parse("0").unwrap_err().contains("at least 1"));
+        assert!(Rounds::parse("many").is_err());
+        assert_eq!(Rounds::Auto.budget(), 24);
+    }
 }

@@ -9,7 +9,6 @@
 mod cell;
 mod process;
 mod sweep;
-mod table;
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -19,12 +18,10 @@ use std::time::Duration;
 pub use cell::{engine_failed_row, measure_server, rig_params, run_cell, Rig};
 pub use process::{LastWords, ServerProcess};
 pub use sweep::Sweep;
-use table::equal_load_table;
-pub use table::{failure_lines, lines_in, markers, param, per_message, TableLine};
 
 use super::contender::{self, Contender};
 use super::serve::runs_event_loops;
-use super::{choose, finish, run_alternating, Cell, Chosen, Destination};
+use super::{choose, finish, run_rounds, Cell, Chosen, Destination, Rounds};
 use crate::engines::EngineDef;
 use crate::load::{LoadPlan, Mode, STREAM_WINDOW_BYTES};
 use crate::output::progress::Progress;
@@ -37,6 +34,8 @@ pub const ECHO_PAYLOAD_FLAG: &str = "--payload";
 
 /// A network study's shape, from its flags (the echo and HTTP studies add their own).
 pub struct NetStudy {
+    /// `echo` or `http`: which parent each engine extends (`model::ladder::parent_of`).
+    pub workload: &'static str,
     /// The engines named (or the workload's defaults), before the availability check.
     pub engines: Vec<&'static EngineDef>,
     /// Whether `--engine` named them: a named engine that cannot run here gets failure rows.
@@ -52,7 +51,7 @@ pub struct NetStudy {
     /// The connection counts the contenders run at (`--contender-connections`; all of them by
     /// default), so `ringside run` can add them within its time.
     pub contender_connection_counts: Vec<usize>,
-    pub runs: u32,
+    pub rounds: Rounds,
     /// The engines' work per request (`--work 0us,2us`): a cell each, a fresh server started
     /// with it; `[None]` without the flag. The contenders (who do their own) run at the first.
     pub works: Vec<Option<Duration>>,
@@ -167,6 +166,22 @@ impl Cell for NetCell {
     fn failed(&self, run: u32) -> String {
         let (server, connections) = (self.server_label(), self.connections);
         format!("{server} run {run} with {connections} connections failed")
+    }
+
+    fn engine(&self) -> String {
+        self.server.name()
+    }
+
+    fn group(&self) -> String {
+        format!(
+            "{} {} {:?} {:?} {:?} {:?}",
+            self.server_threads,
+            self.connections,
+            self.payload_bytes,
+            self.work,
+            self.rate,
+            self.sweep
+        )
     }
 }
 
@@ -312,8 +327,8 @@ impl NetStudy {
             None => Vec::new(),
         };
         let steps = match &self.sweep {
-            Some(sweep) => sweep.steps(cells.len(), self.runs),
-            None => cells.len() as u64 * u64::from(self.runs),
+            Some(sweep) => sweep.steps(cells.len(), self.rounds),
+            None => cells.len() as u64 * u64::from(self.rounds.budget()),
         } + checks.len() as u64;
         let progress = Progress::new(steps, self.quiet);
         let failures = ContenderFailures::default();
@@ -354,14 +369,16 @@ impl NetStudy {
         };
         let mut outcome = match &self.sweep {
             Some(sweep) => sweep.run(
-                self.runs,
+                self.rounds,
+                self.workload,
                 &cells,
                 &progress,
                 |cell, run| measure(cell, run, plan_of(cell)),
                 |cell, run, reason| failed(cell, run, reason, plan_of(cell)),
             ),
-            None => run_alternating(
-                self.runs,
+            None => run_rounds(
+                self.rounds,
+                self.workload,
                 &cells,
                 &progress,
                 |cell, run| measure(cell, run, plan_of(cell)),
@@ -369,8 +386,9 @@ impl NetStudy {
             ),
         };
         if let (Some(plan), false) = (integrity, outcome.interrupted || checks.is_empty()) {
-            let more = run_alternating(
-                1,
+            let more = run_rounds(
+                Rounds::Exactly(1),
+                self.workload,
                 &checks,
                 &progress,
                 |cell, run| measure(cell, run, plan(cell)),
@@ -380,11 +398,16 @@ impl NetStudy {
             outcome.interrupted = more.interrupted;
         }
         progress.finish();
-        let open_loop = outcome.rows.iter().any(|row| row.offered_rate.is_some());
-        match open_loop {
-            true => finish(outcome, Path::new("."), &self.destination, equal_load_table),
-            false => finish(outcome, Path::new("."), &self.destination, table),
-        }
+        finish(outcome, Path::new("."), &self.destination, table)
+    }
+}
+
+/// `amount` per message (or request) of `row` (NaN when it has none).
+pub fn per_message(row: &Row, amount: f64) -> f64 {
+    if row.ops > 0 {
+        amount / row.ops as f64
+    } else {
+        f64::NAN
     }
 }
 

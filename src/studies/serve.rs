@@ -38,7 +38,8 @@ pub struct Serve {
     pub cpus: Vec<usize>,
     /// Event loops, one per thread, each with its own listening socket on the one port
     /// (SO_REUSEPORT) and, for io_uring, its own ring. One: the loop runs on the main thread
-    /// and the process has no other.
+    /// and the process has no other loop (an HTTP server also has the thread that rewrites its
+    /// responses' `Date` once a second).
     pub threads: usize,
     /// The loops' SQPOLL rings share the first one's poller (IORING_SETUP_ATTACH_WQ).
     pub share_sqpoll: bool,
@@ -314,7 +315,7 @@ fn summary(stats: &ServerStats) -> String {
     );
     let mut text = format!(
         "{} {} server on {} stopped after {:.1} s: {} connections ({} refused, {} refused at \
-         the fd limit, {} failed, {} idle closed), {} bytes in, {} bytes out, syscalls {syscalls}, CPU user \
+         the fd limit, {} reset or failed, {} idle closed), {} bytes in, {} bytes out, syscalls {syscalls}, CPU user \
          {:.2} s sys {:.2} s",
         stats.engine,
         stats.proto,

@@ -5,18 +5,21 @@
 //!
 //! `serve_connection` is also the body of every thread of the `threads` engine. It speaks
 //! whichever `Proto` it is given: an echo sends the input back, HTTP sends the responses the
-//! connection's `ServerSession` owes (one slice of the prebuilt responses when it can, else
-//! assembled), and closes after a closing one.
+//! connection's `ServerSession` owes as slices of the prebuilt responses, gathered into
+//! `sendmsg`s and never copied (`owed.rs`), and closes after a closing one. It reads again only
+//! once everything owed is sent, so a client that never reads holds the thread in its send, not
+//! memory.
 
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::time::Duration;
 
 use rustix::io::Errno;
 use rustix::net::{RecvFlags, SendFlags, SocketFlags};
 
+use crate::engines::owed::Owed;
 use crate::engines::server::{accept_failure, AcceptFailure, AcceptPause, STOP_POLL_INTERVAL};
 use crate::engines::server::{is_peer_gone, Run, ServerConfig, ServerCounters};
-use crate::protocols::http::ServerSession;
+use crate::protocols::http::{Responses, ServerSession};
 use crate::protocols::Reply;
 use crate::system::stop::stopped;
 
@@ -104,8 +107,7 @@ fn serve_until_closed(
     // Receive timeouts in a row, each a silent `every`.
     let mut silent_waits = 0u32;
     let mut session = ServerSession::default();
-    // Replies that are not one slice of the prebuilt responses are assembled here.
-    let mut assembled = Vec::new();
+    let mut owed = Owed::default();
     while !stopped() {
         let received = counters.call(rustix::net::recv(
             connection,
@@ -133,27 +135,26 @@ fn serve_until_closed(
         silent_waits = 0;
         ServerCounters::add(&counters.bytes_received, received as u64);
         let input = &buffer[..received];
-        let (output, close) = match config.proto.reply(&mut session, input) {
-            Reply::Input => (input, false),
+        let (sent, close) = match config
+            .proto
+            .reply(&mut session, input, &mut |of| owed.answer(of))
+        {
+            Reply::Input => {
+                let sent = send_all(connection, input, counters);
+                if sent.is_ok() {
+                    ServerCounters::add(&counters.bytes_sent, input.len() as u64);
+                }
+                (sent, false)
+            }
             Reply::Http(reply) => {
-                let responses = config.proto.responses().expect("HTTP has responses");
-                let bytes = match responses.contiguous(reply) {
-                    Some(bytes) => bytes,
-                    None => {
-                        assembled.clear();
-                        responses.write(reply, &mut assembled);
-                        &assembled[..]
-                    }
-                };
-                (bytes, reply.closing.is_some())
+                let responses = config.proto.responses();
+                let sent = send_owed(connection, &mut owed, responses, counters);
+                (sent, reply.closing.is_some())
             }
         };
-        match send_all(connection, output, counters) {
-            Ok(()) => ServerCounters::add(&counters.bytes_sent, output.len() as u64),
-            Err(_) => {
-                ServerCounters::add(&counters.connections_failed, 1);
-                return;
-            }
+        if sent.is_err() {
+            ServerCounters::add(&counters.connections_failed, 1);
+            return;
         }
         if close {
             // The FIN goes out behind the response; the fd closes when `connection` drops.
@@ -162,6 +163,24 @@ fn serve_until_closed(
                 rustix::net::Shutdown::Write,
             ));
             return;
+        }
+    }
+}
+
+/// Sends everything `owed` holds, resuming after short sends and send timeouts (a client that
+/// reads slowly, or not at all), giving up only when the peer is gone or the server stops.
+fn send_owed(
+    connection: &OwnedFd,
+    owed: &mut Owed,
+    responses: Option<&Responses>,
+    counters: &ServerCounters,
+) -> Result<(), Errno> {
+    loop {
+        match owed.flush(connection.as_fd(), responses, counters) {
+            Ok(true) => return Ok(()),
+            Ok(false) if !stopped() => continue,
+            Ok(false) => return Err(Errno::AGAIN),
+            Err(error) => return Err(error),
         }
     }
 }

@@ -240,13 +240,17 @@ fn nic_traffic_reason() -> String {
         })
         .collect();
     let found = if nics.is_empty() {
-        "no NIC here".to_string()
+        "there is no NIC here".to_string()
     } else {
-        format!("the NICs here ({}) carry none of it", nics.join(", "))
+        format!(
+            "the NICs here ({}) carry none of the studies' traffic",
+            nics.join(", ")
+        )
     };
     format!(
         "needs traffic through a NIC's receive queue, and ringside's network studies run on \
-         loopback or a veth pair (no NAPI id, no hardware queue); {found}. Not faked on either"
+         loopback or a veth pair, which have no NAPI id and no hardware queue (ringside fakes \
+         neither); {found}"
     )
 }
 

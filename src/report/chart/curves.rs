@@ -5,8 +5,8 @@
 use plotters::prelude::*;
 
 use super::{color_of, draw_legend, FONT, WIDTH_PX};
+use crate::model::study::op_noun;
 use crate::report::equal_load::{EqualLoad, Point};
-use crate::report::summary::op_noun;
 
 /// What a curve draws: its title, its y unit, its x (the rate) and y from a point, and whether
 /// its y axis is logarithmic.

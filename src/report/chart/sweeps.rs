@@ -5,9 +5,9 @@
 use plotters::prelude::*;
 
 use super::{color_of, draw_legend, FONT, WIDTH_PX};
+use crate::model::study::EngineSummary;
 use crate::report::numbers::per_op;
-use crate::report::summary::EngineSummary;
-use crate::report::threads::{Swept, ThreadSweep};
+use crate::report::threads::{Sweep, Swept};
 use crate::stats::Spread;
 use crate::units::format_size;
 
@@ -42,9 +42,9 @@ const WORK_FIGURES: [SweepFigure; 1] =
 /// Throughput and server CPU per operation against the server's event loops (or server CPU
 /// per operation and per byte against size, server CPU per operation against work), one line
 /// per engine, whiskers from the slowest to the fastest run.
-pub fn thread_sweep_charts(sweep: &ThreadSweep) -> anyhow::Result<Vec<String>> {
+pub fn thread_sweep_charts(sweep: &Sweep) -> anyhow::Result<Vec<String>> {
     let figures: &[SweepFigure] = match sweep.swept {
-        Swept::ServerThreads => &SWEEP_FIGURES,
+        Swept::ServerThreads | Swept::Depth => &SWEEP_FIGURES,
         Swept::Size => &SIZE_FIGURES,
         Swept::Work => &WORK_FIGURES,
     };
@@ -54,7 +54,7 @@ pub fn thread_sweep_charts(sweep: &ThreadSweep) -> anyhow::Result<Vec<String>> {
         .collect()
 }
 
-fn thread_sweep_chart(sweep: &ThreadSweep, figure: &SweepFigure) -> anyhow::Result<String> {
+fn thread_sweep_chart(sweep: &Sweep, figure: &SweepFigure) -> anyhow::Result<String> {
     let (what, value) = *figure;
     let unit = match what {
         "throughput" => sweep.unit(),
@@ -65,14 +65,14 @@ fn thread_sweep_chart(sweep: &ThreadSweep, figure: &SweepFigure) -> anyhow::Resu
     // Sizes go on a log2 axis: 64 B to 64 KiB are ten even steps; work on a linear one, in µs.
     let x_of = |at: u64| match sweep.swept {
         Swept::ServerThreads => at as f64,
-        Swept::Size => (at.max(1) as f64).log2(),
+        Swept::Size | Swept::Depth => (at.max(1) as f64).log2(),
         Swept::Work => at as f64 / 1e3,
     };
     let xs: Vec<f64> = sweep.points.iter().map(|(at, _)| x_of(*at)).collect();
     let (first, last) = (xs[0], xs[xs.len() - 1]);
     let first = match sweep.swept {
         Swept::ServerThreads => 1.0,
-        Swept::Size | Swept::Work => first,
+        Swept::Size | Swept::Work | Swept::Depth => first,
     };
     let high = (engines.iter())
         .flat_map(|engine| sweep.runs_of(engine).map(|(at, runs)| value(runs, at).max))
@@ -93,6 +93,11 @@ fn thread_sweep_chart(sweep: &ThreadSweep, figure: &SweepFigure) -> anyhow::Resu
              fastest run)"
                 .to_string(),
             "size",
+        ),
+        Swept::Depth => (
+            "queue depth (median of each depth's runs, whiskers: slowest to fastest run)"
+                .to_string(),
+            "queue depth",
         ),
         Swept::Work => (
             "the server's work per request, µs (median of each work time's runs, whiskers: \
@@ -123,6 +128,7 @@ fn thread_sweep_chart(sweep: &ThreadSweep, figure: &SweepFigure) -> anyhow::Resu
                 (false, _) => String::new(),
                 (true, Swept::ServerThreads) => format!("{position:.0}"),
                 (true, Swept::Size) => format_size(2f64.powf(*position) as u64),
+                (true, Swept::Depth) => format!("{:.0}", 2f64.powf(*position)),
                 (true, Swept::Work) => format!("{position:.0}"),
             })
             .y_label_formatter(&|position| per_op(*position))

@@ -72,7 +72,13 @@ fn measure_run(
         row.set_latency(latency);
     }
     row.errors = outcome.mismatches;
-    row.verified = outcome.mismatches == 0 && outcome.tally.ops > 0;
+    row.verified = outcome.tally.ops > 0;
+    if outcome.mismatches > 0 {
+        row.unverified_because(format!(
+            "{} of {} pages read back differed from what was written",
+            outcome.mismatches, outcome.tally.ops
+        ));
+    }
     if outcome.tally.ops < pages {
         row.notes.push(format!(
             "{} run {run} was interrupted after {} of {pages} pages",

@@ -17,7 +17,7 @@ use std::process::ExitCode;
 
 use serde_json::{Map, Value};
 
-use super::{choose, finish, run_alternating, Cell, Destination};
+use super::{choose, finish, run_rounds, Cell, Destination, Rounds};
 use crate::engines::aligned::AlignedBuffer;
 use crate::engines::blocking::file::io_error;
 use crate::engines::file::{FileEngine, FileOutcome};
@@ -27,7 +27,7 @@ use crate::engines::uring::ring::Helpers;
 use crate::engines::{EngineDef, Make, Workload};
 use crate::measure::{meter_for_run, BlockDevice, Meter};
 use crate::output::progress::Progress;
-use crate::output::render_table;
+use crate::report::terminal_text;
 use crate::row::{Row, Tally};
 use crate::system::limits::{memory_bytes_available, PinLimit};
 use crate::units::format_size;
@@ -40,7 +40,7 @@ pub struct FileStudy {
     pub engines: Vec<&'static EngineDef>,
     /// Whether `--engine` named them: a named engine that cannot run here gets failure rows.
     pub engines_named: bool,
-    pub runs: u32,
+    pub rounds: Rounds,
     pub destination: Destination,
     /// Pin the measuring thread to this CPU.
     pub cpu: Option<usize>,
@@ -117,7 +117,15 @@ impl RunContext<'_> {
 
 impl Cell for &'static EngineDef {
     fn step(&self, run: u32, runs: u32) -> String {
-        format!("{} run {run}/{runs}", self.name)
+        format!("{} round {run}/{runs}", self.name)
+    }
+
+    fn engine(&self) -> String {
+        self.name.to_string()
+    }
+
+    fn group(&self) -> String {
+        String::new()
     }
 
     fn failed(&self, run: u32) -> String {
@@ -195,7 +203,7 @@ impl FileStudy {
             lay_out(&file, data.as_slice(), self.block_size as usize)?;
             self.make_durable(&file)?;
         }
-        let steps = u64::from(self.runs) * engines.len() as u64;
+        let steps = u64::from(self.rounds.budget()) * engines.len() as u64;
         let progress = Progress::new(steps, self.quiet);
         let failed_row = |def: &&'static EngineDef, run: u32, reason: &str| {
             let params = self.params();
@@ -243,15 +251,23 @@ impl FileStudy {
             progress.line(line(&row));
             Ok(row)
         };
-        let outcome = run_alternating(self.runs, &engines, &progress, measure, failed_row);
+        let workload = self.workload.name();
+        let outcome = run_rounds(
+            self.rounds,
+            workload,
+            &engines,
+            &progress,
+            measure,
+            failed_row,
+        );
         progress.finish();
         drop(file);
         drop(scratch);
-        finish(outcome, &self.dir, &self.destination, render_table)
+        finish(outcome, &self.dir, &self.destination, terminal_text)
     }
 
     /// The chosen engines that can drive this study's file: an IOPOLL ring completes only
-    /// O_DIRECT I/O, so without --direct its rungs are skipped; an engine whose registered
+    /// O_DIRECT I/O, so without --direct its rungs are skipped (where they can run at all); an engine whose registered
     /// buffers (a slot per operation in flight) would pass the locked-memory limit is skipped
     /// with both numbers. Each says so (unless quiet).
     fn engines_for_the_file(&self) -> Vec<&'static EngineDef> {
@@ -260,7 +276,11 @@ impl FileStudy {
         let pin_limit = PinLimit::read();
         let mut kept = Vec::new();
         for &engine in &self.engines {
-            let refused = if !self.direct && engine.needs.setup.iopoll {
+            // An engine that cannot run here at all is left to `choose`, which says why: advice
+            // such as --direct would lead nowhere.
+            let refused = if engine.availability().is_err() {
+                Ok(())
+            } else if !self.direct && engine.needs.setup.iopoll {
                 Err("IOPOLL completes only O_DIRECT I/O; add --direct".to_string())
             } else if engine.needs.registrations.contains(&Registration::Buffers) {
                 let what = format!(

@@ -1,9 +1,9 @@
 //! `ringside fs read`: reads of single blocks (`--block-size`, 4 KiB by default) at random, or in
 //! order with `--sequential`, from a file laid out once, at every queue depth of `--depth`
 //! (fio's `randread`, the storage community's first benchmark). Every block of the file carries
-//! its stamp (its index, keyed by the seed, in its first and last 8 bytes), and every read is
-//! checked against it as it completes, so a read of the wrong block, a short read or a torn
-//! block fails the run.
+//! its stamp (its index keyed by the seed, and a CRC-32 of the whole block, as fio's verify),
+//! and every read is checked against it as it completes, so a read of the wrong block, a short
+//! read, a torn block or any byte changed fails the run.
 //!
 //! The file is read in one of three states, recorded in each row's `cache`: `warm` (buffered,
 //! every block in the page cache from the layout), `cold` (buffered, the file's cached pages
@@ -32,9 +32,9 @@ use crate::engines::uring::ring::Helpers;
 use crate::engines::{EngineDef, Make};
 use crate::measure::{meter_for_run, BlockDevice};
 use crate::output::progress::Progress;
-use crate::output::render_table;
+use crate::report::terminal_text;
 use crate::row::{Row, Tally};
-use crate::studies::{choose, finish, run_alternating, Cell, Destination};
+use crate::studies::{choose, finish, run_rounds, Cell, Destination, Rounds};
 use crate::units::format_size;
 
 /// The engines that keep one read in flight whatever `--depth` says: run at depth 1 only.
@@ -71,7 +71,7 @@ pub struct ReadStudy {
     pub depths: Vec<u32>,
     /// The `threads` engine's pool size (None: each cell's depth).
     pub threads: Option<u32>,
-    pub runs: u32,
+    pub rounds: Rounds,
     pub destination: Destination,
     pub cpu: Option<usize>,
     pub quiet: bool,
@@ -101,7 +101,15 @@ struct ReadCell {
 
 impl Cell for ReadCell {
     fn step(&self, run: u32, runs: u32) -> String {
-        format!("{} depth {} run {run}/{runs}", self.def.name, self.depth)
+        format!("{} depth {} round {run}/{runs}", self.def.name, self.depth)
+    }
+
+    fn engine(&self) -> String {
+        self.def.name.to_string()
+    }
+
+    fn group(&self) -> String {
+        format!("depth={}", self.depth)
     }
 
     fn failed(&self, run: u32) -> String {
@@ -205,7 +213,9 @@ impl ReadStudy {
         let direct = self.cache == Cache::Direct;
         let (kept, refused): (Vec<&'static EngineDef>, Vec<&'static EngineDef>) =
             self.engines.iter().partition(|engine| {
+                // One that cannot run here at all is left to `choose`, which says why.
                 direct
+                    || engine.availability().is_err()
                     || !(engine.needs.setup.iopoll
                         || engine.needs.features.contains(&Feature::DirectFile))
             });
@@ -246,7 +256,8 @@ impl ReadStudy {
         let file = read_file.open(self.cache == Cache::Direct)?;
         advise(&file, self.access_advice())?;
         let mut order: Vec<u32> = (0..self.blocks() as u32).collect();
-        let progress = Progress::new(u64::from(self.runs) * cells.len() as u64, self.quiet);
+        let steps = u64::from(self.rounds.budget()) * cells.len() as u64;
+        let progress = Progress::new(steps, self.quiet);
         let params = |depth: u32| {
             let mut params = self.params(depth);
             params.insert("layout".into(), Value::from(read_file.layout_name()));
@@ -287,12 +298,19 @@ impl ReadStudy {
             progress.line(line(&row));
             Ok(row)
         };
-        let outcome = run_alternating(self.runs, &cells, &progress, measure, failed_row);
+        let outcome = run_rounds(
+            self.rounds,
+            "fs-read",
+            &cells,
+            &progress,
+            measure,
+            failed_row,
+        );
         progress.finish();
         drop(file);
         let env_dir = read_file.dir();
         drop(read_file);
-        finish(outcome, &env_dir, &self.destination, render_table)
+        finish(outcome, &env_dir, &self.destination, terminal_text)
     }
 
     fn access_advice(&self) -> rustix::fs::Advice {
@@ -347,7 +365,13 @@ impl ReadStudy {
             row.set_latency(latency);
         }
         row.errors = outcome.mismatches;
-        row.verified = outcome.mismatches == 0 && outcome.tally.ops > 0;
+        row.verified = outcome.tally.ops > 0;
+        if outcome.mismatches > 0 {
+            row.unverified_because(format!(
+                "{} of {} blocks read failed their check (index and checksum)",
+                outcome.mismatches, outcome.tally.ops
+            ));
+        }
         Ok(row)
     }
 }

@@ -63,6 +63,9 @@ fn measure_run(
     let fsync_end = ("fsync_end", Value::from(options.fsync_end));
     let mut row = context.row(study, fsync_end, &outcome);
     row.verified = verified;
+    if written > 0 && !verified {
+        row.unverified_because("the file read back differed from what was written".into());
+    }
     if written < data.as_slice().len() {
         row.notes.push(format!(
             "{} stopped before writing all of --size (--runtime {} or Ctrl-C); its rows cover the \

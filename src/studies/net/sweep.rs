@@ -13,7 +13,7 @@ use serde_json::Value;
 use super::{NetCell, SweepRole};
 use crate::output::progress::Progress;
 use crate::row::{Row, P99_BOUND_PARAM, SWEEP_PARAM};
-use crate::studies::{run_alternating, Outcome};
+use crate::studies::{run_rounds, Outcome, Rounds};
 
 /// The sweep's shape, from `--sweep-points`, `--p99-bound` and `--probe-duration`.
 #[derive(Clone, Debug)]
@@ -26,6 +26,15 @@ pub struct Sweep {
 }
 
 impl Sweep {
+    /// Rounds at each point of the sweep: `--runs N` as given; `auto` three, as before rounds
+    /// were decided in stages (the sweep's own rounds and verdict are the equal-load issue's).
+    pub fn point_rounds(rounds: Rounds) -> u32 {
+        match rounds {
+            Rounds::Auto => 3,
+            Rounds::Exactly(rounds) => rounds,
+        }
+    }
+
     /// The parameters every row of the sweep carries.
     pub fn tag(&self, row: &mut Row, role: SweepRole) {
         let name = match role {
@@ -39,7 +48,8 @@ impl Sweep {
     }
 
     /// Steps the progress bar may take: a probe per cell, every point of every cell's runs.
-    pub fn steps(&self, cells: usize, runs: u32) -> u64 {
+    pub fn steps(&self, cells: usize, rounds: Rounds) -> u64 {
+        let runs = Sweep::point_rounds(rounds);
         cells as u64 * (1 + self.points.len() as u64 * u64::from(runs))
     }
 
@@ -47,12 +57,14 @@ impl Sweep {
     /// and payload), `measure` running one cell's run.
     pub fn run(
         &self,
-        runs: u32,
+        rounds: Rounds,
+        workload: &str,
         cells: &[NetCell],
         progress: &Progress,
         mut measure: impl FnMut(&NetCell, u32) -> anyhow::Result<Row>,
         failed_row: impl Fn(&NetCell, u32, &str) -> Row,
     ) -> Outcome {
+        let runs = Sweep::point_rounds(rounds);
         let mut outcome = Outcome {
             rows: Vec::new(),
             interrupted: false,
@@ -67,7 +79,8 @@ impl Sweep {
         }
         for group in groups {
             let probes: Vec<NetCell> = group.iter().map(|c| c.sweeping(None)).collect();
-            let probed = run_alternating(1, &probes, progress, &mut measure, &failed_row);
+            let one = Rounds::Exactly(1);
+            let probed = run_rounds(one, workload, &probes, progress, &mut measure, &failed_row);
             let done = probed.interrupted;
             let carried = carried(&probed.rows);
             let scale = (probed.rows.iter())
@@ -103,8 +116,9 @@ impl Sweep {
             for &point in &self.points {
                 let rate = (scale * point).round().max(1.0);
                 let cells: Vec<NetCell> = live.iter().map(|c| c.sweeping(Some(rate))).collect();
+                let fixed = Rounds::Exactly(runs);
                 let mut measured =
-                    run_alternating(runs, &cells, progress, &mut measure, &failed_row);
+                    run_rounds(fixed, workload, &cells, progress, &mut measure, &failed_row);
                 // One window has no majority to outvote a stall that was not the engine's
                 // (the host taking the vCPU for a few ms cost three engines in a row their
                 // p99 here): a single run not held is run once more, after the others.
@@ -113,8 +127,9 @@ impl Sweep {
                     .map(|cell| cell.sweeping(Some(rate)))
                     .collect();
                 if runs == 1 && !missed.is_empty() && !measured.interrupted {
-                    let again = run_alternating(
-                        1,
+                    let again = run_rounds(
+                        Rounds::Exactly(1),
+                        workload,
                         &missed,
                         progress,
                         |cell, run| measure(cell, run + runs),

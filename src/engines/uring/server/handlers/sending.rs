@@ -121,7 +121,17 @@ impl<R: ReceiveStrategy, S: SendStrategy> Server<'_, R, S> {
         let input = self
             .receive
             .bytes(&connection.own_buffer, buffer, len as usize);
-        let http = match self.config.proto.reply(&mut connection.session, input) {
+        // HTTP's answers are queued as they are decided, slices of the prebuilt responses.
+        let responses = self.responses;
+        let pending = &mut connection.pending;
+        let reply = self
+            .config
+            .proto
+            .reply(&mut connection.session, input, &mut |of| {
+                let bytes = responses.expect("HTTP has responses").slice(of);
+                pending.push_back(Chunk::new(Source::Response(of), bytes.len() as u32));
+            });
+        let http = match reply {
             Reply::Input => {
                 let chunk = Chunk::new(Source::Received(buffer), len);
                 connection.pending.push_back(chunk);
@@ -129,14 +139,7 @@ impl<R: ReceiveStrategy, S: SendStrategy> Server<'_, R, S> {
             }
             Reply::Http(http) => http,
         };
-        let responses = self.responses.expect("HTTP has responses");
         connection.close_after_send |= http.closing.is_some();
-        responses.for_each_slice(http, |of| {
-            let len = responses.slice(of).len() as u32;
-            connection
-                .pending
-                .push_back(Chunk::new(Source::Response(of), len));
-        });
         // The request bytes are parsed (the session copied any unfinished head): the buffer
         // goes back at once.
         self.receive.release(buffer);

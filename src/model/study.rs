@@ -5,14 +5,20 @@
 
 use serde_json::{Map, Value};
 
-use crate::report::causes::Figures;
-use crate::report::equal_load::is_equal_load_row;
+use crate::engines::{engines_of, Workload};
+use crate::model::comparison::Metric;
+use crate::model::figures::Figures;
+use crate::row::is_equal_load_row;
 use crate::row::Row;
+use crate::row::SyscallSource;
 use crate::stats::{params_text, Spread};
 
 /// The parameter that marks a control job (fio, wrk) run beside ringside's own engines. It is
 /// not part of the study's key, so controls land in the table they are a control for.
 pub const CONTROL_PARAM: &str = "control";
+
+/// The engine whose rows are the floor, not a contestant.
+pub const FLOOR: &str = "uring-nop";
 
 /// What a study is ranked by: bytes for the file-write study, operations everywhere else.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -104,6 +110,72 @@ pub struct EngineSummary {
     pub failure: Option<String>,
     /// What the kernel counted, for the causes the verdicts name.
     pub figures: Figures,
+    /// Each measured run's figures, by round, for the comparisons paired round by round.
+    pub rounds: Vec<Round>,
+}
+
+/// One engine's figures in one round (`Row::run`): what a paired comparison divides.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Round {
+    pub run: u32,
+    /// By `Metric::index`; None where the run did not measure it.
+    values: [Option<f64>; 4],
+}
+
+#[cfg(test)]
+impl EngineSummary {
+    /// A verified engine known only by its rounds (the verdict code's own tests).
+    pub fn with_rounds(engine: &str, rounds: Vec<Round>) -> EngineSummary {
+        let none = Spread::of(&[]);
+        EngineSummary {
+            engine: engine.to_string(),
+            runs: rounds.len(),
+            control: false,
+            throughput: none,
+            syscalls_per_op: None,
+            cpu_us_per_op: none,
+            latency_us: None,
+            p99_us: None,
+            verified: true,
+            syscalls_self_counted: false,
+            rss_peak_mib: None,
+            server_api: None,
+            failure: None,
+            figures: Figures::default(),
+            rounds,
+        }
+    }
+}
+
+impl Round {
+    /// A round that measured only `metric` (the verdict code's own tests).
+    #[cfg(test)]
+    pub fn only(run: u32, metric: Metric, value: f64) -> Round {
+        let mut values = [None; 4];
+        values[metric.index()] = Some(value);
+        Round { run, values }
+    }
+
+    fn of(row: &Row, headline: Headline) -> Round {
+        let per_op = |amount: f64| (row.ops > 0).then(|| amount / row.ops as f64);
+        let mut values = [None; 4];
+        values[Metric::Throughput.index()] = Some(headline.value(row) * headline.scale());
+        values[Metric::CpuPerOp.index()] = per_op(row.cpu_s() * 1e6);
+        values[Metric::SyscallsPerOp.index()] = row
+            .syscalls_source
+            .counted()
+            .then(|| per_op(row.syscalls as f64))
+            .flatten();
+        values[Metric::P99.index()] = row.latency_ns_p99.map(|ns| ns as f64 / 1e3);
+        Round {
+            run: row.run,
+            values,
+        }
+    }
+
+    pub fn value(&self, metric: Metric) -> Option<f64> {
+        self.values[metric.index()]
+    }
 }
 
 impl EngineSummary {
@@ -118,7 +190,7 @@ impl EngineSummary {
                 0.0
             }
         };
-        let counted = rows.iter().all(|row| is_counted(&row.syscalls_source));
+        let counted = rows.iter().all(|row| row.syscalls_source.counted());
         let has_latency = rows.iter().all(|row| row.latency_ns_p99.is_some());
         // A percentile a row lacks (wrk prints no p99.9) is NaN: not drawn, not a zero.
         let latency_us = has_latency.then(|| {
@@ -134,27 +206,41 @@ impl EngineSummary {
             runs: rows.len(),
             // The NOP floor is a reference beside the engines, as a control is: never a winner
             // or a rung.
-            control: engine == crate::report::depths::FLOOR
-                || rows.iter().any(|row| is_control(row)),
+            control: engine == FLOOR || rows.iter().any(|row| is_control(row)),
             throughput: pick(&|row| headline.value(row)).scaled(headline.scale()),
             syscalls_per_op: counted.then(|| pick(&|row| per_op(row.syscalls as f64, row))),
             cpu_us_per_op: pick(&|row| per_op(row.cpu_s() * 1e6, row)),
             latency_us,
             p99_us: has_latency.then(|| pick(&|row| row.latency_ns_p99.unwrap_or(0) as f64 / 1e3)),
             verified: rows.iter().all(|row| row.verified && row.errors == 0),
-            syscalls_self_counted: rows.iter().any(|row| row.syscalls_source == "self"),
+            syscalls_self_counted: rows
+                .iter()
+                .any(|row| row.syscalls_source == SyscallSource::SelfCounted),
             rss_peak_mib: (rows.iter().all(|row| row.rss_peak_bytes.is_some()))
                 .then(|| pick(&|row| row.rss_peak_bytes.unwrap_or(0) as f64 / (1024.0 * 1024.0))),
             server_api: rows.iter().find_map(|row| row.server_api.clone()),
             failure: rows.iter().find_map(|row| row.failure.clone()),
             figures: Figures::of(rows),
+            rounds: (rows.iter())
+                .filter(|row| row.failure.is_none())
+                .map(|row| Round::of(row, headline))
+                .collect(),
         }
     }
 }
 
-/// Sources that mean somebody counted: the kernel's counter or the engine's own tally.
-fn is_counted(source: &str) -> bool {
-    matches!(source, "kernel" | "self")
+/// Where an engine sorts in a study of `workload`: its place among the workload's engines in
+/// the engine table, then its copy number.
+fn table_rank(workload: &str, name: &str) -> (usize, u32) {
+    let (base, copy) = match name.split_once('#') {
+        Some((base, copy)) => (base, copy.parse().unwrap_or(u32::MAX)),
+        None => (name, 1),
+    };
+    let row = (Workload::ALL.iter())
+        .find(|known| known.name() == workload)
+        .and_then(|&known| engines_of(known).position(|engine| engine.name == base))
+        .unwrap_or(usize::MAX);
+    (row, copy)
 }
 
 pub fn is_control(row: &Row) -> bool {
@@ -185,6 +271,9 @@ pub struct Study {
     pub contenders: Vec<EngineSummary>,
     /// Sentences qualifying some run of the study, each once.
     pub notes: Vec<String>,
+    /// The rounds after which the study looked at its comparisons (`--runs auto`), the last its
+    /// budget; empty when its rounds were fixed (one look, at the end).
+    pub looks: Vec<u32>,
 }
 
 impl Study {
@@ -230,6 +319,16 @@ impl Study {
             .map(|engine| engine.runs)
             .max()
             .unwrap_or(0)
+    }
+
+    /// The rounds measured: the distinct runs any engine ringside measured has a row for.
+    pub fn rounds(&self) -> usize {
+        let mut runs: Vec<u32> = (self.measured().into_iter())
+            .flat_map(|engine| engine.rounds.iter().map(|round| round.run))
+            .collect();
+        runs.sort_unstable();
+        runs.dedup();
+        runs.len()
     }
 
     /// The load model when the rows say it (`params.mode`: closed or open loop).
@@ -300,6 +399,10 @@ fn study(workload: String, params: Map<String, Value>, rows: &[&Row]) -> Study {
             None => engines.push((&row.engine, vec![row])),
         }
     }
+    // Rounds run in random orders, so the rows' order says nothing: the table's order does
+    // (the baseline first), a copy (`epoll#2`) after its engine, anything else after them in
+    // the order it came.
+    engines.sort_by_key(|(name, _)| table_rank(&workload, name));
     let mut notes: Vec<String> = Vec::new();
     for note in rows.iter().flat_map(|row| row.notes.iter()) {
         if !notes.contains(note) {
@@ -310,9 +413,14 @@ fn study(workload: String, params: Map<String, Value>, rows: &[&Row]) -> Study {
         .iter()
         .map(|(name, runs)| EngineSummary::of(name, runs, headline))
         .partition(|summary| is_contender(&summary.engine));
+    let looks = rows
+        .iter()
+        .find_map(|row| row.looks.clone())
+        .unwrap_or_default();
     Study {
         engines,
         contenders,
+        looks,
         title: workload.clone(),
         workload,
         params,
@@ -338,11 +446,26 @@ pub mod tests {
             bytes_per_sec: mb_per_sec * 1e6,
             ops_per_sec: mb_per_sec * 1e6 / 4096.0,
             syscalls,
-            syscalls_source: "kernel".into(),
+            syscalls_source: SyscallSource::Kernel,
             cpu_sys_s: 0.001,
             verified: true,
             ..Row::default()
         }
+    }
+
+    /// `rounds` rounds of fs-write rows, each engine at its MB/s and syscalls per write: the
+    /// machine moves every engine of a round together (±20%), each engine moves on its own by
+    /// ±1%, so a paired comparison sees the engines' ratios and little else.
+    pub fn paired_rows(engines: &[(&str, f64, u64)], rounds: u32) -> Vec<Row> {
+        let mut rows = Vec::new();
+        for run in 1..=rounds {
+            let machine = 1.0 + 0.2 * (f64::from(run) * 1.7).sin();
+            for (index, (engine, mb_per_sec, syscalls)) in engines.iter().enumerate() {
+                let own = 1.0 + 0.01 * (f64::from(run) * 2.3 + index as f64).cos();
+                rows.push(row(engine, run, mb_per_sec * machine * own, *syscalls));
+            }
+        }
+        rows
     }
 
     #[test]
@@ -351,7 +474,7 @@ pub mod tests {
         control
             .params
             .insert(CONTROL_PARAM.into(), Value::Bool(true));
-        control.syscalls_source = "none".into();
+        control.syscalls_source = SyscallSource::Unmeasured;
         let mut other = row("blocking", 1, 1.0, 1);
         other.params.insert("size".into(), Value::from("1G"));
         let rows = vec![
