@@ -89,6 +89,10 @@ pub struct CompareArgs {
     /// (against its study's baseline where it has one, so the machine's own drift does not).
     #[arg(long, value_name = "PCT")]
     pub fail_if_slower: Option<f64>,
+    /// table for people; json or csv for scripts: one row per engine and metric (both medians,
+    /// B/A and the ratio to the baseline, each with its interval and outcome).
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
 }
 
 impl CompareArgs {
@@ -98,6 +102,7 @@ impl CompareArgs {
             new: self.new.clone(),
             force: self.force,
             fail_if_slower: self.fail_if_slower,
+            format: self.format,
         })
     }
 }

@@ -19,10 +19,12 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use comfy_table::{presets, Table};
+use serde::Serialize;
 use serde_json::Value;
 
 use crate::model::comparison::{decide, Comparison as Decided, Family, Metric};
 use crate::model::study::{op_noun, studies, EngineSummary, Study};
+use crate::output::Format;
 use crate::report::load::load_document;
 use crate::report::numbers::per_op;
 use crate::row::Document;
@@ -43,6 +45,8 @@ pub struct Comparison {
     pub force: bool,
     /// Exit with `EXIT_SLOWER` when any throughput was decided slower by more than this percent.
     pub fail_if_slower: Option<f64>,
+    /// The table for people, or one row per engine and metric for scripts.
+    pub format: Format,
 }
 
 /// One metric of one engine in both documents.
@@ -109,7 +113,11 @@ pub fn run(args: &Comparison) -> anyhow::Result<ExitCode> {
         !changes.is_empty(),
         "the two documents have no engine measured at the same workload and parameters"
     );
-    println!("{}", render(&changes));
+    match args.format {
+        Format::Table => println!("{}", render(&changes)),
+        Format::Json => println!("{}", serde_json::to_string_pretty(&change_rows(&changes))?),
+        Format::Csv => print!("{}", csv(&change_rows(&changes))?),
+    }
     let Some(percent) = args.fail_if_slower else {
         return Ok(ExitCode::SUCCESS);
     };
@@ -306,6 +314,63 @@ fn relative_logs(engine: &EngineSummary, baseline: &EngineSummary, metric: Metri
         .collect()
 }
 
+/// One change flattened for scripts: JSON and CSV share its keys.
+#[derive(Clone, Debug, Serialize)]
+pub struct ChangeRow {
+    pub study: String,
+    pub engine: String,
+    pub params: String,
+    pub metric: Metric,
+    pub unit: String,
+    /// The medians of the rounds in A and in B.
+    pub base: f64,
+    pub new: f64,
+    /// B over A, its interval and outcome.
+    pub ratio: f64,
+    pub low: Option<f64>,
+    pub high: Option<f64>,
+    pub outcome: Outcome,
+    /// B's ratio to the study's baseline over A's; empty for the baseline itself.
+    pub relative_ratio: Option<f64>,
+    pub relative_low: Option<f64>,
+    pub relative_high: Option<f64>,
+    pub relative_outcome: Option<Outcome>,
+    pub baseline_moved: bool,
+    /// The word the table prints: faster, equivalent, undecided, "faster with the machine", …
+    pub verdict: String,
+}
+
+fn change_rows(changes: &[Change]) -> Vec<ChangeRow> {
+    let row = |change: &Change| ChangeRow {
+        study: change.study.clone(),
+        engine: change.engine.clone(),
+        params: change.params.clone(),
+        metric: change.absolute.metric,
+        unit: change.metric.clone(),
+        base: change.base,
+        new: change.new,
+        ratio: change.absolute.ratio,
+        low: change.absolute.low,
+        high: change.absolute.high,
+        outcome: change.absolute.outcome,
+        relative_ratio: change.relative.as_ref().map(|r| r.ratio),
+        relative_low: change.relative.as_ref().and_then(|r| r.low),
+        relative_high: change.relative.as_ref().and_then(|r| r.high),
+        relative_outcome: change.relative.as_ref().map(|r| r.outcome),
+        baseline_moved: change.baseline_moved,
+        verdict: change.verdict(),
+    };
+    changes.iter().map(row).collect()
+}
+
+fn csv(rows: &[ChangeRow]) -> anyhow::Result<String> {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    for row in rows {
+        writer.serialize(row)?;
+    }
+    Ok(String::from_utf8(writer.into_inner()?)?)
+}
+
 fn render(changes: &[Change]) -> String {
     let mut table = Table::new();
     table.load_style(presets::UTF8_FULL_CONDENSED);
@@ -406,6 +471,15 @@ mod tests {
             .unwrap();
         assert_eq!(ring.verdict(), "slower");
         assert!(ring.slower_than(10.0) && !ring.slower_than(40.0));
+        let rows = change_rows(&changes);
+        let ring_row = (rows.iter())
+            .find(|r| r.engine == "uring-ring" && r.metric == Metric::Throughput)
+            .unwrap();
+        assert_eq!(ring_row.relative_outcome, Some(Outcome::Different));
+        assert_eq!(ring_row.verdict, "slower");
+        let text = csv(&rows).unwrap();
+        assert_eq!(text.lines().count(), rows.len() + 1, "{text}");
+        assert!(text.starts_with("study,engine,params,metric,unit,base,new,ratio,"));
         let blocking = (changes.iter())
             .find(|c| c.engine == "blocking" && c.metric == "MB/s")
             .unwrap();
