@@ -124,6 +124,49 @@ network="--connections 1,8 --duration 1s --warmup 0.5s --runs 1 --format json --
 step echo 300 $ringside echo --engine "$(available "$R/engines.json" echo)" $network
 step http 300 $ringside http --engine "$(available "$R/engines.json" http)" $network
 
+# Teardown with requests in flight (issue 31): every available server stopped by SIGTERM three
+# times while 32 connections stream 16 KiB messages at it; each must exit 0 within 10 s and say
+# nothing. Its teardown cancels by IORING_ASYNC_CANCEL_ANY from 5.19, request by request before.
+cat >/tmp/teardown.sh <<'SCRIPT'
+ringside=/usr/local/bin/ringside
+failed=0
+for engine in $(echo "$1" | tr ',' ' '); do
+  for stop in 1 2 3; do
+    $ringside serve echo --quiet --listen 127.0.0.1:0 --engine "$engine" >/tmp/serve.out \
+      2>/tmp/serve.err &
+    server=$!
+    address=
+    for _ in $(seq 100); do
+      address=$(sed -n 's/^listening on //p' /tmp/serve.out)
+      [ -n "$address" ] && break
+      sleep 0.1
+    done
+    $ringside load echo --mode stream --connections 32 --payload 16k --duration 60s \
+      --warmup 0s --target "$address" >/dev/null 2>&1 &
+    load=$!
+    sleep 1
+    kill -TERM "$server"
+    waited=0
+    while kill -0 "$server" 2>/dev/null && [ "$waited" -lt 100 ]; do
+      sleep 0.1
+      waited=$((waited + 1))
+    done
+    kill -0 "$server" 2>/dev/null && kill -KILL "$server"
+    wait "$server"
+    rc=$?
+    kill "$load" 2>/dev/null
+    wait "$load" 2>/dev/null
+    if [ "$rc" != 0 ] || [ -s /tmp/serve.err ]; then
+      echo "$engine stop $stop: exit $rc $(cat /tmp/serve.err)" >&2
+      failed=1
+    fi
+  done
+  echo "$engine: stopped 3 times under load, in $((waited / 10)).$((waited % 10)) s the last"
+done
+exit $failed
+SCRIPT
+step teardown 600 sh /tmp/teardown.sh "$(available "$R/engines.json" echo)"
+
 step run-quick 600 $ringside run --quick --out /mnt/run-quick --dir /mnt --quiet
 cp /mnt/run-quick/results.json "$R/run-quick-results.json" 2>/dev/null
 

@@ -43,7 +43,7 @@ use ringside::engines::shared_counters::SharedCounters;
 use ringside::engines::{engines_of, EngineDef, Workload};
 
 mod common;
-use common::{for_each_engine, linger_zero, Server, IO_TIMEOUT};
+use common::{for_each_engine, linger_zero, not_applicable, Server, IO_TIMEOUT};
 
 /// Connections open at once during the churn.
 const CHURNING: usize = 48;
@@ -158,7 +158,7 @@ fn every_stream_gets_its_turn_at_a_short_pool() {
     let pooled = |engine: &EngineDef| engine.needs.registrations.contains(&Registration::BufRing);
     for_each_engine(Workload::Echo, |engine| {
         if !pooled(engine) {
-            return;
+            return not_applicable(engine.name, "no receive pool the connections share");
         }
         let flags = [
             "--provided-buffers",

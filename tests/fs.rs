@@ -216,7 +216,7 @@ fn iopoll_runs_direct_writes_where_the_device_polls_and_says_why_not_elsewhere()
     let dir = tempfile::tempdir().unwrap();
     let dir_arg = dir.path().to_str().unwrap();
     let probe = std::fs::File::create(dir.path().join("probe")).unwrap();
-    let polled = ringside::engines::needs::file_device_polled(probe.as_fd());
+    let polled = ringside::engines::uring::trial::file_device_polled(probe.as_fd());
     drop(probe);
     std::fs::remove_file(dir.path().join("probe")).unwrap();
     let write = [

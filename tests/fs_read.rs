@@ -231,10 +231,9 @@ fn every_read_engine_catches_a_wrong_block() {
                 threads: None,
                 stamp,
                 advice: rustix::fs::Advice::Random,
-                helpers: &helpers,
                 should_stop: &|| false,
             };
-            let outcome = make(def)
+            let outcome = make(def, &helpers)
                 .read(&job, &mut Meter::without_syscall_counter())
                 .unwrap_or_else(|error| panic!("{} failed: {error}", def.name));
             assert_eq!(outcome.tally.ops, u64::from(BLOCKS), "{}", def.name);

@@ -21,7 +21,7 @@ use ringside::protocols::echo::fill_echo_message;
 
 mod common;
 use common::{for_each_engine, linger_zero, serves_one_at_a_time, slow_reader_stream};
-use common::{Server, BIN, IO_TIMEOUT};
+use common::{not_applicable, Server, BIN, IO_TIMEOUT};
 
 /// Sends `count` messages of varying odd sizes one at a time and checks every echo.
 fn ping_pong(stream: &mut TcpStream, connection: u64, count: u64) {
@@ -305,7 +305,8 @@ fn connections_beyond_the_limit_are_refused() {
 fn connections_beyond_the_limit_are_refused_with(def: &EngineDef) {
     let engine = def.name;
     if serves_one_at_a_time(def) {
-        return; // Serves one connection at a time by design; the rest wait in the backlog.
+        let reason = "serves one connection at a time by design; the rest wait in the backlog";
+        return not_applicable(engine, reason);
     }
     let Some(server) = Server::start("echo", engine, &["--max-connections", "2"]) else {
         return;
@@ -353,7 +354,8 @@ fn many_clients_that_read_late() {
 fn many_clients_that_read_late_with(def: &EngineDef) {
     let engine = def.name;
     if serves_one_at_a_time(def) {
-        return; // One connection at a time: covered by the stream test.
+        let reason = "one connection at a time: covered by the stream test";
+        return not_applicable(engine, reason);
     }
     let Some(server) = Server::start("echo", engine, &[]) else {
         return;

@@ -5,7 +5,6 @@
 
 use std::os::fd::BorrowedFd;
 
-use crate::engines::uring::ring::Helpers;
 use crate::measure::{Measured, Meter, PoolThreads};
 use crate::row::Tally;
 
@@ -20,8 +19,6 @@ pub struct WriteJob<'a> {
     pub threads: Option<u32>,
     /// fsync the file (with the engine's own API) before the clock stops.
     pub fsync_end: bool,
-    /// The kernel threads an io_uring engine sets up for its ring.
-    pub helpers: &'a Helpers,
     /// Stop early (Ctrl-C or the runtime cap) once this returns true; checked between blocks.
     pub should_stop: &'a dyn Fn() -> bool,
 }
@@ -38,8 +35,6 @@ pub struct CycleJob<'a> {
     pub threads: Option<u32>,
     /// fdatasync instead of fsync.
     pub datasync: bool,
-    /// The kernel threads an io_uring engine sets up for its ring.
-    pub helpers: &'a Helpers,
     pub should_stop: &'a dyn Fn() -> bool,
 }
 
@@ -58,8 +53,6 @@ pub struct ReadJob<'a> {
     /// The access advice the file was given (random or sequential, as fio's `fadvise_hint`),
     /// for an engine that opens the file again: advice belongs to one open file description.
     pub advice: rustix::fs::Advice,
-    /// The kernel threads an io_uring engine sets up for its ring.
-    pub helpers: &'a Helpers,
     /// Stop early (Ctrl-C or the runtime cap) once this returns true; checked between reads.
     pub should_stop: &'a dyn Fn() -> bool,
 }

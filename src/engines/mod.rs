@@ -37,16 +37,33 @@ use needs::{Feature, Needs, Registration, SetupFlags, ACCEPT, RECV, SEND};
 use needs::{DEFER_REGISTRATIONS, DIRECT, DIRECT_REGISTRATIONS, DIRECT_ZERO_COPY, MULTISHOT};
 use needs::{FILE_CYCLE, FILE_FIXED, FILE_PLAIN, FILE_POLLED, FIXED, FIXED_RING_FD, NOP};
 use uring::file::Submit;
+use uring::ring::{Helpers, ServerHelpers};
 use uring::server::{AsyncReceive, OwnBufferReceive};
 use uring::server::{BundleReceive, BundleSend, IncrementalReceive, MultishotReceive};
 use uring::server::{PlainSend, ZeroCopySend};
 
 /// How a row's engine is made: a file engine, or a server loop run on a listener. Each gets
-/// its own row, so an engine reads its ring flags and registrations from what the row needs.
+/// its own row, so an engine reads its ring flags and registrations from what the row needs;
+/// the kernel threads that work for a ring (`Helpers`; a server loop's shared SQPOLL thread)
+/// are given here, to the rows, so the interfaces every engine implements (`file.rs`,
+/// `server.rs`) know nothing of io_uring. The other rows ignore them.
 #[derive(Clone, Copy)]
 pub enum Make {
-    File(fn(&EngineDef) -> Box<dyn FileEngine>),
-    Server(fn(&EngineDef, server::Run<'_>) -> anyhow::Result<()>),
+    File(fn(&EngineDef, &Helpers) -> Box<dyn FileEngine>),
+    Server(fn(&EngineDef, server::Run<'_>, &ServerHelpers<'_>) -> anyhow::Result<()>),
+}
+
+/// Runs the server loop of `engine` until the stop flag rises, with `helpers` for its ring.
+pub fn run_server(
+    engine: &EngineDef,
+    run: server::Run<'_>,
+    helpers: &ServerHelpers<'_>,
+) -> anyhow::Result<()> {
+    assert!(run.config.max_connections > 0);
+    match engine.make {
+        Make::Server(serve) => serve(engine, run, helpers),
+        Make::File(_) => anyhow::bail!("{} is a file engine, not a server", engine.name),
+    }
 }
 
 /// How a server engine holds its connections. An engine that serves one at a time cannot be
@@ -96,7 +113,7 @@ impl EngineDef {
     /// Whether the engine can run here; the reason (a missing opcode, flag or registration)
     /// when it cannot.
     pub fn availability(&self) -> Result<(), String> {
-        self.needs.check()
+        uring::trial::availability(&self.needs)
     }
 
     pub fn serves(&self, workload: Workload) -> bool {
@@ -138,12 +155,13 @@ use Workload::{Echo, FsCycle, FsRead, FsWrite, Http};
 /// The file engine keeping --depth operations in flight: the file rungs that differ from it
 /// only in their ring's setup and registrations.
 const FILE_RING: Make =
-    Make::File(|def| Box::new(uring::file::Uring::new(Submit::Ring, def.needs)));
+    Make::File(|def, helpers| Box::new(uring::file::Uring::new(Submit::Ring, def.needs, helpers)));
 
 /// The multishot server with plain sends: the rungs that differ from it only in their ring's
 /// setup, registrations and features.
-const SERVE_MULTISHOT: Make =
-    Make::Server(|def, run| uring::server::serve::<MultishotReceive, PlainSend>(run, def.needs));
+const SERVE_MULTISHOT: Make = Make::Server(|def, run, helpers| {
+    uring::server::serve::<MultishotReceive, PlainSend>(run, def.needs, helpers)
+});
 
 /// The make of a row that can never run on loopback or veth (its availability says why).
 fn unavailable(def: &EngineDef) -> anyhow::Result<()> {
@@ -168,7 +186,7 @@ pub const ENGINES: &[EngineDef] = &[
         default_for: &[FsWrite, FsCycle, FsRead],
         serving: Serving::NotAServer,
         needs: Needs::NOTHING,
-        make: Make::File(|_| Box::new(blocking::file::Blocking)),
+        make: Make::File(|_, _| Box::new(blocking::file::Blocking)),
     },
     EngineDef {
         name: "threads",
@@ -178,7 +196,7 @@ pub const ENGINES: &[EngineDef] = &[
         default_for: &[FsCycle, FsRead],
         serving: Serving::NotAServer,
         needs: Needs::NOTHING,
-        make: Make::File(|_| Box::new(threads::file::ThreadPool)),
+        make: Make::File(|_, _| Box::new(threads::file::ThreadPool)),
     },
     EngineDef {
         name: "libaio",
@@ -191,7 +209,7 @@ pub const ENGINES: &[EngineDef] = &[
             features: &[Feature::DirectFile],
             ..Needs::NOTHING
         },
-        make: Make::File(|_| Box::new(libaio::Libaio)),
+        make: Make::File(|_, _| Box::new(libaio::Libaio)),
     },
     EngineDef {
         name: "uring-single",
@@ -202,7 +220,9 @@ pub const ENGINES: &[EngineDef] = &[
         default_for: &[FsWrite, FsRead],
         serving: Serving::NotAServer,
         needs: Needs::io_uring(FILE_PLAIN),
-        make: Make::File(|def| Box::new(uring::file::Uring::new(Submit::Single, def.needs))),
+        make: Make::File(|def, helpers| {
+            Box::new(uring::file::Uring::new(Submit::Single, def.needs, helpers))
+        }),
     },
     EngineDef {
         name: "uring-batch",
@@ -212,7 +232,9 @@ pub const ENGINES: &[EngineDef] = &[
         default_for: &[FsWrite, FsRead],
         serving: Serving::NotAServer,
         needs: Needs::io_uring(FILE_PLAIN),
-        make: Make::File(|def| Box::new(uring::file::Uring::new(Submit::Batch, def.needs))),
+        make: Make::File(|def, helpers| {
+            Box::new(uring::file::Uring::new(Submit::Batch, def.needs, helpers))
+        }),
     },
     EngineDef {
         name: "uring-ring",
@@ -351,7 +373,7 @@ pub const ENGINES: &[EngineDef] = &[
         default_for: &[Echo],
         serving: Serving::OneAtATime,
         needs: Needs::NOTHING,
-        make: Make::Server(|_, run| blocking::server::serve(run)),
+        make: Make::Server(|_, run, _| blocking::server::serve(run)),
     },
     EngineDef {
         name: "threads",
@@ -361,7 +383,7 @@ pub const ENGINES: &[EngineDef] = &[
         default_for: &[],
         serving: Serving::ThreadPerConnection,
         needs: Needs::NOTHING,
-        make: Make::Server(|_, run| threads::server::serve(run)),
+        make: Make::Server(|_, run, _| threads::server::serve(run)),
     },
     EngineDef {
         name: "epoll",
@@ -371,7 +393,7 @@ pub const ENGINES: &[EngineDef] = &[
         default_for: &[Echo, Http],
         serving: Serving::EventLoops,
         needs: Needs::NOTHING,
-        make: Make::Server(|_, run| epoll::serve(run)),
+        make: Make::Server(|_, run, _| epoll::serve(run)),
     },
     EngineDef {
         name: "uring",
@@ -382,8 +404,8 @@ pub const ENGINES: &[EngineDef] = &[
         default_for: &[Echo, Http],
         serving: Serving::EventLoops,
         needs: Needs::io_uring(&[ACCEPT, RECV, SEND]),
-        make: Make::Server(|def, run| {
-            uring::server::serve::<OwnBufferReceive, PlainSend>(run, def.needs)
+        make: Make::Server(|def, run, helpers| {
+            uring::server::serve::<OwnBufferReceive, PlainSend>(run, def.needs, helpers)
         }),
     },
     EngineDef {
@@ -395,8 +417,8 @@ pub const ENGINES: &[EngineDef] = &[
         default_for: &[],
         serving: Serving::EventLoops,
         needs: Needs::io_uring(&[ACCEPT, RECV, SEND]),
-        make: Make::Server(|def, run| {
-            uring::server::serve::<AsyncReceive, PlainSend>(run, def.needs)
+        make: Make::Server(|def, run, helpers| {
+            uring::server::serve::<AsyncReceive, PlainSend>(run, def.needs, helpers)
         }),
     },
     EngineDef {
@@ -477,8 +499,8 @@ pub const ENGINES: &[EngineDef] = &[
             registrations: DIRECT_REGISTRATIONS,
             features: &[Feature::Bundles],
         },
-        make: Make::Server(|def, run| {
-            uring::server::serve::<BundleReceive, PlainSend>(run, def.needs)
+        make: Make::Server(|def, run, helpers| {
+            uring::server::serve::<BundleReceive, PlainSend>(run, def.needs, helpers)
         }),
     },
     EngineDef {
@@ -496,8 +518,8 @@ pub const ENGINES: &[EngineDef] = &[
             registrations: DIRECT_REGISTRATIONS,
             features: &[Feature::Bundles, Feature::IncrementalBuffers],
         },
-        make: Make::Server(|def, run| {
-            uring::server::serve::<BundleReceive, BundleSend>(run, def.needs)
+        make: Make::Server(|def, run, helpers| {
+            uring::server::serve::<BundleReceive, BundleSend>(run, def.needs, helpers)
         }),
     },
     EngineDef {
@@ -515,8 +537,8 @@ pub const ENGINES: &[EngineDef] = &[
             registrations: DIRECT_REGISTRATIONS,
             features: &[Feature::IncrementalBuffers],
         },
-        make: Make::Server(|def, run| {
-            uring::server::serve::<IncrementalReceive, PlainSend>(run, def.needs)
+        make: Make::Server(|def, run, helpers| {
+            uring::server::serve::<IncrementalReceive, PlainSend>(run, def.needs, helpers)
         }),
     },
     EngineDef {
@@ -565,8 +587,8 @@ pub const ENGINES: &[EngineDef] = &[
             registrations: SEND_BUFFER_REGISTRATIONS,
             features: &[],
         },
-        make: Make::Server(|def, run| {
-            uring::server::serve::<MultishotReceive, ZeroCopySend>(run, def.needs)
+        make: Make::Server(|def, run, helpers| {
+            uring::server::serve::<MultishotReceive, ZeroCopySend>(run, def.needs, helpers)
         }),
     },
     EngineDef {
@@ -583,7 +605,7 @@ pub const ENGINES: &[EngineDef] = &[
             registrations: DEFER_REGISTRATIONS,
             features: &[Feature::NapiBusyPoll],
         },
-        make: Make::Server(|def, _| unavailable(def)),
+        make: Make::Server(|def, _, _| unavailable(def)),
     },
     EngineDef {
         name: "uring-zcrx",
@@ -599,7 +621,7 @@ pub const ENGINES: &[EngineDef] = &[
             registrations: DEFER_REGISTRATIONS,
             features: &[Feature::ZeroCopyReceive],
         },
-        make: Make::Server(|def, _| unavailable(def)),
+        make: Make::Server(|def, _, _| unavailable(def)),
     },
 ];
 

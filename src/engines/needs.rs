@@ -1,20 +1,12 @@
 //! What an engine needs from the kernel, as data: the io_uring opcodes it submits, the ring
 //! setup flags it asks for, what it registers, and so the oldest kernel it runs on. Every row of
-//! the engine table carries one `Needs`; availability is checked from it (the kernel's opcode
-//! probe plus one trial ring with those flags and registrations, on a thread of its own), so an
-//! engine that cannot run here says which opcode, flag or registration is missing before it is
-//! measured, not halfway through. The probe's list of "opcodes ringside uses" is the union of
-//! the table's opcodes.
+//! the engine table carries one `Needs`, and nothing here runs anything: whether this machine
+//! gives it is asked by `uring/trial.rs` (the kernel's opcode probe plus one trial ring with
+//! those flags and registrations, on a thread of its own), so an engine that cannot run here
+//! says which opcode, flag or registration is missing before it is measured, not halfway
+//! through. The probe's list of "opcodes ringside uses" is the union of the table's opcodes.
 
-use std::os::fd::{AsRawFd, BorrowedFd};
-
-use io_uring::types::IOU_PBUF_RING_INC;
-use io_uring::{opcode, IoUring, Probe};
-
-use super::uring::buf_ring::{BufRing, RingEntries};
-use super::uring::registered::Regions;
-use super::uring::ring::{self, RingSetup};
-use super::uring::server::{PlainSend, SendStrategy};
+use io_uring::opcode;
 
 /// A Linux version, (major, minor).
 pub type Kernel = (u32, u32);
@@ -226,7 +218,7 @@ impl Feature {
     }
 
     /// The Linux that added it; None when no released Linux has it.
-    fn since(self) -> Option<Kernel> {
+    pub fn since(self) -> Option<Kernel> {
         match self {
             Feature::MinWait => Some((6, 12)),
             Feature::Bundles => Some((6, 10)),
@@ -238,163 +230,6 @@ impl Feature {
             Feature::DirectFile => Some((2, 6)),
         }
     }
-
-    /// What the machine lacks for it, checked before any ring is made.
-    fn check_machine(self) -> Result<(), String> {
-        match self {
-            Feature::NapiBusyPoll | Feature::ZeroCopyReceive => Err(nic_traffic_reason()),
-            Feature::PolledBlockDevice => polled_block_device().map(drop),
-            _ => Ok(()),
-        }
-    }
-
-    /// What the kernel lacks for it, from the trial ring.
-    fn check_ring(self, ring: &IoUring) -> Result<(), String> {
-        let present = match self {
-            Feature::MinWait => ring.params().is_feature_min_timeout(),
-            Feature::Bundles => ring.params().is_feature_recvsend_bundle(),
-            // No feature bit says it: the kernel's answer to the registration does.
-            Feature::IncrementalBuffers => {
-                RingEntries::new(1).register_trial(&ring.submitter(), IOU_PBUF_RING_INC as u16)
-            }
-            Feature::SendFromRegisteredBuffers => {
-                return send_from_registered_buffer(ring).map_err(|error| {
-                    format!(
-                        "this kernel refuses IORING_OP_SEND from a registered buffer \
-                         (IORING_RECVSEND_FIXED_BUF: {error}); no released Linux takes one on a \
-                         plain send, only SEND_ZC does (uring-send-zc)"
-                    )
-                })
-            }
-            Feature::NapiBusyPoll
-            | Feature::ZeroCopyReceive
-            | Feature::PolledBlockDevice
-            | Feature::DirectFile => true,
-        };
-        let since = self.since().map_or_else(String::new, |(major, minor)| {
-            format!(" (Linux {major}.{minor})")
-        });
-        present
-            .then_some(())
-            .ok_or_else(|| format!("this kernel lacks {}{since}", self.name()))
-    }
-}
-
-/// Sends 8 bytes from a registered buffer over a socket pair on the trial `ring`, as the
-/// `uring-fixed-bufs` server would: the kernel's answer is the availability (no version says it).
-fn send_from_registered_buffer(ring: &IoUring) -> Result<(), String> {
-    let (sender, _receiver) = std::os::unix::net::UnixStream::pair().map_err(|e| e.to_string())?;
-    let buffer = [7u8; 64];
-    // SAFETY: the buffer outlives the ring's use of it: it is unregistered below, after the one
-    // send that reads it has completed.
-    let regions = unsafe { Regions::register(&ring.submitter(), &[&buffer]) };
-    regions.map_err(|error| format!("no registered buffers: {error}"))?;
-    let fd = io_uring::types::Fd(sender.as_raw_fd());
-    let send = PlainSend.prepare(0, fd, &buffer[..8], Some(0));
-    // SAFETY: the entry reads `buffer`, alive until the completion is reaped below.
-    unsafe { ring.submission_shared().push(&send.user_data(1)) }.map_err(|e| e.to_string())?;
-    ring.submit_and_wait(1).map_err(|error| error.to_string())?;
-    // SAFETY: this thread alone uses the trial ring.
-    let result = unsafe { ring.completion_shared() }
-        .next()
-        .map_or(-1, |cqe| cqe.result());
-    let _ = ring.submitter().unregister_buffers();
-    match result {
-        8 => Ok(()),
-        error if error < 0 => Err(std::io::Error::from_raw_os_error(-error).to_string()),
-        short => Err(format!("{short} of 8 bytes sent")),
-    }
-}
-
-/// Why the NIC rungs cannot run: ringside's network studies send only to 127.0.0.1 (the
-/// network rule of this lab), and loopback sockets have no NAPI id and no hardware queue.
-pub fn nic_traffic_reason() -> String {
-    let nics: Vec<String> = std::fs::read_dir("/sys/class/net")
-        .into_iter()
-        .flatten()
-        .filter_map(Result::ok)
-        .filter(|entry| entry.path().join("device").exists())
-        .map(|entry| {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let driver = std::fs::read_link(entry.path().join("device/driver"))
-                .ok()
-                .and_then(|link| link.file_name().map(|n| n.to_string_lossy().into_owned()));
-            match driver {
-                Some(driver) => format!("{name} ({driver})"),
-                None => name,
-            }
-        })
-        .collect();
-    let found = if nics.is_empty() {
-        "there is no NIC here".to_string()
-    } else {
-        format!(
-            "the NICs here ({}) carry none of the studies' traffic",
-            nics.join(", ")
-        )
-    };
-    format!(
-        "needs traffic through a NIC's receive queue, and ringside's network studies run on \
-         loopback or a veth pair, which have no NAPI id and no hardware queue (ringside fakes \
-         neither); {found}"
-    )
-}
-
-/// The block devices with poll queues (`/sys/block/*/queue/io_poll` = 1), or why there are none.
-pub fn polled_block_device() -> Result<Vec<String>, String> {
-    let mut polled = Vec::new();
-    let mut unpolled = Vec::new();
-    for entry in std::fs::read_dir("/sys/block")
-        .into_iter()
-        .flatten()
-        .flatten()
-    {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if name.starts_with("loop") || name.starts_with("zram") || name.starts_with("ram") {
-            continue;
-        }
-        match std::fs::read_to_string(entry.path().join("queue/io_poll")) {
-            Ok(value) if value.trim() == "1" => polled.push(name),
-            _ => unpolled.push(name),
-        }
-    }
-    if polled.is_empty() {
-        return Err(format!(
-            "no block device here has poll queues (/sys/block/{{{}}}/queue/io_poll is 0; \
-             virtio-blk needs its poll_queues module parameter, NVMe its poll_queues), so IOPOLL \
-             has nothing to poll",
-            unpolled.join(",")
-        ));
-    }
-    Ok(polled)
-}
-
-/// Whether the block device under `file` has poll queues: IOPOLL needs that device's, not just
-/// any device's (on a device without them, polled O_DIRECT reads complete with EOPNOTSUPP).
-pub fn file_device_polled(file: BorrowedFd) -> Result<(), String> {
-    let stat =
-        rustix::fs::fstat(file).map_err(|error| format!("cannot stat the file ({error})"))?;
-    let (major, minor) = (
-        rustix::fs::major(stat.st_dev),
-        rustix::fs::minor(stat.st_dev),
-    );
-    let device = std::path::PathBuf::from(format!("/sys/dev/block/{major}:{minor}"));
-    // A partition has no queue of its own: its disk's is one level up.
-    let polled = ["queue/io_poll", "../queue/io_poll"].iter().any(|queue| {
-        std::fs::read_to_string(device.join(queue)).is_ok_and(|value| value.trim() == "1")
-    });
-    if polled {
-        return Ok(());
-    }
-    Err(format!(
-        "the file's block device ({major}:{minor}) has no poll queues ({}/queue/io_poll is not \
-         1), so IOPOLL cannot complete its reads or writes; put --dir on a device that has them \
-         ({})",
-        device.display(),
-        polled_block_device()
-            .map(|devices| devices.join(", "))
-            .unwrap_or_else(|_| "none here".to_string())
-    ))
 }
 
 /// Something an engine registers with its ring.
@@ -420,7 +255,7 @@ impl Registration {
         }
     }
 
-    fn since(self) -> Kernel {
+    pub fn since(self) -> Kernel {
         match self {
             Registration::Files | Registration::Buffers => (5, 1),
             Registration::BufRing => (5, 19),
@@ -434,7 +269,7 @@ impl Registration {
 /// 5.10 stable series has it too: its io_uring is 5.15's ("5.10 and 5.15 are identical in terms
 /// of io_uring support", axboe in axboe/liburing#1173), and Debian 11's 5.10 ran and verified
 /// every engine that needs no more (issue 20's kernel lab).
-const IOWQ_LIMITS_SINCE: Kernel = (5, 15);
+pub const IOWQ_LIMITS_SINCE: Kernel = (5, 15);
 
 /// What one engine needs from the kernel. Engines without io_uring need nothing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -515,112 +350,6 @@ impl Needs {
         parts.push(linux);
         parts.join("; ")
     }
-
-    /// Whether the kernel gives all of it; the first thing it lacks when it does not. The trial
-    /// ring is made on a thread of its own, so it never sizes the caller's io-wq pool.
-    pub fn check(&self) -> Result<(), String> {
-        if !self.uses_io_uring() {
-            return Ok(());
-        }
-        ring::usable()?;
-        for feature in self.features {
-            feature.check_machine()?;
-        }
-        let running = crate::system::kernel::running_kernel_version();
-        ring::on_trial_thread(|| self.trial()).map_err(|reason| self.with_minimum(reason, running))
-    }
-
-    /// A trial's reason, and where this kernel is older than the engine's minimum, that minimum:
-    /// the one missing feature named may be the first of several the engine needs.
-    fn with_minimum(&self, reason: String, running: Option<Kernel>) -> String {
-        match (self.kernel(), running) {
-            (Some(needed), Some(here)) if here < needed && needed > IOWQ_LIMITS_SINCE => {
-                format!(
-                    "{reason}; this engine needs Linux {}.{} in all, this is {}.{}",
-                    needed.0, needed.1, here.0, here.1
-                )
-            }
-            _ => reason,
-        }
-    }
-
-    fn trial(&self) -> Result<(), String> {
-        // Declared before the ring so that it is dropped after it (see buf_ring.rs).
-        let mut buffers = BufRing::new(1, 64, 0);
-        let ring = RingSetup::trial(self.setup).build()?;
-        ring::iowq_max_workers(&ring).map_err(|error| {
-            format!(
-                "the kernel refused IORING_REGISTER_IOWQ_MAX_WORKERS ({error}), which every \
-                 measured ring uses: it needs Linux 5.15"
-            )
-        })?;
-        self.check_opcodes(&ring)?;
-        for feature in self.features {
-            feature.check_ring(&ring)?;
-        }
-        for &registration in self.registrations {
-            register(&ring, registration, &mut buffers).map_err(|error| {
-                let (major, minor) = registration.since();
-                format!(
-                    "the kernel refused {} ({error}); it needs Linux {major}.{minor}",
-                    registration.name()
-                )
-            })?;
-        }
-        Ok(())
-    }
-
-    fn check_opcodes(&self, ring: &IoUring) -> Result<(), String> {
-        let mut probe = Probe::new();
-        ring.submitter()
-            .register_probe(&mut probe)
-            .map_err(|error| format!("the kernel has no opcode probe ({error}): Linux 5.6+"))?;
-        let version = crate::system::kernel::running_kernel_version().unwrap_or((0, 0));
-        match self
-            .opcodes
-            .iter()
-            .find(|opcode| !supported(opcode, &probe, version))
-        {
-            Some(missing) => Err(format!(
-                "this kernel lacks the io_uring opcode {} (Linux {}.{})",
-                missing.name, missing.since.0, missing.since.1
-            )),
-            None => Ok(()),
-        }
-    }
-}
-
-/// Whether `opcode` works here: the probe says so, and for a flag variant the kernel is new
-/// enough (the probe sees only the base opcode).
-pub fn supported(opcode: &Opcode, probe: &Probe, version: Kernel) -> bool {
-    probe.is_supported(opcode.code) && (!opcode.flag_variant || version >= opcode.since)
-}
-
-fn register(
-    ring: &IoUring,
-    registration: Registration,
-    buffers: &mut BufRing,
-) -> std::io::Result<()> {
-    let mut submitter = ring.submitter();
-    match registration {
-        Registration::Files => {
-            let null = std::fs::File::open("/dev/null")?;
-            submitter.register_files(&[null.as_raw_fd()])
-        }
-        Registration::Buffers => {
-            let buffer = [0u8; 64];
-            let iovec = libc::iovec {
-                iov_base: buffer.as_ptr() as *mut _,
-                iov_len: buffer.len(),
-            };
-            // SAFETY: the buffer outlives the registration: the ring is dropped in `trial`,
-            // before this frame's caller returns, and nothing is submitted.
-            let registered = unsafe { submitter.register_buffers(&[iovec]) };
-            registered.and_then(|()| submitter.unregister_buffers())
-        }
-        Registration::BufRing => buffers.register(&submitter, 0),
-        Registration::RingFd => submitter.register_ring_fd().map(drop),
-    }
 }
 
 #[cfg(test)]
@@ -643,17 +372,10 @@ mod tests {
         };
         assert_eq!(defer.kernel(), Some((6, 1)));
         assert!(defer.text().contains("DEFER_TASKRUN"), "{}", defer.text());
-        let reason = "this kernel lacks IORING_SETUP_COOP_TASKRUN (Linux 5.19)".to_string();
-        assert_eq!(
-            defer.with_minimum(reason.clone(), Some((5, 10))),
-            format!("{reason}; this engine needs Linux 6.1 in all, this is 5.10")
-        );
-        assert_eq!(defer.with_minimum(reason.clone(), Some((6, 1))), reason);
         let plain = Needs::io_uring(&[WRITE, FSYNC]);
         assert_eq!(
             plain.text(),
             "Write, Fsync; Linux 5.15 (or 5.10 stable: the same io_uring)"
         );
-        assert_eq!(plain.with_minimum(reason.clone(), Some((5, 10))), reason);
     }
 }

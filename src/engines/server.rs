@@ -1,7 +1,7 @@
 //! The interface of a server engine: what a server loop is given (`Run`: its listener, the
-//! protocol and limits, the counters it keeps, its io_uring helper settings), the counters
-//! themselves, and the socket plumbing every server shares. A loop runs until the stop flag
-//! rises; `run_server` starts the loop of a row of the engine table.
+//! protocol and limits, the counters it keeps), the counters themselves, and the socket
+//! plumbing every server shares. A loop runs until the stop flag rises; `run_server` (the
+//! table's, `mod.rs`) starts the loop of a row, giving the io_uring rows their kernel helpers.
 
 use std::net::SocketAddr;
 use std::os::fd::OwnedFd;
@@ -12,8 +12,6 @@ use rustix::io::Errno;
 use rustix::net::{AddressFamily, SocketFlags, SocketType};
 use serde::{Deserialize, Serialize};
 
-use super::uring::ring::{Helpers, SqpollShare};
-use super::{EngineDef, Make};
 use crate::protocols::Proto;
 use crate::system::stop::stopped;
 
@@ -295,21 +293,8 @@ pub struct Run<'a> {
     pub listener: OwnedFd,
     pub config: ServerConfig,
     pub counters: &'a ServerCounters,
-    /// The kernel threads an io_uring server sets up for its ring (others ignore them).
-    pub helpers: &'a Helpers,
     /// Which of the server's loops this is (0: the first).
     pub loop_index: usize,
-    /// The SQPOLL thread the loops' rings share (`serve --share-sqpoll`); None: one each.
-    pub sqpoll_share: Option<&'a SqpollShare>,
-}
-
-/// Runs the server loop of `engine` until the stop flag rises.
-pub fn run_server(engine: &EngineDef, run: Run<'_>) -> anyhow::Result<()> {
-    assert!(run.config.max_connections > 0);
-    match engine.make {
-        Make::Server(serve) => serve(engine, run),
-        Make::File(_) => anyhow::bail!("{} is a file engine, not a server", engine.name),
-    }
 }
 
 /// A listening TCP socket with a backlog deep enough for 256 clients connecting at once (std's

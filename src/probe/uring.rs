@@ -87,7 +87,7 @@ impl UringProbe {
         }
         let version = crate::system::kernel::running_kernel_version().unwrap_or((0, 0));
         for opcode in crate::engines::opcodes_used() {
-            let supported = crate::engines::needs::supported(&opcode, &kernel, version);
+            let supported = crate::engines::uring::trial::supported(&opcode, &kernel, version);
             self.opcodes
                 .insert(opcode.name.to_string(), Value::from(supported));
         }

@@ -155,12 +155,12 @@ pub fn run_claims(plan: &ClaimsPlan) -> anyhow::Result<ExitCode> {
 /// Why this machine lacks what the claim needs beyond its engines, if it does.
 pub fn unmet_needs(needs: &MachineNeeds) -> Option<String> {
     if needs.poll_queues {
-        if let Err(reason) = engines::needs::polled_block_device() {
+        if let Err(reason) = engines::uring::trial::polled_block_device() {
             return Some(reason);
         }
     }
     if needs.nic {
-        return Some(engines::needs::nic_traffic_reason());
+        return Some(engines::uring::trial::nic_traffic_reason());
     }
     let online = crate::system::pin::cpus_online().len();
     if let Some(cores) = needs.cores.filter(|&cores| online < cores) {

@@ -17,11 +17,12 @@ use std::process::ExitCode;
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
-use crate::engines::server::{listen, listen_shared, local_address, run_server};
+use crate::engines::run_server;
+use crate::engines::server::{listen, listen_shared, local_address};
 use crate::engines::server::{CountersSnapshot, Run};
 use crate::engines::server::{ServerConfig, ServerCounters};
 use crate::engines::shared_counters::SharedCounters;
-use crate::engines::uring::ring::{Helpers, SqpollShare};
+use crate::engines::uring::ring::{Helpers, ServerHelpers, SqpollShare};
 use crate::engines::{EngineDef, Serving};
 use crate::measure::{meter_for_run, Meter};
 use crate::protocols::Proto;
@@ -248,8 +249,10 @@ fn run_loops(
             listener,
             config,
             counters,
-            helpers: &args.helpers,
             loop_index: index,
+        };
+        let helpers = ServerHelpers {
+            helpers: &args.helpers,
             sqpoll_share: sqpoll_share.as_ref(),
         };
         let pinned = if index == 0 {
@@ -257,7 +260,7 @@ fn run_loops(
         } else {
             pin_loop(args, index)
         };
-        let served = pinned.and_then(|()| run_server(engine, run));
+        let served = pinned.and_then(|()| run_server(engine, run, &helpers));
         if served.is_err() && args.threads > 1 {
             let _ = rustix::process::kill_process(
                 rustix::process::getpid(),

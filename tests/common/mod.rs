@@ -16,24 +16,48 @@ pub const IO_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Runs `body` for every engine of the table that serves `workload`, so an engine added to the
 /// table is tested by every behaviour without editing a test file. An engine that cannot run
-/// on this kernel is skipped with its reason on stderr; every other one must pass. One engine's
-/// failure does not hide the others': the test fails at the end, naming each engine that failed,
-/// and it fails if an engine of the table was neither exercised nor unavailable.
+/// on this kernel is skipped with its reason; a body may skip one too (`skip`: something the
+/// check needs is missing here) or pass over one the behaviour does not concern
+/// (`not_applicable`); every other one must pass. One engine's failure does not hide the
+/// others': the test fails at the end, naming each engine that failed, and it fails if an engine
+/// of the table was neither exercised nor skipped. It ends by saying "N ran, M skipped
+/// (reasons)". With `RINGSIDE_TEST_SKIPS=fail` (`.ci/run` as root), skipping an engine that
+/// `ringside engines` (the probe, a process of its own) calls available is a failure too.
 pub fn for_each_engine(workload: Workload, body: impl Fn(&'static EngineDef)) {
     let table: Vec<&str> = engines_of(workload).map(|engine| engine.name).collect();
     let mut accounted = Vec::new();
     let mut failed = Vec::new();
+    let mut ran = 0;
+    let mut skipped: Vec<(&str, String)> = Vec::new();
+    let mut not_concerned: Vec<(&str, String)> = Vec::new();
     for engine in engines_of(workload) {
         accounted.push(engine.name);
         if let Err(reason) = engine.availability() {
             eprintln!("skipped {}: {reason}", engine.name);
+            skipped.push((engine.name, reason));
             continue;
         }
+        SKIPPED.with(|cell| cell.take());
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| body(engine)));
         if outcome.is_err() {
             failed.push(engine.name);
         }
+        match SKIPPED.with(|cell| cell.take()) {
+            None => ran += 1,
+            Some(Skip::Missing(reason)) => skipped.push((engine.name, reason)),
+            Some(Skip::NotApplicable(reason)) => not_concerned.push((engine.name, reason)),
+        }
     }
+    eprintln!(
+        "{}: {ran} ran, {} skipped{}{}",
+        workload.name(),
+        skipped.len(),
+        reasons(&skipped),
+        match not_concerned.len() {
+            0 => String::new(),
+            n => format!(", {n} not concerned{}", reasons(&not_concerned)),
+        }
+    );
     assert_eq!(
         accounted, table,
         "an engine of the table was never exercised"
@@ -42,6 +66,85 @@ pub fn for_each_engine(workload: Workload, body: impl Fn(&'static EngineDef)) {
         failed.is_empty(),
         "failed for {failed:?} (see the panics above)"
     );
+    if skips_fail() {
+        let available = probed_available(workload);
+        let wrongly: Vec<&str> = skipped
+            .iter()
+            .map(|(engine, _)| *engine)
+            .filter(|engine| available.iter().any(|name| name == engine))
+            .collect();
+        assert!(
+            wrongly.is_empty(),
+            "{SKIPS}=fail: skipped {wrongly:?}, which `ringside engines` calls available here"
+        );
+    }
+}
+
+/// Why a body did not check its engine.
+enum Skip {
+    /// Something the check needs is missing here (root, a kernel feature, a tool).
+    Missing(String),
+    /// The behaviour does not concern this engine (by its design, not this machine).
+    NotApplicable(String),
+}
+
+thread_local! {
+    /// What the body `for_each_engine` runs (on this thread) said about its engine.
+    static SKIPPED: std::cell::Cell<Option<Skip>> = const { std::cell::Cell::new(None) };
+}
+
+/// The check of `engine` cannot run here, for `reason`: said on stderr and counted as skipped
+/// by `for_each_engine` (a failure under `RINGSIDE_TEST_SKIPS=fail` when the probe calls the
+/// engine available).
+pub fn skip(engine: &str, reason: &str) {
+    eprintln!("skipped {engine}: {reason}");
+    SKIPPED.with(|cell| cell.set(Some(Skip::Missing(reason.to_string()))));
+}
+
+/// The behaviour does not concern `engine` (e.g. a pool's fairness, for an engine without a
+/// pool): counted apart from the skips, never a failure.
+pub fn not_applicable(engine: &str, reason: &str) {
+    SKIPPED.with(|cell| cell.set(Some(Skip::NotApplicable(reason.to_string()))));
+    let _ = engine;
+}
+
+/// The environment variable that makes a skipped available engine fail the test.
+pub const SKIPS: &str = "RINGSIDE_TEST_SKIPS";
+
+fn skips_fail() -> bool {
+    std::env::var(SKIPS).is_ok_and(|value| value == "fail")
+}
+
+fn reasons(engines: &[(&str, String)]) -> String {
+    if engines.is_empty() {
+        return String::new();
+    }
+    let listed: Vec<String> = engines
+        .iter()
+        .map(|(engine, reason)| format!("{engine}: {reason}"))
+        .collect();
+    format!(" ({})", listed.join("; "))
+}
+
+/// The engines of `workload` that `ringside engines` calls available: the probe, asked once
+/// per test binary in a process of its own.
+fn probed_available(workload: Workload) -> Vec<String> {
+    static LISTING: std::sync::OnceLock<serde_json::Value> = std::sync::OnceLock::new();
+    let listing = LISTING.get_or_init(|| {
+        let output = Command::new(BIN)
+            .args(["engines", "--format", "json"])
+            .output()
+            .expect("run ringside engines");
+        assert!(output.status.success(), "ringside engines: {output:?}");
+        serde_json::from_slice(&output.stdout).expect("the engines as JSON")
+    });
+    listing
+        .as_array()
+        .expect("a list of engines")
+        .iter()
+        .filter(|entry| entry["workload"] == workload.name() && entry["available"] == true)
+        .filter_map(|entry| entry["engine"].as_str().map(str::to_string))
+        .collect()
 }
 
 /// Engines that serve one connection at a time by design (the rest wait in the backlog), so
@@ -78,7 +181,7 @@ impl Server {
         };
         let def = ringside::engines::find(workload, engine).unwrap();
         if let Err(reason) = def.availability() {
-            eprintln!("skipped {engine}: {reason}");
+            skip(engine, &reason);
             return None;
         }
         let mut command = Command::new(BIN);

@@ -2,14 +2,18 @@
 //! the kernel picks from when a receive completes, so a server need not dedicate a buffer to
 //! every idle connection (seed 004's `io_uring_buf_ring_init`).
 //!
-//! io-uring the crate exposes only the raw registration; this is the small safe wrapper around
-//! it, modelled on the crate's own test (`io-uring-test/src/tests/register_buf_ring.rs`). The
+//! io-uring the crate exposes only the raw registration; this is the small wrapper around it,
+//! modelled on the crate's own test (`io-uring-test/src/tests/register_buf_ring.rs`). The
 //! kernel takes buffers from the head of the ring; the application gives them back at the tail,
 //! writing the entry first and publishing the new tail with a release store.
 //!
-//! Lifetime: the kernel keeps pointers into this memory until the ring is destroyed or the
-//! group unregistered. Create the `BufRing` before the `IoUring` it is registered with, so that
-//! the ring is dropped (and the registration with it) first.
+//! Lifetime: once registered, the kernel reads the ring's entries, and writes into the buffers
+//! they name, whenever a request of the ring picks one, until the group is unregistered; a
+//! ring merely dropped (its fd closed) cancels its requests only later. So what lets the kernel
+//! at memory is `unsafe`, with the duty written down: `register` (the entries, and a pool's
+//! buffers, must outlive the kernel's use) and `RingEntries::push` (any address). The engines
+//! meet it by keeping the ring in a `KernelHeld` (`teardown.rs`), whose teardown reaps every
+//! request and unregisters before this memory is freed.
 
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::io;
@@ -30,6 +34,8 @@ pub struct RingEntries {
     entries: u16,
     /// The next tail to publish; wraps as a u16, as the kernel's does.
     tail: u16,
+    /// The buffer group it is registered as, until unregistered.
+    group: Option<u16>,
 }
 
 impl RingEntries {
@@ -49,23 +55,42 @@ impl RingEntries {
             layout,
             entries,
             tail: 0,
+            group: None,
         }
     }
 
     /// Registers the ring as buffer group `group` with `flags` (IOU_PBUF_RING_INC or 0); the
     /// kernel starts reading at entry 0, so the tail starts there too.
-    pub fn register(
+    ///
+    /// # Safety
+    /// From here until `unregister`, the kernel reads these entries (and, incrementally
+    /// consumed, writes them) whenever a request of the ring picks a buffer of `group`: `self`
+    /// must not be dropped before `unregister`, or before every request of the ring has
+    /// completed. Every entry published must name memory as `push` requires.
+    pub unsafe fn register(
         &mut self,
         submitter: &Submitter<'_>,
         group: u16,
         flags: u16,
     ) -> io::Result<()> {
+        debug_assert!(self.group.is_none(), "registered twice");
         self.tail = 0;
         self.publish();
-        // SAFETY: the entries memory lives as long as `self`, which must outlive the io_uring
-        // it is registered with (module doc) or be unregistered first.
+        // SAFETY: the entries live in `self`, which the caller keeps past the kernel's use
+        // (this function's contract).
         unsafe {
             submitter.register_buf_ring_with_flags(self.memory as u64, self.entries, group, flags)
+        }?;
+        self.group = Some(group);
+        Ok(())
+    }
+
+    /// Unregisters the ring (nothing when it is not registered): the kernel keeps no pointer
+    /// into it or its buffers from here on.
+    pub fn unregister(&mut self, submitter: &Submitter<'_>) -> io::Result<()> {
+        match self.group.take() {
+            Some(group) => submitter.unregister_buf_ring(group),
+            None => Ok(()),
         }
     }
 
@@ -73,8 +98,10 @@ impl RingEntries {
     /// takes them.
     pub fn register_trial(&mut self, submitter: &Submitter<'_>, flags: u16) -> bool {
         const TRIAL_GROUP: u16 = u16::MAX;
-        let taken = self.register(submitter, TRIAL_GROUP, flags).is_ok();
-        taken && submitter.unregister_buf_ring(TRIAL_GROUP).is_ok()
+        // SAFETY: no entry is published (the tail is 0), so no request can pick one, and the
+        // ring is unregistered before this returns.
+        let taken = unsafe { self.register(submitter, TRIAL_GROUP, flags) }.is_ok();
+        taken && self.unregister(submitter).is_ok()
     }
 
     pub fn entries(&self) -> u16 {
@@ -88,7 +115,13 @@ impl RingEntries {
 
     /// Writes the next entry: `len` bytes at `address`, called `id` in completions. The kernel
     /// sees it once `publish` runs.
-    pub fn push(&mut self, address: u64, len: u32, id: u16) {
+    ///
+    /// # Safety
+    /// Once published, a request of the ring may write `len` bytes at `address` (a receive) or
+    /// read them (a send): they must stay valid for that until the completion that consumed
+    /// the entry has been reaped, the ring is unregistered, or every request of the ring has
+    /// completed.
+    pub unsafe fn push(&mut self, address: u64, len: u32, id: u16) {
         let index = usize::from(self.tail & (self.entries - 1));
         // SAFETY: index < entries, inside the allocation; the kernel reads this entry only
         // after the tail that covers it is published.
@@ -149,13 +182,23 @@ impl BufRing {
 
     /// Registers the ring as buffer group `group` with `flags` (IOU_PBUF_RING_INC or 0) and
     /// hands every buffer to the kernel.
-    pub fn register(&mut self, submitter: &Submitter<'_>, flags: u16) -> io::Result<()> {
-        self.ring.register(submitter, self.group, flags)?;
+    ///
+    /// # Safety
+    /// The kernel writes into the buffers whenever a receive of the ring picks one: `self` must
+    /// not be dropped before `unregister`, or before every request of the ring has completed.
+    pub unsafe fn register(&mut self, submitter: &Submitter<'_>, flags: u16) -> io::Result<()> {
+        // SAFETY: the entries live in `self` (this function's contract) and name its buffers.
+        unsafe { self.ring.register(submitter, self.group, flags) }?;
         for id in 0..self.entries() {
             self.push(id);
         }
         self.ring.publish();
         Ok(())
+    }
+
+    /// Unregisters the pool: the kernel picks none of its buffers from here on.
+    pub fn unregister(&mut self, submitter: &Submitter<'_>) {
+        let _ = self.ring.unregister(submitter);
     }
 
     /// How many buffers the pool holds.
@@ -209,7 +252,10 @@ impl BufRing {
         assert!(id < self.entries());
         self.entry_of[usize::from(id)] = self.ring.tail();
         let address = self.buffers.as_ptr() as u64 + u64::from(id) * u64::from(self.buffer_bytes);
-        self.ring.push(address, self.buffer_bytes, id);
+        // SAFETY: buffer `id` lies inside `self.buffers`, which live as long as the ring's
+        // registration (`register`'s contract); the caller gives back only buffers no one
+        // reads (`recycle`).
+        unsafe { self.ring.push(address, self.buffer_bytes, id) };
     }
 }
 
@@ -230,9 +276,9 @@ mod tests {
             return;
         };
         let mut buffers = BufRing::new(4, 64, 7);
-        buffers
-            .register(&ring.submitter(), 0)
-            .expect("register the buffer ring");
+        // SAFETY: every receive is reaped below before `buffers` goes; the ring is dropped
+        // first.
+        unsafe { buffers.register(&ring.submitter(), 0) }.expect("register the buffer ring");
         let (mut writer, reader) = UnixStream::pair().unwrap();
         for round in 0..10u8 {
             let message = [round; 5];
@@ -269,7 +315,9 @@ mod tests {
             return;
         }
         let mut buffers = BufRing::new(8, 16, 3);
-        buffers.register(&ring.submitter(), 0).unwrap();
+        // SAFETY: every receive is reaped (or cancelled and reaped) below before `buffers`
+        // goes; the ring is dropped first.
+        unsafe { buffers.register(&ring.submitter(), 0) }.unwrap();
         let (mut writer, reader) = UnixStream::pair().unwrap();
         let fd = types::Fd(reader.as_raw_fd());
         let mut receive = |ring: &mut IoUring, buffers: &mut BufRing, sent: &[u8]| {

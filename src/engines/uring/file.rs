@@ -17,11 +17,13 @@ use serde_json::{Map, Value};
 
 use super::registered::{Regions, PIN_RELEASE_WAIT};
 use super::ring::{Helpers, RingSetup, SQPOLL_IDLE_MS};
+use super::teardown::{HeldMemory, InFlight, KernelHeld};
 use crate::engines::aligned::AlignedBuffer;
 use crate::engines::blocking::file::io_error;
 use crate::engines::file::{CycleJob, FileEngine, FileOutcome, ReadJob, WriteJob};
 use crate::engines::needs::{Needs, Registration, SetupFlags, NOP};
-use crate::engines::Workload;
+use crate::engines::slots::Slots;
+use crate::engines::workload::Workload;
 use crate::measure::Meter;
 use crate::row::params::{Param, Params};
 use crate::row::Tally;
@@ -51,17 +53,21 @@ pub struct Uring {
     pub(super) flags: SetupFlags,
     /// NOPs in place of reads: io_uring's own cost per operation (the `uring-nop` floor).
     pub(super) nops: bool,
+    /// The kernel threads that work for its ring.
+    helpers: Helpers,
 }
 
 impl Uring {
-    /// The engine that submits as `submit` with what its table row `needs`.
-    pub fn new(submit: Submit, needs: Needs) -> Uring {
+    /// The engine that submits as `submit` with what its table row `needs`, its ring's kernel
+    /// threads set as `helpers` says.
+    pub fn new(submit: Submit, needs: Needs, helpers: &Helpers) -> Uring {
         Uring {
             submit,
             fixed: needs.registrations.contains(&Registration::Files),
             ring_fd: needs.registrations.contains(&Registration::RingFd),
             flags: needs.setup,
             nops: needs.opcodes.contains(&NOP),
+            helpers: helpers.clone(),
         }
     }
 
@@ -70,10 +76,10 @@ impl Uring {
     pub(super) fn build_ring(
         &self,
         entries: u32,
-        helpers: &Helpers,
         file: BorrowedFd,
         fsyncs: bool,
     ) -> anyhow::Result<(IoUring, Map<String, Value>, Vec<String>)> {
+        let helpers = &self.helpers;
         if self.flags.iopoll {
             check_polled(file, fsyncs)?;
         }
@@ -109,7 +115,7 @@ fn check_polled(file: BorrowedFd, fsyncs: bool) -> anyhow::Result<()> {
         !fsyncs,
         "an IOPOLL ring refuses fsync (EINVAL): run the IOPOLL engines without --fsync-end"
     );
-    crate::engines::needs::file_device_polled(file).map_err(anyhow::Error::msg)
+    super::trial::file_device_polled(file).map_err(anyhow::Error::msg)
 }
 
 /// Bytes a fixed file engine registers for a file of `file_bytes`: a slot per operation in
@@ -160,34 +166,42 @@ pub(super) struct Target {
 }
 
 impl Target {
-    /// Registers the file, `slots` slots of `slot_bytes` and the `extra` buffers when the engine
-    /// uses fixed resources.
-    pub(super) fn new(
-        ring: &IoUring,
-        file: BorrowedFd,
-        fixed: bool,
-        (slots, slot_bytes): (usize, usize),
-        extra: &[&[u8]],
-    ) -> anyhow::Result<Target> {
-        let mut target = Target {
+    /// The file and, for an engine with fixed resources, `slots` slots of `slot_bytes`; nothing
+    /// registered yet.
+    fn new(file: BorrowedFd, fixed: bool, (slots, slot_bytes): (usize, usize)) -> Target {
+        Target {
             fd: file.as_raw_fd(),
             fixed,
             slots: AlignedBuffer::zeroed(if fixed { slots * slot_bytes } else { 0 }),
             slot_bytes,
             regions: Regions::default(),
-        };
-        if !fixed {
-            return Ok(target);
         }
-        ring.submitter()
-            .register_files(&[target.fd])
+    }
+
+    /// Registers the file, the slots and the `extra` buffers when the engine uses fixed
+    /// resources.
+    ///
+    /// # Safety
+    /// The kernel reads and writes the registered buffers whenever a fixed request of the ring
+    /// names them: the target and `extra` must outlive every request of the ring (they are held
+    /// beside it by `KernelHeld`, whose teardown reaps every request, then unregisters, before
+    /// it frees them).
+    unsafe fn register(
+        &mut self,
+        submitter: &Submitter<'_>,
+        extra: &[&[u8]],
+    ) -> anyhow::Result<()> {
+        if !self.fixed {
+            return Ok(());
+        }
+        submitter
+            .register_files(&[self.fd])
             .context("cannot register the file")?;
-        let mut buffers = vec![target.slots.as_slice()];
+        let mut buffers = vec![self.slots.as_slice()];
         buffers.extend_from_slice(extra);
         let bytes = buffers.iter().map(|b| b.len() as u64).sum::<u64>();
-        // SAFETY: the slots live in `target` and the extra buffers outlive the ring: the
-        // caller drops the ring before either.
-        let register = || unsafe { Regions::register(&ring.submitter(), &buffers) };
+        // SAFETY: the slots and `extra` outlive the ring's requests (this function's contract).
+        let register = || unsafe { Regions::register(submitter, &buffers) };
         let registered = match register() {
             Err(error) if error.raw_os_error() == Some(libc::ENOMEM) => {
                 // The previous run's ring may still hold its charge for a moment.
@@ -196,7 +210,7 @@ impl Target {
             }
             other => other,
         };
-        target.regions = registered.map_err(|error| {
+        self.regions = registered.map_err(|error| {
             let limit = PinLimit::read()
                 .and_then(|limit| limit.check(bytes, "this engine").err())
                 .unwrap_or_else(|| "the kernel refused them".to_string());
@@ -205,7 +219,14 @@ impl Target {
                 format_size(bytes)
             )
         })?;
-        Ok(target)
+        Ok(())
+    }
+
+    fn unregister(&mut self, submitter: &Submitter<'_>) {
+        if self.fixed {
+            let _ = submitter.unregister_buffers();
+            let _ = submitter.unregister_files();
+        }
     }
 
     /// The write of `bytes` to `offset` from slot `slot` (a fixed engine copies them there).
@@ -253,6 +274,87 @@ impl Target {
     }
 }
 
+/// What a run's requests read and write besides the caller's data: the target's slots, and the
+/// buffers reads land in (`B`: none for writes, the page cycle's read-back pages, the read
+/// study's slots), with the count of requests in flight. Held beside the ring (`KernelHeld`), so
+/// none of it is freed while the kernel holds a request, however the run ends.
+pub(super) struct FileMemory<B> {
+    pub(super) target: Target,
+    pub(super) buffers: B,
+    pub(super) in_flight: InFlight,
+}
+
+/// Buffers a run's reads land in, registered with the slots when the engine uses fixed
+/// buffers.
+pub(super) trait ReadBuffers {
+    fn memory(&self) -> &[u8];
+}
+
+impl ReadBuffers for () {
+    fn memory(&self) -> &[u8] {
+        &[]
+    }
+}
+
+impl ReadBuffers for AlignedBuffer {
+    fn memory(&self) -> &[u8] {
+        self.as_slice()
+    }
+}
+
+impl ReadBuffers for Slots {
+    fn memory(&self) -> &[u8] {
+        self.buffers()
+    }
+}
+
+impl<B> HeldMemory for FileMemory<B> {
+    fn in_flight(&mut self) -> &mut InFlight {
+        &mut self.in_flight
+    }
+
+    /// None: file requests complete by themselves (a write or fsync already running in an io-wq
+    /// worker cannot be cancelled anyway); on kernels without IORING_ASYNC_CANCEL_ANY the
+    /// teardown waits for them.
+    fn waiting(&self, _user_data: &mut Vec<u64>) {}
+
+    fn unregister(&mut self, submitter: &Submitter<'_>) {
+        self.target.unregister(submitter);
+    }
+
+    fn describe(&self) -> String {
+        "the file engine's write slots and read buffers".to_string()
+    }
+}
+
+impl Uring {
+    /// The run's ring and the memory its requests use (`slots` write slots of the given size,
+    /// and `buffers` for reads), held together for the teardown, registered when the engine
+    /// uses fixed resources.
+    pub(super) fn hold<B: ReadBuffers>(
+        &self,
+        ring: IoUring,
+        file: BorrowedFd,
+        slots: (usize, usize),
+        buffers: B,
+    ) -> anyhow::Result<KernelHeld<FileMemory<B>>> {
+        let memory = FileMemory {
+            target: Target::new(file, self.fixed, slots),
+            buffers,
+            in_flight: InFlight::default(),
+        };
+        let mut held = KernelHeld::new(ring, memory);
+        let (ring, memory) = held.parts();
+        // SAFETY: the target and the buffers are held beside the ring (`KernelHeld`).
+        unsafe {
+            memory
+                .target
+                .register(&ring.submitter(), &[memory.buffers.memory()])
+        }?;
+        Ok(held)
+    }
+}
+
 /// The measured ring as its loop drives it: the submitter it enters the kernel with (the ring
 /// fd registered when the row asks, so each io_uring_enter skips the fd lookup), and whether a
 /// kernel thread polls the submission queue.
@@ -260,11 +362,14 @@ pub(super) struct Driver<'r> {
     ring: &'r IoUring,
     submitter: Submitter<'r>,
     sqpoll: bool,
+    /// The requests pushed and not yet completed, which the teardown waits for.
+    in_flight: &'r mut InFlight,
 }
 
 impl<'r> Driver<'r> {
     pub(super) fn new(
         ring: &'r IoUring,
+        in_flight: &'r mut InFlight,
         register_ring_fd: bool,
         sqpoll: bool,
     ) -> anyhow::Result<Self> {
@@ -278,6 +383,7 @@ impl<'r> Driver<'r> {
             ring,
             submitter,
             sqpoll,
+            in_flight,
         })
     }
 
@@ -287,9 +393,11 @@ impl<'r> Driver<'r> {
     }
 
     /// Takes one completion off the queue.
-    pub(super) fn next_completion(&self) -> Option<cqueue::Entry> {
+    pub(super) fn next_completion(&mut self) -> Option<cqueue::Entry> {
         // SAFETY: as in `completions_ready`.
-        unsafe { self.ring.completion_shared() }.next()
+        let cqe = unsafe { self.ring.completion_shared() }.next()?;
+        self.in_flight.completed(cqe.flags());
+        Some(cqe)
     }
 
     /// Submits what is queued and waits until `want` completions are ready. An SQPOLL engine
@@ -327,11 +435,17 @@ impl<'r> Driver<'r> {
     /// only after it submitted a batch, and inline completions of that batch can be seen
     /// earlier: then the queue is briefly full, and the engine waits for the poller to take
     /// entries.
-    pub(super) fn push(&self, entries: &[squeue::Entry], tally: &mut Tally) -> anyhow::Result<()> {
+    pub(super) fn push(
+        &mut self,
+        entries: &[squeue::Entry],
+        tally: &mut Tally,
+    ) -> anyhow::Result<()> {
         loop {
-            // SAFETY: every buffer an entry points to outlives the ring's in-flight operations
-            // (the engine drains all completions before it returns); one thread drives the ring.
+            // SAFETY: every buffer an entry points to is held beside the ring (`FileMemory`) or
+            // is the caller's data, which outlives the run; the teardown reaps every request
+            // before either goes, on every way out. One thread drives the ring.
             if unsafe { self.ring.submission_shared().push_multiple(entries) }.is_ok() {
+                self.in_flight.pushed(entries.len());
                 return Ok(());
             }
             tally.syscalls_self += 1;
@@ -352,16 +466,21 @@ impl FileEngine for Uring {
             Submit::Single => 1,
             Submit::Batch | Submit::Ring => job.depth.max(1),
         };
-        let (ring, mut params, notes) =
-            self.build_ring(depth, job.helpers, job.file, job.fsync_end)?;
+        let (ring, mut params, notes) = self.build_ring(depth, job.file, job.fsync_end)?;
         let blocks = job.data.len().div_ceil(job.block_size).max(1);
         let slots = (depth as usize).min(blocks);
-        let mut target = Target::new(&ring, job.file, self.fixed, (slots, job.block_size), &[])?;
+        let mut held = self.hold(ring, job.file, (slots, job.block_size), ())?;
+        let (
+            ring,
+            FileMemory {
+                target, in_flight, ..
+            },
+        ) = held.parts();
         if self.fixed {
             let bytes = registered_bytes(Workload::FsWrite, depth, job.block_size, job.data.len());
             params.put(Param::RegisteredBytes, bytes);
         }
-        let driver = Driver::new(&ring, self.ring_fd, self.flags.sqpoll)?;
+        let mut driver = Driver::new(ring, in_flight, self.ring_fd, self.flags.sqpoll)?;
         let block_end =
             |offset: usize| ((offset / job.block_size + 1) * job.block_size).min(job.data.len());
         let mut tally = Tally::default();
@@ -438,15 +557,15 @@ impl FileEngine for Uring {
     fn cycle(&mut self, job: &CycleJob, meter: &mut Meter) -> anyhow::Result<FileOutcome> {
         let chains = job.depth.max(1) as usize;
         let (ring, mut params, notes) =
-            self.build_ring((chains * CHAIN_LENGTH) as u32, job.helpers, job.file, true)?;
-        let mut read_buffers = AlignedBuffer::zeroed(chains * job.page_size);
-        let mut target = Target::new(
-            &ring,
-            job.file,
-            self.fixed,
-            (chains, job.page_size),
-            &[read_buffers.as_slice()],
-        )?;
+            self.build_ring((chains * CHAIN_LENGTH) as u32, job.file, true)?;
+        let read_buffers = AlignedBuffer::zeroed(chains * job.page_size);
+        let mut held = self.hold(ring, job.file, (chains, job.page_size), read_buffers)?;
+        let (ring, memory) = held.parts();
+        let FileMemory {
+            target,
+            buffers: read_buffers,
+            in_flight,
+        } = memory;
         if self.fixed {
             let bytes = registered_bytes(
                 Workload::FsCycle,
@@ -456,7 +575,7 @@ impl FileEngine for Uring {
             );
             params.put(Param::RegisteredBytes, bytes);
         }
-        let driver = Driver::new(&ring, self.ring_fd, self.flags.sqpoll)?;
+        let mut driver = Driver::new(ring, in_flight, self.ring_fd, self.flags.sqpoll)?;
         let pages = job.data.len().div_ceil(job.page_size);
         let mut slots: Vec<Option<usize>> = vec![None; chains];
         // When each slot's page was first submitted (a re-run after a broken link keeps it).
@@ -479,7 +598,7 @@ impl FileEngine for Uring {
                 started[slot] = Instant::now();
                 let buffer =
                     &mut read_buffers.as_mut_slice()[slot * job.page_size..][..job.page_size];
-                let entries = chain(&mut target, job, next_page, slot, buffer);
+                let entries = chain(target, job, next_page, slot, buffer);
                 driver.push(&entries, &mut tally)?;
                 next_page += 1;
                 in_flight += 1;
@@ -506,7 +625,7 @@ impl FileEngine for Uring {
                         if step == ChainStep::Read {
                             let buffer = &mut read_buffers.as_mut_slice()[slot * job.page_size..]
                                 [..job.page_size];
-                            let entries = chain(&mut target, job, page, slot, buffer);
+                            let entries = chain(target, job, page, slot, buffer);
                             driver.push(&entries, &mut tally)?;
                             completions_due += CHAIN_LENGTH;
                         }
@@ -527,7 +646,7 @@ impl FileEngine for Uring {
             }
         }
         let measured = meter.stop();
-        drop(ring);
+        drop(held);
         Ok(FileOutcome {
             mismatches,
             latency_ns: Some(latency),

@@ -7,7 +7,7 @@
 
 use io_uring::opcode;
 
-use super::file::{completion_result, Driver, Submit, Target, Uring};
+use super::file::{completion_result, Driver, FileMemory, Submit, Uring};
 use crate::engines::file::{FileOutcome, ReadJob};
 use crate::engines::slots::Slots;
 use crate::measure::Meter;
@@ -23,12 +23,17 @@ impl Uring {
             Submit::Single => 1,
             Submit::Batch | Submit::Ring => job.depth.max(1) as usize,
         };
-        // Made before the ring, so dropped after it on every path.
-        let mut slots = Slots::new(depth, job.block_size);
-        let (ring, params, notes) = self.build_ring(depth as u32, job.helpers, job.file, false)?;
+        let (ring, params, notes) = self.build_ring(depth as u32, job.file, false)?;
         // Reads land in the slots' buffers, registered as the extra region; no write slots.
-        let target = Target::new(&ring, job.file, self.fixed, (0, 0), &[slots.buffers()])?;
-        let driver = Driver::new(&ring, self.ring_fd, self.flags.sqpoll)?;
+        let slots = Slots::new(depth, job.block_size);
+        let mut held = self.hold(ring, job.file, (0, 0), slots)?;
+        let (ring, memory) = held.parts();
+        let FileMemory {
+            target,
+            buffers: slots,
+            in_flight,
+        } = memory;
+        let mut driver = Driver::new(ring, in_flight, self.ring_fd, self.flags.sqpoll)?;
         let stamp = (!self.nops).then_some(job.stamp);
         // A ring kept full submits each O_DIRECT read as its slot frees, as fio does
         // (`iodepth_batch_submit=1`): one call for a refill plugs the block queue, and the device
@@ -82,7 +87,7 @@ impl Uring {
             }
         }
         let measured = meter.stop();
-        drop(ring);
+        let slots = held.into_memory()?.buffers;
         Ok(FileOutcome {
             params,
             notes,

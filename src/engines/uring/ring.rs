@@ -137,8 +137,15 @@ impl Helpers {
         }
         // SAFETY: cpu_set_t is plain data; zeroed is the empty set.
         let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        // libc's CPU_SET indexes the set's words and panics past its size (it ignores nothing).
+        let set_size = libc::CPU_SETSIZE as usize;
+        if let Some(cpu) = self.iowq_cpus.iter().find(|&&cpu| cpu >= set_size) {
+            return Err(format!(
+                "io-wq CPU {cpu} is past the {set_size} CPUs a CPU set can name"
+            ));
+        }
         for &cpu in &self.iowq_cpus {
-            // SAFETY: CPU_SET ignores CPUs beyond the set's size; the set is a valid local.
+            // SAFETY: cpu < CPU_SETSIZE (checked above), inside the set, a valid local.
             unsafe { libc::CPU_SET(cpu, &mut set) };
         }
         submitter.register_iowq_aff(&set).map_err(|error| {
@@ -269,6 +276,14 @@ pub fn on_trial_thread<T: Send>(trial: impl FnOnce() -> T + Send) -> T {
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
     })
+}
+
+/// The kernel threads of one server loop's ring: its helpers, and the SQPOLL thread the loops'
+/// rings share (`serve --share-sqpoll`; None: one each).
+#[derive(Clone, Copy)]
+pub struct ServerHelpers<'a> {
+    pub helpers: &'a Helpers,
+    pub sqpoll_share: Option<&'a SqpollShare>,
 }
 
 /// One SQPOLL thread shared by the rings of a server's loops: the first loop's ring makes the

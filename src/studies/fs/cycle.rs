@@ -62,7 +62,6 @@ fn measure_run(
         depth: study.depth,
         threads: study.threads,
         datasync: options.datasync,
-        helpers: context.helpers,
         should_stop: &stopped,
     };
     let (mut engine, mut meter) = context.engine_and_meter();

@@ -90,7 +90,7 @@ impl RunContext<'_> {
         let meter = meter_for_run()
             .with_ring_events(self.ring_events)
             .with_device(BlockDevice::of_file(self.file));
-        (make(self.def), meter)
+        (make(self.def, self.helpers), meter)
     }
 
     /// The run's row: the study's parameters and the workload's own (`extra`), what the engine

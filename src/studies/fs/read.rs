@@ -341,13 +341,12 @@ impl ReadStudy {
             threads: self.threads,
             stamp,
             advice: self.access_advice(),
-            helpers: &self.helpers,
             should_stop: &should_stop,
         };
         let mut meter = meter_for_run()
             .with_ring_events(self.ring_events)
             .with_device(BlockDevice::of_file(file));
-        let outcome = make(cell.def).read(&job, &mut meter)?;
+        let outcome = make(cell.def, &self.helpers).read(&job, &mut meter)?;
         let mut row = Row::measured(
             "fs-read",
             cell.def.name,

@@ -55,7 +55,6 @@ fn measure_run(
         depth: study.depth,
         threads: study.threads,
         fsync_end: options.fsync_end,
-        helpers: context.helpers,
         should_stop: &should_stop,
     };
     let (mut engine, mut meter) = context.engine_and_meter();

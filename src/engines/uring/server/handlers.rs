@@ -3,6 +3,11 @@
 //! away: the plain and the multishot servers compile to the loops they would be if written by
 //! hand, with nothing allocated per message (a connection's buffer and queue are made when it is
 //! accepted).
+//!
+//! The server owns every byte its requests use (the connections' buffers and queues, the
+//! receive and send strategies' memory, the idle timeout the kernel reads) and counts its
+//! requests (`InFlight`), so that the teardown (`teardown.rs`, which holds the server beside its
+//! ring) frees none of it while the kernel holds a request.
 
 use std::collections::VecDeque;
 use std::os::fd::OwnedFd;
@@ -17,6 +22,7 @@ use super::socket::Socket;
 use crate::engines::server::{accept_failure, AcceptFailure, AcceptPause, IdleClock};
 use crate::engines::server::{ServerConfig, ServerCounters};
 use crate::engines::uring::registered::Regions;
+use crate::engines::uring::teardown::{HeldMemory, InFlight};
 use crate::engines::uring::token::{Op, Token, GENERATION_MASK};
 use crate::protocols::http::Responses;
 
@@ -24,15 +30,14 @@ mod pool;
 mod sending;
 
 pub struct Server<'a, R, S> {
-    config: ServerConfig,
+    pub config: ServerConfig,
     counters: &'a ServerCounters,
     listener: types::Fd,
     /// The HTTP responses chunks point into (None for echo).
     responses: Option<&'static Responses>,
     pub connections: Slab<Connection>,
-    /// Borrowed: it owns memory registered with the ring, so it must outlive the ring, which
-    /// the caller drops first.
-    receive: &'a mut R,
+    /// It owns the memory receives land in (a pool, or nothing for a buffer per connection).
+    pub receive: R,
     /// Connections whose receive ended for want of a pool buffer, in the order it ended.
     starved: VecDeque<(usize, u32)>,
     /// Connections whose receive is re-armed at the end of the batch, behind the starved ones.
@@ -44,7 +49,7 @@ pub struct Server<'a, R, S> {
     /// Accepted sockets go straight into the ring's file table (direct descriptors).
     direct: bool,
     /// The buffers sends read from, registered with the ring (None: plain pointers).
-    registered: Option<Regions>,
+    pub registered: Option<Regions>,
     /// `--idle-timeout`: its clock and its timeout (the tick of the multishot servers, the
     /// timeout linked to each recv of the one-shot one), which the kernel reads when the SQE is
     /// submitted.
@@ -55,8 +60,10 @@ pub struct Server<'a, R, S> {
     pub accept_refused: Option<std::io::Error>,
     /// Accepting stops for a while when the process runs out of fds (`AcceptPause`).
     accept_pause: AcceptPause,
-    /// Borrowed like `receive`: a send ring is memory registered with the ring.
-    send: &'a mut S,
+    /// It owns what sends are handed from ahead of time (a send ring per connection).
+    send: S,
+    /// Requests the kernel holds: what the teardown waits for.
+    in_flight: InFlight,
 }
 
 impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
@@ -64,8 +71,8 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
         config: ServerConfig,
         counters: &'a ServerCounters,
         listener: types::Fd,
-        (receive, send): (&'a mut R, &'a mut S),
-        (direct, registered): (bool, Option<Regions>),
+        (receive, send): (R, S),
+        direct: bool,
     ) -> Self {
         Server {
             config,
@@ -79,7 +86,7 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
             backlog: VecDeque::new(),
             generation_next: 0,
             direct,
-            registered,
+            registered: None,
             idle: config.idle_timeout.map(|timeout| {
                 let every = if R::MULTISHOT {
                     IdleClock::interval(timeout)
@@ -92,6 +99,7 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
             accept_refused: None,
             accept_pause: AcceptPause::default(),
             send,
+            in_flight: InFlight::default(),
         }
     }
 
@@ -102,7 +110,9 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
         sq: &mut SubmissionQueue<'_>,
         submitter: &Submitter<'_>,
     ) -> anyhow::Result<()> {
-        let registrations = self.send.register(submitter)?;
+        // SAFETY: the server, which owns the send rings, is held beside the ring by the
+        // teardown, which frees it only once the kernel holds no request (`KernelHeld`).
+        let registrations = unsafe { self.send.register(submitter) }?;
         self.counters.syscalls(registrations);
         while let Some(slot) = self.send.refused() {
             ServerCounters::add(&self.counters.connections_failed, 1);
@@ -118,7 +128,9 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
     fn push_linked(&mut self, sq: &mut SubmissionQueue<'_>, entries: Linked) {
         if !self.backlog.is_empty() || !entries.push_into(sq) {
             self.backlog.push_back(entries);
+            return;
         }
+        self.in_flight.pushed(entries.len());
     }
 
     /// SQEs are waiting for room in the submission queue.
@@ -131,6 +143,7 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
             if !entries.push_into(sq) {
                 return;
             }
+            self.in_flight.pushed(entries.len());
             self.backlog.pop_front();
         }
     }
@@ -239,6 +252,7 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
     pub fn complete(&mut self, sq: &mut SubmissionQueue<'_>, cqe: &cqueue::Entry) {
         let token = Token::decode(cqe.user_data()).expect("every SQE carries a token");
         let (result, flags) = (cqe.result(), cqe.flags());
+        self.in_flight.completed(flags);
         let slot = match token.op {
             Op::Accept => return self.accepted(sq, result, flags),
             Op::Tick => return self.ticked(sq, flags),
@@ -548,6 +562,57 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
     }
 }
 
+impl<R: ReceiveStrategy, S: SendStrategy> HeldMemory for Server<'_, R, S> {
+    fn in_flight(&mut self) -> &mut InFlight {
+        &mut self.in_flight
+    }
+
+    /// The requests that wait for a peer or a clock: the accept, the stop poll, the idle
+    /// tick, and each connection's receive, hang-up poll, linked timeout and send (one into a
+    /// full socket waits for its peer to read).
+    fn waiting(&self, user_data: &mut Vec<u64>) {
+        for op in [Op::Accept, Op::Stop, Op::Tick] {
+            user_data.push(
+                Token {
+                    op,
+                    generation: 0,
+                    slot: 0,
+                }
+                .encode(),
+            );
+        }
+        for (slot, connection) in &self.connections {
+            let armed = [
+                (Op::Recv, connection.recv_armed),
+                (Op::Hangup, connection.hangup_armed),
+                (Op::Timeout, connection.timeout_armed),
+                (Op::Send, connection.send_in_flight),
+            ];
+            for (op, _) in armed.into_iter().filter(|&(_, armed)| armed) {
+                user_data.push(self.token(op, slot));
+            }
+        }
+    }
+
+    fn unregister(&mut self, submitter: &Submitter<'_>) {
+        self.receive.unregister(submitter);
+        self.send.unregister(submitter);
+        if self.registered.is_some() {
+            let _ = submitter.unregister_buffers();
+        }
+        if self.direct {
+            let _ = submitter.unregister_files();
+        }
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "the memory of the server's {} connections, its receive pool and its send rings",
+            self.connections.len()
+        )
+    }
+}
+
 /// SQEs pushed together: one, or two linked ones that must reach the kernel in one submission.
 enum Linked {
     One(squeue::Entry),
@@ -555,11 +620,19 @@ enum Linked {
 }
 
 impl Linked {
+    fn len(&self) -> usize {
+        match self {
+            Linked::One(_) => 1,
+            Linked::Two(_) => 2,
+        }
+    }
+
     /// Pushes all of it, or nothing when the queue lacks room.
     fn push_into(&self, sq: &mut SubmissionQueue<'_>) -> bool {
-        // SAFETY: every entry points only at memory that outlives its completion: a
-        // connection's own buffer (freed only when no op of it is in flight), pool buffers, the
-        // prebuilt responses, or the server's idle timespec.
+        // SAFETY: every entry points only at memory that outlives its completion: the server's
+        // (a connection's own buffer, freed only when no op of it is in flight; the receive
+        // pool; a connection's send ring; the idle timespec), which the teardown frees only
+        // once the kernel holds no request (`KernelHeld`), or the static prebuilt responses.
         unsafe {
             match self {
                 Linked::One(entry) => sq.push(entry).is_ok(),

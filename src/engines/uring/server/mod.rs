@@ -65,9 +65,10 @@ use std::time::Duration;
 use io_uring::{types, EnterFlags, Submitter};
 
 use crate::engines::needs::{Feature, Needs, Registration};
-use crate::engines::server::{Run, ServerConfig, ServerCounters, STOP_POLL_INTERVAL};
+use crate::engines::server::{Run, ServerCounters, STOP_POLL_INTERVAL};
 use crate::engines::uring::registered::{Regions, PIN_RELEASE_WAIT};
-use crate::engines::uring::ring::RingSetup;
+use crate::engines::uring::ring::{RingSetup, ServerHelpers};
+use crate::engines::uring::teardown::KernelHeld;
 use crate::system::limits::PinLimit;
 use crate::system::stop::stopped;
 use crate::units::format_size;
@@ -104,61 +105,49 @@ const MIN_WAIT_BATCH_MAX: usize = 64;
 const MIN_WAIT_USEC: u32 = 50;
 
 /// Serves `run.listener` until the stop flag rises, receiving with `R` and sending with `S` on
-/// a ring with the setup flags, registrations and features of `needs`: registered files mean
+/// a ring with the setup flags, registrations and features of `needs` and the kernel threads of
+/// `helpers`: registered files mean
 /// direct descriptors (`socket.rs`), registered buffers mean sends from them, min-wait means
 /// batched waiting.
 pub fn serve<R: ReceiveStrategy, S: SendStrategy>(
     run: Run<'_>,
     needs: Needs,
+    helpers: &ServerHelpers<'_>,
 ) -> anyhow::Result<()> {
-    let mut config = run.config;
+    let config = run.config;
     let cq_entries = config.cq_entries;
     assert!(cq_entries.is_power_of_two());
     let ring_setup = RingSetup {
-        helpers: Some(run.helpers.clone()),
+        helpers: Some(helpers.helpers.clone()),
         cq_entries: Some(cq_entries),
         ..RingSetup::with_flags(SQ_ENTRIES.min(cq_entries), needs.setup)
     };
-    // Declared before the ring so that they are dropped after it (see buf_ring.rs).
-    let mut receive: R;
-    let mut send = S::new(&config)?;
-    let mut ring = match run.sqpoll_share {
+    let send = S::new(&config)?;
+    let ring = match helpers.sqpoll_share {
         Some(share) => share.build(&ring_setup, run.loop_index == 0),
         None => ring_setup.build(),
     }
     .map_err(anyhow::Error::msg)?;
-    let registered = if needs.registrations.contains(&Registration::Buffers) {
-        let (fitted, regions) = register_fitted(&ring.submitter(), &mut config)?;
-        receive = fitted;
-        ServerCounters::add(
-            &run.counters.provided_buffers,
-            config.provided_buffers.into(),
-        );
-        ServerCounters::add(&run.counters.registered_bytes, regions.bytes());
-        Some(regions)
-    } else {
-        receive = R::new(&config);
-        receive.register(&ring.submitter())?;
-        None
-    };
+    let listener = types::Fd(run.listener.as_raw_fd());
     let direct = needs.registrations.contains(&Registration::Files);
-    if direct {
-        ring.submitter()
-            .register_files_sparse(direct_slots(config.max_connections))?;
-    }
+    let server: Server<R, S> = Server::new(
+        config,
+        run.counters,
+        listener,
+        (R::new(&config), send),
+        direct,
+    );
+    // From here on the ring's requests use the server's memory: on every way out of this
+    // function (the loop's end, an error, a panic) the teardown cancels them, reaps them all,
+    // unregisters, and only then frees the server and drops the ring.
+    let mut held = KernelHeld::new(ring, server);
+    let (ring, server) = held.parts();
+    register(&ring.submitter(), server, needs, run.counters)?;
     let batched = needs.features.contains(&Feature::MinWait);
     let (mut submitter, mut sq, mut cq) = ring.split();
     if needs.registrations.contains(&Registration::RingFd) {
         submitter.register_ring_fd()?;
     }
-    let listener = types::Fd(run.listener.as_raw_fd());
-    let mut server: Server<R, S> = Server::new(
-        config,
-        run.counters,
-        listener,
-        (&mut receive, &mut send),
-        (direct, registered),
-    );
     server.arm_accept(&mut sq);
     server.arm_tick(&mut sq);
     let stop = crate::system::stop::stop_event();
@@ -229,8 +218,33 @@ pub fn serve<R: ReceiveStrategy, S: SendStrategy>(
         // one wasted io_uring_enter per loop (measured: exactly one per message at 1 conn).
         cq.sync();
     }
-    // Closing the fds first and then the ring cancels whatever is still in flight.
-    server.connections.clear();
+    Ok(())
+}
+
+/// Registers what the server's requests use with the ring: the receive pool (with the buffers
+/// sends read from, fitted to the locked-memory limit, when the row registers buffers) and the
+/// file table of direct descriptors.
+fn register<R: ReceiveStrategy, S: SendStrategy>(
+    submitter: &Submitter<'_>,
+    server: &mut Server<'_, R, S>,
+    needs: Needs,
+    counters: &ServerCounters,
+) -> anyhow::Result<()> {
+    if needs.registrations.contains(&Registration::Buffers) {
+        let regions = register_fitted(submitter, server)?;
+        let buffers = server.config.provided_buffers;
+        ServerCounters::add(&counters.provided_buffers, buffers.into());
+        ServerCounters::add(&counters.registered_bytes, regions.bytes());
+        server.registered = Some(regions);
+    } else {
+        // SAFETY: the pool lives in the server, held beside the ring by `KernelHeld`, whose
+        // teardown unregisters it once no request is left, before the server is freed.
+        unsafe { server.receive.register(submitter) }?;
+    }
+    if needs.registrations.contains(&Registration::Files) {
+        let slots = direct_slots(server.config.max_connections);
+        submitter.register_files_sparse(slots)?;
+    }
     Ok(())
 }
 
@@ -241,28 +255,24 @@ pub fn serve<R: ReceiveStrategy, S: SendStrategy>(
 /// (an empty pool is counted, `provided_buffers_exhausted`, and waited out), so on ENOMEM it is
 /// halved, down to `POOL_BUFFERS_MIN`, and `config` says what fitted. The first refusal is
 /// tried again after `PIN_RELEASE_WAIT`, for an exited server's charge to be released.
-fn register_fitted<R: ReceiveStrategy>(
+fn register_fitted<R: ReceiveStrategy, S: SendStrategy>(
     submitter: &Submitter<'_>,
-    config: &mut ServerConfig,
-) -> anyhow::Result<(R, Regions)> {
+    server: &mut Server<'_, R, S>,
+) -> anyhow::Result<Regions> {
     let mut waited = false;
     loop {
-        let mut receive = R::new(config);
-        let mut memory = vec![receive.shared_memory()];
-        memory.extend(
-            config
-                .proto
-                .responses()
-                .into_iter()
-                .flat_map(|r| r.memory()),
-        );
+        let mut memory = vec![server.receive.shared_memory()];
+        let responses = server.config.proto.responses();
+        memory.extend(responses.into_iter().flat_map(|r| r.memory()));
         let bytes: usize = memory.iter().map(|m| m.len()).sum();
-        // SAFETY: the pool lives in `receive`, which the caller keeps until the ring is gone
-        // (or it is unregistered below before `receive` drops); the responses are static.
+        // SAFETY: the pool lives in the server, held beside the ring by `KernelHeld`, whose
+        // teardown unregisters once no request is left, before it frees the server (or it is
+        // unregistered below before a smaller pool replaces it); the responses are static.
         let registered = unsafe { Regions::register(submitter, &memory) };
         let refused = match registered {
-            Ok(regions) => match receive.register(submitter) {
-                Ok(()) => return Ok((receive, regions)),
+            // SAFETY: as above.
+            Ok(regions) => match unsafe { server.receive.register(submitter) } {
+                Ok(()) => return Ok(regions),
                 Err(error) => {
                     submitter.unregister_buffers()?;
                     error
@@ -276,11 +286,14 @@ fn register_fitted<R: ReceiveStrategy>(
         if !out_of_memory {
             return Err(refused);
         }
+        let config = &mut server.config;
         if !waited {
             waited = true;
             std::thread::sleep(PIN_RELEASE_WAIT);
         } else if config.provided_buffers > POOL_BUFFERS_MIN {
             config.provided_buffers /= 2;
+            // Nothing of the old pool is registered any more: the kernel holds none of it.
+            server.receive = R::new(config);
         } else {
             let limit = PinLimit::read().map_or("no limit applies".to_string(), |limit| {
                 format!(

@@ -20,12 +20,21 @@ pub trait ReceiveStrategy: Sized {
     /// loop then decides whose turn it is (`handlers/pool.rs`).
     const POOLED: bool;
 
-    /// Sets up the strategy's memory. Made before the ring, so that it outlives it: the kernel
-    /// may write into registered memory until the ring is gone.
+    /// Sets up the strategy's memory (nothing is given to the kernel yet).
     fn new(config: &ServerConfig) -> Self;
 
     /// Registers the memory the kernel picks buffers from, if any, with the ring.
-    fn register(&mut self, submitter: &Submitter<'_>) -> anyhow::Result<()>;
+    ///
+    /// # Safety
+    /// Once registered, the kernel writes into that memory whenever a receive of the ring picks
+    /// a buffer: the strategy must not be dropped while the ring may still run one, that is
+    /// before `unregister`, or before every request of the ring has completed (the server is
+    /// held by `KernelHeld`, whose teardown does both before it frees it).
+    unsafe fn register(&mut self, submitter: &Submitter<'_>) -> anyhow::Result<()>;
+
+    /// Unregisters what `register` registered (the teardown calls it once the kernel holds no
+    /// request of the ring).
+    fn unregister(&mut self, _submitter: &Submitter<'_>) {}
 
     /// The memory received bytes land in that the ring can register for sends (empty: none,
     /// as with a buffer per connection).

@@ -21,8 +21,13 @@ impl ReceiveStrategy for AsyncReceive {
         AsyncReceive(OwnBufferReceive::new(config))
     }
 
-    fn register(&mut self, submitter: &Submitter<'_>) -> anyhow::Result<()> {
-        self.0.register(submitter)
+    unsafe fn register(&mut self, submitter: &Submitter<'_>) -> anyhow::Result<()> {
+        // SAFETY: the caller keeps this strategy, and so the one it wraps, as `register` asks.
+        unsafe { self.0.register(submitter) }
+    }
+
+    fn unregister(&mut self, submitter: &Submitter<'_>) {
+        self.0.unregister(submitter)
     }
 
     fn shared_memory(&self) -> &[u8] {

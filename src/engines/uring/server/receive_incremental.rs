@@ -42,8 +42,14 @@ impl ReceiveStrategy for IncrementalReceive {
         }
     }
 
-    fn register(&mut self, submitter: &Submitter<'_>) -> anyhow::Result<()> {
-        Ok(self.pool.register(submitter, IOU_PBUF_RING_INC as u16)?)
+    unsafe fn register(&mut self, submitter: &Submitter<'_>) -> anyhow::Result<()> {
+        // SAFETY: the pool lives in `self`, which the caller keeps as long as the ring may pick
+        // its buffers (this function's contract).
+        Ok(unsafe { self.pool.register(submitter, IOU_PBUF_RING_INC as u16) }?)
+    }
+
+    fn unregister(&mut self, submitter: &Submitter<'_>) {
+        self.pool.unregister(submitter);
     }
 
     fn shared_memory(&self) -> &[u8] {

@@ -59,8 +59,14 @@ impl<const BUNDLE: bool> ReceiveStrategy for MultishotReceive<BUNDLE> {
         }
     }
 
-    fn register(&mut self, submitter: &Submitter<'_>) -> anyhow::Result<()> {
-        Ok(self.pool.register(submitter, 0)?)
+    unsafe fn register(&mut self, submitter: &Submitter<'_>) -> anyhow::Result<()> {
+        // SAFETY: the pool lives in `self`, which the caller keeps as long as the ring may pick
+        // its buffers (this function's contract).
+        Ok(unsafe { self.pool.register(submitter, 0) }?)
+    }
+
+    fn unregister(&mut self, submitter: &Submitter<'_>) {
+        self.pool.unregister(submitter);
     }
 
     fn shared_memory(&self) -> &[u8] {
@@ -169,7 +175,9 @@ mod tests {
             return;
         }
         let mut pool = BufRing::new(64, BUFFER, 5);
-        pool.register(&ring.submitter(), 0).unwrap();
+        // SAFETY: every byte written is received and reaped below; nothing more arrives for
+        // the receive still armed when the ring is dropped, before `pool`.
+        unsafe { pool.register(&ring.submitter(), 0) }.unwrap();
         let (mut writer, reader) = UnixStream::pair().unwrap();
         let sent = [7u8; 512];
         writer.write_all(&sent).unwrap();

@@ -20,7 +20,7 @@ impl ReceiveStrategy for OwnBufferReceive {
         OwnBufferReceive
     }
 
-    fn register(&mut self, _submitter: &Submitter<'_>) -> anyhow::Result<()> {
+    unsafe fn register(&mut self, _submitter: &Submitter<'_>) -> anyhow::Result<()> {
         Ok(())
     }
 

@@ -22,9 +22,17 @@ pub trait SendStrategy: Sized {
     /// Registers with the ring what the connections opened since the last call need, and
     /// says how many syscalls that took. The loop calls it before every submit, so a
     /// connection's first send finds it registered.
-    fn register(&mut self, _submitter: &Submitter<'_>) -> anyhow::Result<u64> {
+    ///
+    /// # Safety
+    /// What is registered is memory of the strategy's that the kernel reads and writes while a
+    /// send of the ring runs: the strategy must not be dropped before `unregister`, or before
+    /// every request of the ring has completed (`KernelHeld`'s teardown does both first).
+    unsafe fn register(&mut self, _submitter: &Submitter<'_>) -> anyhow::Result<u64> {
         Ok(0)
     }
+
+    /// Unregisters what `register` registered (once the kernel holds no request of the ring).
+    fn unregister(&mut self, _submitter: &Submitter<'_>) {}
 
     /// A connection whose registration the kernel refused (e.g. out of memory), once each:
     /// the loop closes it and keeps serving the others.

@@ -74,7 +74,7 @@ impl SendStrategy for BundleSend {
         })
     }
 
-    fn register(&mut self, submitter: &Submitter<'_>) -> anyhow::Result<u64> {
+    unsafe fn register(&mut self, submitter: &Submitter<'_>) -> anyhow::Result<u64> {
         let mut syscalls = 0;
         for slot in self.opened.drain(..) {
             if self.rings.len() <= slot {
@@ -86,9 +86,9 @@ impl SendStrategy for BundleSend {
                     self.rings[slot] = Some(SlotRing::Clean(ring));
                     continue;
                 }
-                Some(SlotRing::Dirty(ring)) => {
+                Some(SlotRing::Dirty(mut ring)) => {
                     syscalls += 1;
-                    submitter.unregister_buf_ring(group)?;
+                    ring.unregister(submitter)?;
                     ring
                 }
                 None => RingEntries::new(SEND_RING_ENTRIES),
@@ -96,12 +96,21 @@ impl SendStrategy for BundleSend {
             // A ring pins a page per connection: past the kernel's memory (or a locked-memory
             // limit) this one connection is refused, not the server.
             syscalls += 1;
-            match ring.register(submitter, group, IOU_PBUF_RING_INC as u16) {
+            // SAFETY: the ring lives in `self`, which the caller keeps past the kernel's use
+            // (this function's contract); its entries name what `hand` gives it.
+            match unsafe { ring.register(submitter, group, IOU_PBUF_RING_INC as u16) } {
                 Ok(()) => self.rings[slot] = Some(SlotRing::Clean(ring)),
                 Err(_) => self.refused.push(slot),
             }
         }
         Ok(syscalls)
+    }
+
+    fn unregister(&mut self, submitter: &Submitter<'_>) {
+        for slot_ring in self.rings.iter_mut().flatten() {
+            let (SlotRing::Clean(ring) | SlotRing::Dirty(ring)) = slot_ring;
+            let _ = ring.unregister(submitter);
+        }
     }
 
     fn refused(&mut self) -> Option<usize> {
@@ -130,7 +139,12 @@ impl SendStrategy for BundleSend {
             return false;
         }
         let id = ring.tail() & (ring.entries() - 1);
-        ring.push(bytes.as_ptr() as u64, bytes.len() as u32, id);
+        // SAFETY: `bytes` are a queued chunk's (a receive buffer the connection holds until
+        // the chunk is sent, or the static responses), and a send reads them only while the
+        // connection keeps the chunk: a closing one keeps its handed chunks until its send
+        // completes (`release_pending`), and the teardown reaps every send before the memory
+        // goes.
+        unsafe { ring.push(bytes.as_ptr() as u64, bytes.len() as u32, id) };
         true
     }
 
@@ -168,9 +182,12 @@ mod tests {
         let data: Vec<u8> = (0..4 * 65536u32).map(|i| (i % 251) as u8).collect();
         let mut entries = RingEntries::new(4);
         let incremental = IOU_PBUF_RING_INC as u16;
-        entries.register(&ring.submitter(), 1, incremental).ok()?;
+        // SAFETY: every send is reaped below, and the ring dropped, before `entries` and
+        // `data` go.
+        unsafe { entries.register(&ring.submitter(), 1, incremental) }.ok()?;
         for (id, chunk) in data.chunks(65536).enumerate() {
-            entries.push(chunk.as_ptr() as u64, chunk.len() as u32, id as u16);
+            // SAFETY: as above; the chunks are `data`'s.
+            unsafe { entries.push(chunk.as_ptr() as u64, chunk.len() as u32, id as u16) };
         }
         entries.publish();
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();

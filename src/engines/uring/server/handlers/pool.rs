@@ -96,7 +96,9 @@ impl<R: ReceiveStrategy, S: SendStrategy> Server<'_, R, S> {
         Some(slot)
     }
 
-    /// Gives back the receive buffers of a closing connection, except one a send still reads.
+    /// Gives back the receive buffers of a closing connection, except one a send still reads;
+    /// while zero-copy notifications are due, the buffers are held until the last comes (a
+    /// short zero-copy send's head, sent in part, may still be read by packets in flight).
     pub(super) fn release_pending(&mut self, slot: usize) {
         let connection = &self.connections[slot];
         debug_assert!(connection.closing);
@@ -107,8 +109,14 @@ impl<R: ReceiveStrategy, S: SendStrategy> Server<'_, R, S> {
             0
         };
         while self.connections[slot].pending.len() > keep {
-            let chunk = self.connections[slot].pending.pop_back().expect("a chunk");
-            if let Source::Received(buffer) = chunk.source {
+            let connection = &mut self.connections[slot];
+            let chunk = connection.pending.pop_back().expect("a chunk");
+            let Source::Received(buffer) = chunk.source else {
+                continue;
+            };
+            if connection.notifications_due > 0 {
+                connection.held.push(buffer);
+            } else {
                 self.receive.release(buffer);
             }
         }

@@ -154,12 +154,7 @@ impl<R: ReceiveStrategy, S: SendStrategy> Server<'_, R, S> {
         if S::BUNDLES {
             while connection.handed < connection.pending.len() {
                 let chunk = connection.pending[connection.handed];
-                let rest = unsent(
-                    &*self.receive,
-                    self.responses,
-                    &connection.own_buffer,
-                    chunk,
-                );
+                let rest = unsent(&self.receive, self.responses, &connection.own_buffer, chunk);
                 if !self.send.hand(slot, connection.handed, rest) {
                     break;
                 }
@@ -168,12 +163,7 @@ impl<R: ReceiveStrategy, S: SendStrategy> Server<'_, R, S> {
             debug_assert!(connection.handed > 0);
         }
         let chunk = connection.pending[0];
-        let rest = unsent(
-            &*self.receive,
-            self.responses,
-            &connection.own_buffer,
-            chunk,
-        );
+        let rest = unsent(&self.receive, self.responses, &connection.own_buffer, chunk);
         let registered = self
             .registered
             .as_ref()
