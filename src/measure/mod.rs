@@ -22,5 +22,5 @@ pub use ring_events::{RingEvent, RingEvents};
 pub use syscalls::{
     sys_enter_tracepoint_id, task_ids, ProcessSyscallCounter, SyscallCounter, SyscallSource,
 };
-pub use threads::{HelperThreads, PoolThreads};
+pub use threads::{threads_named, HelperThreads, PoolThreads};
 pub use usage::{process_tree, CoreTimes, Usage};

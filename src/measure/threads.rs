@@ -130,6 +130,18 @@ impl ThreadTimes {
     }
 }
 
+/// How many threads of this process are named `comm` (an io-wq worker's `iou-wrk-TID` names
+/// the thread whose rings it works for); 0 when /proc cannot say.
+pub fn threads_named(comm: &str) -> usize {
+    let pid = std::process::id() as i32;
+    let tasks = task_ids(pid).unwrap_or_default();
+    let named = |tid: &i32| {
+        fs::read_to_string(format!("/proc/{pid}/task/{tid}/comm"))
+            .is_ok_and(|name| name.trim_end() == comm)
+    };
+    tasks.iter().filter(|tid| named(tid)).count()
+}
+
 /// A thread's time on CPU in ns: `schedstat`'s first field (exact), else `stat`'s utime and
 /// stime (clock ticks).
 fn thread_runtime_ns(dir: &str) -> Option<u64> {

@@ -204,10 +204,25 @@ fn measured<'a>(
         };
     }
     let alpha = spent_alpha(&study.looks, study.rounds());
+    let comparison = Comparison::paired(subject, reference, test.metric, alpha);
+    if comparison.rounds == 0 {
+        // Both ran, but in no round both measured the figure (one failed or did not verify in
+        // each): nothing to judge.
+        return Judged {
+            test,
+            verdict: Verdict::NotMeasured(format!(
+                "no round in which both {} and {} measured it",
+                test.subject, test.reference
+            )),
+            comparison: None,
+            study: Some(study),
+            reference_study: Some(reference_study),
+        };
+    }
     Judged {
         test,
         verdict: Verdict::Inconclusive,
-        comparison: Some(Comparison::paired(subject, reference, test.metric, alpha)),
+        comparison: Some(comparison),
         study: Some(study),
         reference_study: Some(reference_study),
     }

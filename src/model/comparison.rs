@@ -215,7 +215,10 @@ impl Comparison {
 
     /// "1.66× [1.52–1.80], 12 rounds": the ratio with its interval.
     pub fn ratio_text(&self) -> String {
-        format!("{:.2}× {}", self.ratio, self.interval_text())
+        match self.ratio.is_finite() {
+            true => format!("{:.2}× {}", self.ratio, self.interval_text()),
+            false => format!("— ({})", self.interval_text()),
+        }
     }
 
     /// "[1.52–1.80], 12 rounds", or "no interval, 2 rounds" below the rounds one needs.

@@ -585,7 +585,7 @@ pub mod tests {
 
     /// `rounds` rounds at `rate` for each engine at its server CPU per message; the machine
     /// moves every engine of a round together (±20%).
-    fn rounds_at(engines: &[(&str, f64)], rate: f64, rounds: u32) -> Vec<Row> {
+    pub fn rounds_at(engines: &[(&str, f64)], rate: f64, rounds: u32) -> Vec<Row> {
         let mut rows = Vec::new();
         for run in 1..=rounds {
             let machine = 1.0 + 0.2 * (f64::from(run) * 1.7).sin();

@@ -238,26 +238,9 @@ pub fn matching<'a>(
 
 #[cfg(test)]
 pub mod tests {
-    pub use crate::model::equal_load::tests::{ceiling_row, point_row, probe_row};
+    pub use crate::model::equal_load::tests::{ceiling_row, point_row, probe_row, rounds_at};
 
     use super::*;
-    use crate::row::Row;
-
-    /// `rounds` rounds at `rate`, each engine at its server CPU per message, the machine moving
-    /// every engine of a round together.
-    pub fn rounds_at(engines: &[(&str, f64)], rate: f64, rounds: u32) -> Vec<Row> {
-        let mut rows = Vec::new();
-        for run in 1..=rounds {
-            let machine = 1.0 + 0.2 * (f64::from(run) * 1.7).sin();
-            for (index, (engine, cpu)) in engines.iter().enumerate() {
-                let own = 1.0 + 0.01 * (f64::from(run) * 2.3 + index as f64).cos();
-                let mut row = point_row(engine, rate, cpu * machine * own, 200);
-                row.run = run;
-                rows.push(row);
-            }
-        }
-        rows
-    }
 
     #[test]
     fn the_verdict_is_decided_at_the_rate_measured_in_rounds() {

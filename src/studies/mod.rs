@@ -258,12 +258,14 @@ pub fn run_stages<C: Cell>(
     let seed = fastrand::u64(..);
     let rounds = last.saturating_sub(first) + 1;
     let mut rows = Vec::with_capacity(cells.len() * rounds as usize);
+    // Each row's round and cell: the document lists them so, whatever order they ran in.
+    let mut places: Vec<(u32, usize)> = Vec::with_capacity(rows.capacity());
     for round in first..=last {
         for index in round_order(cells, workload, seed ^ u64::from(round)) {
             let cell = &cells[index];
             if stopped() {
                 return Outcome {
-                    rows,
+                    rows: in_table_order(rows, &places),
                     interrupted: true,
                 };
             }
@@ -273,7 +275,7 @@ pub fn run_stages<C: Cell>(
                 // A run cut short by Ctrl-C is not a failure of its engine.
                 Err(_) if stopped() => {
                     return Outcome {
-                        rows,
+                        rows: in_table_order(rows, &places),
                         interrupted: true,
                     };
                 }
@@ -285,6 +287,7 @@ pub fn run_stages<C: Cell>(
             };
             (row.looks, row.order_seed) = (looks.clone(), Some(seed));
             rows.push(row);
+            places.push((round, index));
             progress.done_step();
         }
         let look = looks.as_ref().is_some_and(|looks| looks.contains(&round));
@@ -297,9 +300,19 @@ pub fn run_stages<C: Cell>(
         }
     }
     Outcome {
-        rows,
+        rows: in_table_order(rows, &places),
         interrupted: stopped(),
     }
+}
+
+/// `rows` sorted by round, then by their cell's place in the study's cells (the engine table's
+/// order): the order a reader and a diff expect. The order they ran in is each round's
+/// `order_seed`.
+fn in_table_order(rows: Vec<Row>, places: &[(u32, usize)]) -> Vec<Row> {
+    assert_eq!(rows.len(), places.len());
+    let mut placed: Vec<((u32, usize), Row)> = places.iter().copied().zip(rows).collect();
+    placed.sort_by_key(|(place, _)| *place);
+    placed.into_iter().map(|(_, row)| row).collect()
 }
 
 /// What an interrupted study says it kept: the runs that finished, the one the signal cut

@@ -239,16 +239,7 @@ impl FileStudy {
                 data: &data,
                 scratch: &scratch,
             };
-            // Each run measures on a thread of its own. Its rings are the only ones that thread
-            // ever makes (the kernel sizes a thread's io-wq pool from its first ring), and the
-            // thread's exit tears its io-wq workers down before the next run starts, so no
-            // engine inherits another's workers. The thread inherits the pin and the class.
-            let mut row = std::thread::scope(|scope| {
-                scope
-                    .spawn(|| measure(&context))
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            })?;
+            let mut row = on_a_thread_of_its_own(|| measure(&context))?;
             mark_if_signalled(&mut row, self.size / self.block_size);
             progress.line(line(&row));
             Ok(row)
@@ -361,6 +352,30 @@ fn lay_out(file: &File, data: &[u8], block_size: usize) -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+/// Runs one measured run on a thread of its own, and returns once that thread's io-wq workers
+/// are gone. Its rings are the only ones the thread ever makes (the kernel sizes a thread's
+/// io-wq pool from its first ring), and its workers wind down after the thread has exited:
+/// waiting for them keeps the next run from counting another engine's workers (they ran during
+/// its section with a random order of runs). The thread inherits the pin and the class.
+pub fn on_a_thread_of_its_own<T: Send>(run: impl FnOnce() -> T + Send) -> T {
+    let (value, tid) = std::thread::scope(|scope| {
+        scope
+            .spawn(|| (run(), rustix::thread::gettid()))
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    });
+    let workers = format!("iou-wrk-{}", tid.as_raw_nonzero());
+    let deadline = std::time::Instant::now() + WORKERS_GONE_WAIT_MAX;
+    while crate::measure::threads_named(&workers) > 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    value
+}
+
+/// How long a run waits for the io-wq workers of the one before it to exit (they take
+/// milliseconds; a kernel that keeps them longer costs this much per run, not a wrong count).
+const WORKERS_GONE_WAIT_MAX: std::time::Duration = std::time::Duration::from_secs(2);
 
 #[cfg(test)]
 mod tests {

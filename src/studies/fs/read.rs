@@ -285,13 +285,8 @@ impl ReadStudy {
             if self.cache == Cache::Cold {
                 advise(&file, rustix::fs::Advice::DontNeed)?;
             }
-            // On a thread of its own, as the other file studies: its rings are the only ones
-            // that thread makes (the kernel sizes io-wq from a thread's first ring).
-            let mut row = std::thread::scope(|scope| {
-                scope
-                    .spawn(|| self.measure(cell, run, &file, &order, stamp, params(cell.depth)))
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            let mut row = super::on_a_thread_of_its_own(|| {
+                self.measure(cell, run, &file, &order, stamp, params(cell.depth))
             })?;
             super::mark_if_signalled(&mut row, self.size / self.block_size);
             progress.line(line(&row));
