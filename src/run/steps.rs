@@ -366,11 +366,15 @@ pub const STEPS: &[Step] = &[
         // rank the load generator: the engines compared at the same offered rates instead.
         name: "echo equal load",
         command: &["echo"],
-        args: [Some(QUICK_SWEEP), Some(DEFAULT_SWEEP), Some(FULL_SWEEP)],
+        args: [
+            Some(QUICK_ECHO_SWEEP),
+            Some(DEFAULT_ECHO_SWEEP),
+            Some(FULL_SWEEP),
+        ],
         takes_dir: false,
         takes_network: true,
         realtime: true,
-        seconds: [30, 35, 1150],
+        seconds: [40, 35, 1150],
         control: None,
         contenders: [None, None, None],
         contender_seconds: [0, 0, 0],
@@ -378,11 +382,15 @@ pub const STEPS: &[Step] = &[
     Step {
         name: "http equal load",
         command: &["http"],
-        args: [Some(QUICK_SWEEP), Some(DEFAULT_SWEEP), Some(FULL_SWEEP)],
+        args: [
+            Some(QUICK_HTTP_SWEEP),
+            Some(DEFAULT_HTTP_SWEEP),
+            Some(FULL_SWEEP),
+        ],
         takes_dir: false,
         takes_network: true,
         realtime: true,
-        seconds: [30, 35, 1150],
+        seconds: [40, 35, 1150],
         control: None,
         contenders: [None, None, None],
         contender_seconds: [0, 0, 0],
@@ -398,8 +406,13 @@ pub const STEPS: &[Step] = &[
 /// engine sent 0.4–4.5% of its messages more than 1 ms late with p99 1.4–3.3 ms, where under
 /// SCHED_FIFO all of them held 19k, 38k and 67k msg/s with p99 116–414 µs (bench/equal-load.md).
 /// Half-second windows: a point's p99 still rests on 90+ latencies above it.
-const QUICK_SWEEP: &[&str] = &[
+/// Quick and default sweep the engines the closed-loop steps focus on (each engine is screened
+/// at every point and followed to its knee: every engine of the table took 96 s of a quick
+/// run); `--full` sweeps them all.
+const QUICK_ECHO_SWEEP: &[&str] = &[
     "--sweep",
+    "--engine",
+    "epoll,uring,uring-multishot,uring-defer,uring-bundle",
     "--connections",
     "50",
     "--runs",
@@ -413,8 +426,44 @@ const QUICK_SWEEP: &[&str] = &[
     "--sweep-points",
     "0.25,0.5",
 ];
-const DEFAULT_SWEEP: &[&str] = &[
+const QUICK_HTTP_SWEEP: &[&str] = &[
     "--sweep",
+    "--engine",
+    "epoll,uring,uring-defer,uring-bundle",
+    "--connections",
+    "50",
+    "--runs",
+    "1",
+    "--duration",
+    "500ms",
+    "--warmup",
+    "300ms",
+    "--probe-duration",
+    "1s",
+    "--sweep-points",
+    "0.25,0.5",
+];
+const DEFAULT_ECHO_SWEEP: &[&str] = &[
+    "--sweep",
+    "--engine",
+    "epoll,uring,uring-multishot,uring-defer,uring-bundle",
+    "--connections",
+    "50",
+    "--runs",
+    "1",
+    "--duration",
+    "500ms",
+    "--warmup",
+    "200ms",
+    "--probe-duration",
+    "500ms",
+    "--sweep-points",
+    "0.25,0.5,0.75",
+];
+const DEFAULT_HTTP_SWEEP: &[&str] = &[
+    "--sweep",
+    "--engine",
+    "epoll,uring,uring-defer,uring-bundle",
     "--connections",
     "50",
     "--runs",
