@@ -83,6 +83,10 @@ pub fn parent_of(workload: &str, engine: &str) -> Option<String> {
     }
 }
 
+/// Why a rung has no ratio when none of its ancestors is in the study (not chosen, not
+/// available, or not run at this parameter: no one-at-a-time engine runs at depth 32).
+pub const DID_NOT_RUN: &str = "did not run";
+
 /// A rung without a ratio: the engine ran, its parent gave nothing to divide by.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NoRatio {
@@ -119,7 +123,7 @@ pub fn steps(study: &Study) -> Vec<Result<Rung, NoRatio>> {
                 why,
             };
             let Some((nearest, via)) = nearest_ran(&study.workload, &engine.engine, &ran) else {
-                return Some(Err(no_ratio(parent, "did not run".to_string())));
+                return Some(Err(no_ratio(parent, DID_NOT_RUN.to_string())));
             };
             let summary = measured.iter().find(|e| e.engine == nearest)?;
             Some(if summary.throughput.min <= 0.0 {

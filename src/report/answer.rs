@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::model::comparison::{decide, Comparison, Family};
 use crate::model::equal_load::{Finding as LoadFinding, BASELINE};
-use crate::model::ladder::{steps, Rung};
+use crate::model::ladder::{steps, Rung, DID_NOT_RUN};
 use crate::model::regime::{client_bound, Regime, BUSY, FREE};
 use crate::model::study::{in_network_line, is_network, EngineSummary, Study};
 use crate::report::causes::{client_saturation, first_cause, Direction, Subject};
@@ -481,9 +481,12 @@ fn caveats(document: &Document, studies: &[Study]) -> Vec<String> {
         if let Some(sentence) = drift_sentence(study) {
             caveats.push(format!("{}: {sentence}", study.title));
         }
+        // A rung none of whose ancestors ran here is still compared with the study's baseline;
+        // only a parent that ran and gave nothing to divide by is worth a caveat.
         let orphans: Vec<String> = steps(study)
             .into_iter()
             .filter_map(Result::err)
+            .filter(|none| none.why != DID_NOT_RUN)
             .map(|none| none.text())
             .collect();
         if !orphans.is_empty() {
