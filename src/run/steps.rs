@@ -408,75 +408,37 @@ pub const STEPS: &[Step] = &[
 /// Half-second windows: a point's p99 still rests on 90+ latencies above it.
 /// Quick and default sweep the engines the closed-loop steps focus on (each engine is screened
 /// at every point and followed to its knee: every engine of the table took 96 s of a quick
-/// run); `--full` sweeps them all.
-const QUICK_ECHO_SWEEP: &[&str] = &[
-    "--sweep",
-    "--engine",
-    "epoll,uring,uring-multishot,uring-defer,uring-bundle",
-    "--connections",
-    "50",
-    "--runs",
-    "1",
-    "--duration",
-    "500ms",
-    "--warmup",
-    "300ms",
-    "--probe-duration",
-    "1s",
-    "--sweep-points",
-    "0.25,0.5",
-];
-const QUICK_HTTP_SWEEP: &[&str] = &[
-    "--sweep",
-    "--engine",
-    "epoll,uring,uring-defer,uring-bundle",
-    "--connections",
-    "50",
-    "--runs",
-    "1",
-    "--duration",
-    "500ms",
-    "--warmup",
-    "300ms",
-    "--probe-duration",
-    "1s",
-    "--sweep-points",
-    "0.25,0.5",
-];
-const DEFAULT_ECHO_SWEEP: &[&str] = &[
-    "--sweep",
-    "--engine",
-    "epoll,uring,uring-multishot,uring-defer,uring-bundle",
-    "--connections",
-    "50",
-    "--runs",
-    "1",
-    "--duration",
-    "500ms",
-    "--warmup",
-    "200ms",
-    "--probe-duration",
-    "500ms",
-    "--sweep-points",
-    "0.25,0.5,0.75",
-];
-const DEFAULT_HTTP_SWEEP: &[&str] = &[
-    "--sweep",
-    "--engine",
-    "epoll,uring,uring-defer,uring-bundle",
-    "--connections",
-    "50",
-    "--runs",
-    "1",
-    "--duration",
-    "500ms",
-    "--warmup",
-    "200ms",
-    "--probe-duration",
-    "500ms",
-    "--sweep-points",
-    "0.25,0.5,0.75",
-];
+/// run); `--full` sweeps them all. This makes one such list of flags from its engines,
+/// warm-up, probe and points.
+macro_rules! sweep {
+    ($engines:expr, $warmup:literal, $probe:literal, $points:literal) => {
+        [
+            "--sweep",
+            "--engine",
+            $engines,
+            "--connections",
+            "50",
+            "--runs",
+            "1",
+            "--duration",
+            "500ms",
+            "--warmup",
+            $warmup,
+            "--probe-duration",
+            $probe,
+            "--sweep-points",
+            $points,
+        ]
+    };
+}
+
+const QUICK_ECHO_SWEEP: &[&str] = &sweep!(ECHO_SWEPT, "300ms", "1s", "0.25,0.5");
+const QUICK_HTTP_SWEEP: &[&str] = &sweep!(HTTP_SWEPT, "300ms", "1s", "0.25,0.5");
+const DEFAULT_ECHO_SWEEP: &[&str] = &sweep!(ECHO_SWEPT, "200ms", "500ms", "0.25,0.5,0.75");
+const DEFAULT_HTTP_SWEEP: &[&str] = &sweep!(HTTP_SWEPT, "200ms", "500ms", "0.25,0.5,0.75");
+const ECHO_SWEPT: &str = "epoll,uring,uring-multishot,uring-defer,uring-bundle";
+const HTTP_SWEPT: &str = "epoll,uring,uring-defer,uring-bundle";
+
 const FULL_SWEEP: &[&str] = &[
     "--sweep",
     "--connections",
