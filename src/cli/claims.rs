@@ -319,7 +319,7 @@ fn show_text(claim: &Claim) -> String {
     lines.push(format!("--quick: {}", claim.experiment.command_line(true)));
     for test in &claim.tests {
         let tie = if test.expect == Expect::Tie {
-            " (equivalent within the metric's margin)"
+            " (equivalent within the metric's equivalence margin)"
         } else {
             ""
         };

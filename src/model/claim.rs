@@ -227,7 +227,10 @@ impl ClaimTest {
     /// What the source claimed, in ratio terms: "1.17–1.20× (higher)", "a tie".
     pub fn claimed_text(&self) -> String {
         match (self.expect, self.ratio) {
-            (Expect::Tie, _) => "a tie (within the margin)".to_string(),
+            (Expect::Tie, _) => format!(
+                "a tie (within {:.0}%)",
+                self.metric.equivalence_margin() * 100.0
+            ),
             (expect, Some(ratio)) => format!("{} ({})", ratio.text(), expect_word(expect)),
             (expect, None) => format!("{} (direction only)", expect_word(expect)),
         }

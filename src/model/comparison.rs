@@ -53,6 +53,19 @@ impl Metric {
         }
     }
 
+    /// The widest relative difference an *equivalent* may hide: throughput and CPU 10%, the
+    /// others as `margin`. Equivalence needs the whole interval inside it, and at 12–24 rounds a
+    /// file or echo ratio's 90% interval here spans ±5–10% (bench/verdicts.md), so "within 3%"
+    /// could never be shown: two back-to-back default runs left 74% of the first screen
+    /// undecided with it, 35% with 10%. A difference is still called beyond `margin`; a
+    /// comparison that is both (1.05× [1.03–1.08]) is called different.
+    pub fn equivalence_margin(self) -> f64 {
+        match self {
+            Metric::Throughput | Metric::CpuPerOp => 0.10,
+            Metric::SyscallsPerOp | Metric::P99 => self.margin(),
+        }
+    }
+
     /// Whether more is better (throughput) or less (the costs).
     pub fn higher_is_better(self) -> bool {
         matches!(self, Metric::Throughput)
@@ -147,7 +160,8 @@ impl Comparison {
     fn of(subject: &str, reference: &str, metric: Metric, ranked: Ranked, alpha: f64) -> Self {
         let margin = metric.margin().ln_1p();
         let p_different = (2.0 * ranked.p_above(margin).min(ranked.p_below(-margin))).min(1.0);
-        let p_equivalent = ranked.p_below(margin).max(ranked.p_above(-margin));
+        let within = metric.equivalence_margin().ln_1p();
+        let p_equivalent = ranked.p_below(within).max(ranked.p_above(-within));
         let mut comparison = Comparison {
             subject: subject.to_string(),
             reference: reference.to_string(),
@@ -236,7 +250,7 @@ impl Comparison {
 
     /// Whether no number of rounds up to `budget` is likely to decide it: were its interval to
     /// narrow as 1/√rounds around today's estimate, it would still neither clear the margin
-    /// nor fit inside it. Undecided comparisons without an interval yet are not futile.
+    /// nor fit inside the equivalence margin. Undecided comparisons without an interval yet are not futile.
     pub fn futile(&self, budget: usize) -> bool {
         let (Some(low), Some(high)) = (self.low, self.high) else {
             return false;
@@ -246,9 +260,10 @@ impl Comparison {
         }
         let (low, high, estimate) = (low.ln(), high.ln(), self.ratio.ln());
         let margin = self.metric.margin().ln_1p();
+        let within = self.metric.equivalence_margin().ln_1p();
         let half = (high - low) / 2.0 * (self.rounds as f64 / budget as f64).sqrt();
         let can_differ = estimate.abs() - half > margin;
-        let can_be_equivalent = estimate.abs() + half < margin;
+        let can_be_equivalent = estimate.abs() + half < within;
         !can_differ && !can_be_equivalent
     }
 

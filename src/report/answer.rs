@@ -409,6 +409,7 @@ fn finding_text(study: &Study, finding: Option<&Finding>) -> String {
         comparison.interval_text(),
     );
     let (baseline, margin) = (&finding.baseline, comparison.metric.margin() * 100.0);
+    let within = comparison.metric.equivalence_margin() * 100.0;
     match comparison.outcome {
         Outcome::Different if comparison.better() => format!(
             "{} reached {ratio} the {unit} of {baseline} ({interval}){}.",
@@ -422,7 +423,7 @@ fn finding_text(study: &Study, finding: Option<&Finding>) -> String {
             cause(Direction::Hurts).unwrap_or_default()
         ),
         Outcome::Equivalent => format!(
-            "no engine differed from {baseline} by more than {margin:.0}%: the fastest, {}, \
+            "no engine differed from {baseline} by more than {within:.0}%: the fastest, {}, \
              reached {ratio} of its {unit} ({interval}: equivalent).",
             finding.best
         ),
@@ -435,7 +436,7 @@ fn finding_text(study: &Study, finding: Option<&Finding>) -> String {
         ),
         Outcome::Undecided => format!(
             "undecided: the fastest, {}, reached {ratio} the {unit} of {baseline} \
-             ({interval}), neither beyond nor within {margin:.0}%.",
+             ({interval}), neither beyond {margin:.0}% nor within {within:.0}%.",
             finding.best,
         ),
     }
@@ -795,7 +796,7 @@ mod tests {
         let answer = answer(&document, &studies(&document.results));
         assert!(
             answer.studies[0].1.starts_with(
-                "no engine differed from blocking by more than 3%: the fastest, blocking#2"
+                "no engine differed from blocking by more than 10%: the fastest, blocking#2"
             ),
             "{:?}",
             answer.studies

@@ -116,6 +116,7 @@ fn comparison_text(comparison: &Comparison, noun: &str, baseline: &str, best: &s
         comparison.interval_text(),
     );
     let margin = comparison.metric.margin() * 100.0;
+    let within = comparison.metric.equivalence_margin() * 100.0;
     match comparison.outcome {
         Outcome::Different if comparison.better() => {
             format!("{best} used {ratio} {baseline}'s server CPU per {noun} ({interval}: cheaper)")
@@ -126,11 +127,11 @@ fn comparison_text(comparison: &Comparison, noun: &str, baseline: &str, best: &s
         ),
         Outcome::Equivalent => format!(
             "no engine's server CPU per {noun} differed from {baseline}'s by more than \
-             {margin:.0}%: the cheapest, {best}, used {ratio} ({interval}: equivalent)"
+             {within:.0}%: the cheapest, {best}, used {ratio} ({interval}: equivalent)"
         ),
         Outcome::Undecided => format!(
             "undecided: the cheapest, {best}, used {ratio} {baseline}'s server CPU per {noun} \
-             ({interval}), neither beyond nor within {margin:.0}%"
+             ({interval}), neither beyond {margin:.0}% nor within {within:.0}%"
         ),
     }
 }

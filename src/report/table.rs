@@ -40,8 +40,8 @@ fn short_noun(noun: &str) -> &str {
 }
 
 /// The legend under a table with marked comparisons.
-pub const MARKS_LEGEND: &str = "★ a decided difference, = equivalent within the margin, ~ \
-     undecided; comparisons paired round by round, exploratory (false discovery rate 5%).";
+pub const MARKS_LEGEND: &str = "★ a decided difference, = equivalent (within ±10%; syscalls ±1%, \
+     p99 ±15%), ~ undecided; comparisons paired round by round, exploratory (false discovery rate 5%).";
 
 impl Cells {
     /// The table without the columns headed `headers`.
