@@ -99,6 +99,8 @@ pub struct EngineSummary {
     /// NaN for a percentile the rows do not have.
     pub latency_us: Option<Vec<f64>>,
     pub p99_us: Option<Spread>,
+    /// Whether the runs its figures and comparisons rest on verified their data (and had no
+    /// errors): every run, or every run but the few left out (`left_out`).
     pub verified: bool,
     pub syscalls_self_counted: bool,
     /// Peak resident memory of the server, in MiB, when it was measured from outside.
@@ -109,6 +111,12 @@ pub struct EngineSummary {
     pub failure: Option<String>,
     /// The first run that did not verify, and why (its row's `unverified_reason`).
     pub unverified: Option<(u32, String)>,
+    /// The runs that did not verify and were left out of the figures, the rest verified: at
+    /// most a quarter of the runs (`LEFT_OUT_AT_MOST`). One round lost to a stall (an HTTP
+    /// window in which the load completed nothing) then costs that round, not the engine's
+    /// place in every comparison of its study; more than that is the engine's, and it is not
+    /// compared.
+    pub left_out: Vec<u32>,
     /// What the kernel counted, for the causes the verdicts name.
     pub figures: Figures,
     /// Each measured run's figures, by round, for the comparisons paired round by round.
@@ -143,6 +151,7 @@ impl EngineSummary {
             server_api: None,
             failure: None,
             unverified: None,
+            left_out: Vec::new(),
             figures: Figures::default(),
             rounds,
         }
@@ -180,9 +189,21 @@ impl Round {
     }
 }
 
+/// The most of an engine's runs that may fail to verify and be left out, the rest compared.
+pub const LEFT_OUT_AT_MOST: f64 = 0.25;
+
 impl EngineSummary {
-    /// `engine`'s summary over `rows` (its runs in one study or at one offered rate).
-    pub fn of(engine: &str, rows: &[&Row], headline: Headline) -> EngineSummary {
+    /// `engine`'s summary over `rows` (its runs in one study or at one offered rate): over its
+    /// verified runs when the others are few enough to leave out, else over all of them (and
+    /// then not verified).
+    pub fn of(engine: &str, all: &[&Row], headline: Headline) -> EngineSummary {
+        let good = |row: &&&Row| row.verified && row.errors == 0 && row.failure.is_none();
+        let verified: Vec<&Row> = all.iter().filter(good).copied().collect();
+        let unverified = all.len() - verified.len();
+        let leave_out = unverified > 0
+            && !verified.is_empty()
+            && unverified as f64 <= LEFT_OUT_AT_MOST * all.len() as f64;
+        let rows: &[&Row] = if leave_out { &verified } else { all };
         let pick = |field: &dyn Fn(&Row) -> f64| {
             Spread::of(&rows.iter().map(|r| field(r)).collect::<Vec<_>>())
         };
@@ -223,13 +244,20 @@ impl EngineSummary {
                 .then(|| pick(&|row| row.rss_peak_bytes.unwrap_or(0) as f64 / (1024.0 * 1024.0))),
             server_api: rows.iter().find_map(|row| row.server_api.clone()),
             failure: rows.iter().find_map(|row| row.failure.clone()),
-            unverified: (rows.iter().filter(|row| !row.verified || row.errors > 0))
+            unverified: (all.iter().filter(|row| !good(row)))
                 .map(|row| {
                     let reason = (row.unverified_reason.clone())
+                        .or_else(|| row.failure.clone())
                         .unwrap_or_else(|| format!("{} errors", row.errors));
                     (row.run, reason)
                 })
                 .next(),
+            left_out: match leave_out {
+                true => (all.iter().filter(|row| !good(row)))
+                    .map(|row| row.run)
+                    .collect(),
+                false => Vec::new(),
+            },
             figures: Figures::of(rows),
             rounds: (rows.iter())
                 .filter(|row| row.failure.is_none())

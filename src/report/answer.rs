@@ -479,6 +479,28 @@ fn caveats(document: &Document, studies: &[Study]) -> Vec<String> {
                 unverified.join("; ")
             ));
         }
+        let left_out: Vec<String> = (study.measured().iter())
+            .filter(|engine| engine.verified && !engine.left_out.is_empty())
+            .filter_map(|engine| {
+                let (run, reason) = engine.unverified.as_ref()?;
+                let runs = (engine.left_out.iter())
+                    .map(u32::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                Some(format!(
+                    "{}'s run {runs} left out (run {run}: {reason}), compared on its other {}",
+                    engine.engine,
+                    rounds_text(engine.runs)
+                ))
+            })
+            .collect();
+        if !left_out.is_empty() {
+            caveats.push(format!(
+                "{}: did not verify, so left out: {}.",
+                study.title,
+                left_out.join("; ")
+            ));
+        }
         if let Some(sentence) = drift_sentence(study) {
             caveats.push(format!("{}: {sentence}", study.title));
         }
@@ -862,6 +884,50 @@ mod tests {
             .helped
             .iter()
             .any(|l| l.starts_with("uring-ring-fd over uring-defer: 1.20×")));
+    }
+
+    /// One round of twelve that did not verify (an HTTP window in which nothing completed) is
+    /// left out of that engine's figures and comparisons, and said so; the engine is compared
+    /// on its other eleven. Four of twelve are the engine's: it is not compared at all.
+    #[test]
+    fn one_unverified_round_is_left_out_and_more_leave_the_engine_out() {
+        for (unverified_runs, compared) in [(vec![3], true), (vec![2, 5, 7, 9], false)] {
+            let mut rows = paired_rows(
+                &[("blocking", 1000.0, 1000), ("uring-ring", 2000.0, 10)],
+                12,
+            );
+            for row in (rows.iter_mut())
+                .filter(|row| row.engine == "uring-ring" && unverified_runs.contains(&row.run))
+            {
+                row.verified = false;
+                row.ops_per_sec = 0.0;
+                row.bytes_per_sec = 0.0;
+                row.unverified_reason = Some("read back 0 of 1000 blocks".into());
+            }
+            let document = document(rows);
+            let studies = studies(&document.results);
+            let ring = (studies[0].measured().into_iter())
+                .find(|engine| engine.engine == "uring-ring")
+                .unwrap();
+            assert_eq!(ring.verified, compared);
+            let answer = answer(&document, &studies);
+            let said = answer.studies[0].1.clone();
+            assert_eq!(
+                said.starts_with("uring-ring reached 2.00×"),
+                compared,
+                "{said}"
+            );
+            let left_out = "fs-write: did not verify, so left out: uring-ring's run 3 left out \
+                            (run 3: read back 0 of 1000 blocks), compared on its other 11 rounds.";
+            let not_compared = "fs-write: not verified or with errors, so not compared: \
+                                uring-ring (run 2: read back 0 of 1000 blocks).";
+            let expected = if compared { left_out } else { not_compared };
+            assert!(
+                answer.caveats.iter().any(|caveat| caveat == expected),
+                "{:?}",
+                answer.caveats
+            );
+        }
     }
 
     #[test]
