@@ -25,6 +25,8 @@ use crate::system::epoll_wait::{empty_event, EpollWait};
 /// How long a client waits at most, once the run is over, for the servers to close the
 /// connections it hung up (and to send what they still owed).
 const HANG_UP_WAIT: Duration = Duration::from_secs(1);
+/// `HANG_UP_WAIT` once a signal stopped the run.
+const HANG_UP_WAIT_STOPPED: Duration = Duration::from_millis(100);
 /// Ready connections taken per `epoll_wait`.
 const EVENTS_PER_WAIT: usize = 512;
 /// Bytes taken per `recv`; echoes larger than this arrive in several.
@@ -178,7 +180,13 @@ impl Client<'_> {
             self.report.client_usage = Usage::of_thread().since(&start);
         }
         self.report.connections_open_at_end = self.connections.iter().filter(|c| c.open).count();
-        let wait = self.plan.timeout.min(HANG_UP_WAIT);
+        // After Ctrl-C the user is waiting: a server that owes answers and never sends them
+        // may hold the exit no longer than a glance (ringside's own answer in microseconds).
+        let patience = match crate::system::stop::stopped() {
+            true => HANG_UP_WAIT_STOPPED,
+            false => HANG_UP_WAIT,
+        };
+        let wait = self.plan.timeout.min(patience);
         let waits = (&self.epoll_fd, &self.waits);
         hang_up(&mut self.connections, waits, &mut self.scratch, wait);
         Ok(())

@@ -69,6 +69,8 @@ pub enum Received {
     Closed,
 }
 
+/// Connects to `target` within `timeout`, or fails (`Interrupted` once the stop flag is up).
+/// `rcvbuf_bytes` (the slow reader) is set on the socket before it connects, so that the
 /// window scale and the first advertised window already follow it.
 pub fn connect(
     target: &SocketAddr,
@@ -77,23 +79,42 @@ pub fn connect(
 ) -> io::Result<TcpStream> {
     use rustix::event::{PollFd, PollFlags};
     use rustix::net::{sockopt, AddressFamily, SocketFlags, SocketType};
-    let Some(rcvbuf_bytes) = rcvbuf_bytes else {
-        return TcpStream::connect_timeout(target, timeout);
-    };
     let family = match target {
         SocketAddr::V4(_) => AddressFamily::INET,
         SocketAddr::V6(_) => AddressFamily::INET6,
     };
     let flags = SocketFlags::CLOEXEC | SocketFlags::NONBLOCK;
     let socket = rustix::net::socket_with(family, SocketType::STREAM, flags, None)?;
-    sockopt::set_socket_recv_buffer_size(&socket, rcvbuf_bytes)?;
+    if let Some(rcvbuf_bytes) = rcvbuf_bytes {
+        sockopt::set_socket_recv_buffer_size(&socket, rcvbuf_bytes)?;
+    }
     match rustix::net::connect(&socket, target) {
         Ok(()) => {}
         Err(Errno::INPROGRESS) => {
-            let mut polled = [PollFd::new(&socket, PollFlags::OUT)];
-            let limit = rustix::event::Timespec::try_from(timeout).map_err(io::Error::other)?;
-            if rustix::event::poll(&mut polled, Some(&limit))? == 0 {
-                return Err(io::ErrorKind::TimedOut.into());
+            // The stop event is polled beside the socket: a SYN the server never answers (a
+            // full listen queue) would otherwise hold Ctrl-C for the whole --timeout, since
+            // the signal may land on another thread and poll restarts nothing to look again.
+            let stop = crate::system::stop::stop_event();
+            let stop_fd = stop.unwrap_or(socket.as_fd());
+            let watched = if stop.is_some() { 2 } else { 1 };
+            let until = Instant::now() + timeout;
+            loop {
+                let left = until.saturating_duration_since(Instant::now());
+                let limit = rustix::event::Timespec::try_from(left).map_err(io::Error::other)?;
+                let mut polled = [
+                    PollFd::new(&socket, PollFlags::OUT),
+                    PollFd::new(&stop_fd, PollFlags::IN),
+                ];
+                match rustix::event::poll(&mut polled[..watched], Some(&limit)) {
+                    _ if crate::system::stop::stopped() => {
+                        return Err(io::ErrorKind::Interrupted.into());
+                    }
+                    Err(Errno::INTR) => continue,
+                    Err(error) => return Err(error.into()),
+                    Ok(_) if !polled[0].revents().is_empty() => break,
+                    Ok(_) if left.is_zero() => return Err(io::ErrorKind::TimedOut.into()),
+                    Ok(_) => continue,
+                }
             }
             sockopt::socket_error(&socket)??;
         }

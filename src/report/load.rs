@@ -74,8 +74,18 @@ fn parse_row(row: Value) -> anyhow::Result<Row> {
             }
         }
     }
-    serde_json::from_value(row)
-        .with_context(|| format!("its fields do not match schema_version {SCHEMA_VERSION}"))
+    let row: Row = serde_json::from_value(row)
+        .with_context(|| format!("its fields do not match schema_version {SCHEMA_VERSION}"))?;
+    // A merge spans the hosts' windows: one that ends before it starts would give the merged
+    // row a negative duration, which this gate then refuses (found by the fuzz target).
+    if let (Some(start), Some(end)) = (row.window_start_unix_s, row.window_end_unix_s) {
+        anyhow::ensure!(
+            start <= end,
+            "its measured window ends (window_end_unix_s {end}) before it starts \
+             (window_start_unix_s {start})"
+        );
+    }
+    Ok(row)
 }
 
 fn check_figure(name: &str, figure: &Value) -> anyhow::Result<()> {
@@ -188,6 +198,15 @@ mod tests {
         let counts = with_figure("status_counts", r#"{"200": -5}"#);
         let error = format!("{:#}", parse_document(&counts).unwrap_err());
         assert!(error.contains("its status_counts.200 is -5"), "{error}");
+        let inverted = with_figure("window_start_unix_s", "1851599875.3").replace(
+            r#""window_start_unix_s":1851599875.3"#,
+            r#""window_start_unix_s":1851599875.3,"window_end_unix_s":1795573024.3"#,
+        );
+        let error = format!("{:#}", parse_document(&inverted).unwrap_err());
+        assert!(
+            error.starts_with("row 1 (fs-write epoll run 2): its measured window ends"),
+            "{error}"
+        );
         let wrong = with_figure("ops", r#""many""#);
         let error = format!("{:#}", parse_document(&wrong).unwrap_err());
         assert!(

@@ -28,7 +28,7 @@ pub fn run(plan: &LoadPlan, args: &LoadCommand) -> anyhow::Result<ExitCode> {
     let mut server_meter = args.server_pid.map(ProcessMeter::new);
     let mut meter_error: Option<io::Error> = None;
     let mut server: Option<Measured> = None;
-    let report = crate::load::run(plan, &mut |edge| {
+    let report = match crate::load::run(plan, &mut |edge| {
         let Some(meter) = server_meter.as_mut() else {
             return;
         };
@@ -42,7 +42,14 @@ pub fn run(plan: &LoadPlan, args: &LoadCommand) -> anyhow::Result<ExitCode> {
         if let Err(error) = outcome {
             meter_error.get_or_insert(error);
         }
-    })?;
+    }) {
+        Ok(report) => report,
+        Err(_) if crate::system::stop::stopped() => {
+            eprintln!("ringside: interrupted before the window had run long enough to keep: nothing was measured");
+            return Ok(ExitCode::from(crate::system::stop::interrupted_exit_code()));
+        }
+        Err(error) => return Err(error),
+    };
     if let (Some(error), Some(pid)) = (meter_error, args.server_pid) {
         return Err(error).with_context(|| format!("cannot measure server process {pid}"));
     }

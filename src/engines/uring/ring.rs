@@ -546,6 +546,9 @@ pub fn explain_setup_error(error: &io::Error, setup: &RingSetup) -> String {
 
 /// Waits until at least `want` completions are ready, treating EINTR as "try again" and EBUSY
 /// (completion queue overflow backlog) as "reap first": the caller reaps and calls again.
+/// Retrying on EINTR does not hold Ctrl-C: the file engines wait only for reads and writes they
+/// issued, which the kernel cannot cancel and whose buffers must outlive them, so a stop has to
+/// wait for them anyway; the engine looks at the stop flag between blocks and issues no more.
 pub fn submit_and_wait(submitter: &Submitter<'_>, want: usize) -> io::Result<usize> {
     loop {
         match submitter.submit_and_wait(want) {

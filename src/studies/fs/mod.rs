@@ -197,6 +197,10 @@ impl FileStudy {
         if let Some(cpu) = self.cpu {
             crate::system::pin::pin_current_thread(cpu)?;
         }
+        // Raised by Ctrl-C from here on, not only once the runs start: a signal while the data
+        // is made and laid out would otherwise kill the process with its scratch file; the
+        // layout stops at it and the study ends with nothing measured.
+        crate::system::stop::stop_flag();
         let scratch = Scratch::create(&self.dir)?;
         let file = scratch.open(self.direct)?;
         let mut data = AlignedBuffer::random(self.size as usize, self.seed);
@@ -347,6 +351,9 @@ pub fn stop_check(runtime: std::time::Duration) -> impl Fn() -> bool {
 fn lay_out(file: &File, data: &[u8], block_size: usize) -> anyhow::Result<()> {
     use std::os::unix::fs::FileExt;
     for (index, chunk) in data.chunks(block_size).enumerate() {
+        if crate::system::stop::stopped() {
+            return Ok(()); // A stopped study runs nothing: the scratch goes unread, removed.
+        }
         file.write_all_at(chunk, (index * block_size) as u64)
             .map_err(|error| io_error("laying out the file", error))?;
     }

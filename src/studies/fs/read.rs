@@ -240,6 +240,10 @@ impl ReadStudy {
         if let Some(cpu) = self.cpu {
             crate::system::pin::pin_current_thread(cpu)?;
         }
+        // Raised by Ctrl-C from here on, not only once the runs start: a signal during the
+        // layout (seconds for a large --size) would otherwise kill the process with its
+        // scratch file; the layout stops at it and the study ends with nothing measured.
+        crate::system::stop::stop_flag();
         let layout = Layout {
             blocks: self.blocks(),
             block_size: self.block_size as usize,

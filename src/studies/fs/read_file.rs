@@ -50,7 +50,7 @@ impl ReadFile {
     /// A scratch file under `dir`, laid out.
     pub fn scratch(dir: &Path, layout: Layout) -> anyhow::Result<ReadFile> {
         let scratch = Scratch::create(dir)?;
-        lay_out(&scratch.open(false)?, layout)?;
+        lay_out(&scratch.open(false)?, layout, Interruptible::Yes)?;
         Ok(ReadFile::Scratch(scratch))
     }
 
@@ -158,14 +158,22 @@ fn lay_out_named(path: &Path, layout: Layout) -> anyhow::Result<()> {
         .map_err(|error| {
             anyhow::anyhow!("cannot create --filename {} ({error})", path.display())
         })?;
-    lay_out(&file, layout).inspect_err(|_| {
+    lay_out(&file, layout, Interruptible::No).inspect_err(|_| {
         let _ = std::fs::remove_file(path);
     })
 }
 
+/// Whether a layout stops when the stop flag rises: a scratch file's does (it is removed, and no
+/// run reads it), a kept file's does not (a half-written `--filename` would be kept).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Interruptible {
+    Yes,
+    No,
+}
+
 /// Writes the file once, untimed: random bytes from the seed, each block stamped, then synced so
 /// O_DIRECT reads see it and the cold state's dropped pages are clean.
-pub fn lay_out(file: &File, layout: Layout) -> anyhow::Result<()> {
+pub fn lay_out(file: &File, layout: Layout, interruptible: Interruptible) -> anyhow::Result<()> {
     let Layout {
         blocks, block_size, ..
     } = layout;
@@ -174,6 +182,9 @@ pub fn lay_out(file: &File, layout: Layout) -> anyhow::Result<()> {
     let mut rng = fastrand::Rng::with_seed(layout.seed);
     let mut chunk = vec![0u8; blocks_per_chunk as usize * block_size];
     for first in (0..blocks).step_by(blocks_per_chunk as usize) {
+        if interruptible == Interruptible::Yes && crate::system::stop::stopped() {
+            return Ok(());
+        }
         let count = blocks_per_chunk.min(blocks - first) as usize;
         let chunk = &mut chunk[..count * block_size];
         rng.fill(chunk);

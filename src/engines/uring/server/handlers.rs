@@ -330,6 +330,27 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
         }
     }
 
+    /// At stop, disconnects every connection whose zero-copy sends the kernel still holds. A
+    /// notification comes only once no packet refers to the bytes, and bytes a peer never reads
+    /// stay queued on its socket: the teardown would wait for them until its bound (5 s, then
+    /// a leak). A stopping server owes such a peer nothing more; the reset purges the queue and
+    /// the notifications come at once. Sends that copied are cancelled by the teardown.
+    pub fn disconnect_zero_copy_senders(&mut self, sq: &mut SubmissionQueue<'_>) {
+        if !S::NOTIFIES {
+            return;
+        }
+        let senders: Vec<usize> = (self.connections.iter())
+            .filter(|(_, connection)| connection.notifications_due > 0 || connection.send_in_flight)
+            .map(|(slot, _)| slot)
+            .collect();
+        for slot in senders {
+            let user_data = self.token(Op::Shutdown, slot);
+            let entry = self.connections[slot].socket.disconnect();
+            self.connections[slot].in_flight += 1;
+            self.push(sq, entry.user_data(user_data));
+        }
+    }
+
     fn token(&self, op: Op, slot: usize) -> u64 {
         Token {
             op,

@@ -218,6 +218,8 @@ pub fn serve<R: ReceiveStrategy, S: SendStrategy>(
         // one wasted io_uring_enter per loop (measured: exactly one per message at 1 conn).
         cq.sync();
     }
+    server.disconnect_zero_copy_senders(&mut sq);
+    sq.sync();
     Ok(())
 }
 

@@ -9,6 +9,12 @@ use std::os::fd::{AsRawFd, OwnedFd};
 
 use io_uring::{opcode, squeue, types};
 
+/// AF_UNSPEC: connect(2) to it disconnects a TCP socket (`disconnect`).
+static UNSPECIFIED: libc::sockaddr = libc::sockaddr {
+    sa_family: libc::AF_UNSPEC as libc::sa_family_t,
+    sa_data: [0; 14],
+};
+
 pub enum Socket {
     Fd(OwnedFd),
     /// A slot of the ring's file table; freed by `close`, or with the ring.
@@ -44,6 +50,14 @@ impl Socket {
                 Some(opcode::Shutdown::new(types::Fixed(*index), libc::SHUT_WR).build())
             }
         }
+    }
+
+    /// The SQE that disconnects the socket (a connect to AF_UNSPEC: a reset to the peer, and
+    /// the socket's queues purged), so the kernel lets go of bytes the peer never read. The
+    /// kernel copies the address when it takes the SQE.
+    pub fn disconnect(&self) -> squeue::Entry {
+        let length = std::mem::size_of::<libc::sockaddr>() as libc::socklen_t;
+        self.aim(opcode::Connect::new(self.target(), &UNSPECIFIED, length).build())
     }
 
     /// The SQE that frees a direct descriptor's slot (None: a plain fd closes when dropped).
