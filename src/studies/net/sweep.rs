@@ -14,15 +14,19 @@
 //!    after a miss: one window cannot outvote a stall that was not the engine's), and goes on
 //!    past the last point in steps of a fifth until it stops holding (`Row::held_offered_rate`),
 //!    so the curves show each engine's knee;
-//! 4. the rate every engine held highest (`EqualLoad::verdict_rate`) is measured in rounds
-//!    (`--runs`: auto adds rounds in stages until its comparisons, server CPU per operation
-//!    against epoll paired by round, are decided or cannot be), its screening run the first.
+//! 4. the highest listed point held by the baseline (epoll) and most of the engines
+//!    (`EqualLoad::common_rate`, the rate `EqualLoad::verdict_rate` then gives its verdict at)
+//!    is measured in rounds by the engines that held it (`--runs`: auto adds rounds in stages
+//!    until its comparisons, server CPU per operation against epoll paired by round, are
+//!    decided or cannot be), its screening run the first; an engine that did not hold it is
+//!    named with its knee, not allowed to drag the comparison down to where every message
+//!    wakes an idle server.
 
 use std::time::Duration;
 
 use super::{NetCell, SweepRole};
 use crate::model::comparison::{decide, Family, LOOKS};
-use crate::model::equal_load::{equal_loads, Scale, CEILING, POINT, PROBE};
+use crate::model::equal_load::{equal_loads, Scale, BASELINE, CEILING, POINT, PROBE};
 use crate::output::progress::Progress;
 use crate::row::params::{Param, Params};
 use crate::row::Row;
@@ -101,8 +105,8 @@ where
 }
 
 impl Sweep {
-    /// The parameters every row of the sweep carries.
-    pub fn tag(&self, row: &mut Row, role: SweepRole) {
+    /// The parameters every row of the sweep carries, and a second look's mark.
+    pub fn tag(&self, row: &mut Row, role: SweepRole, second_look: bool) {
         let name = match role {
             SweepRole::Probe => PROBE,
             SweepRole::Ceiling => CEILING,
@@ -111,6 +115,9 @@ impl Sweep {
         row.params.put(Param::Sweep, name);
         let bound = self.p99_bound.as_nanos() as u64;
         row.params.put(Param::P99BoundNs, bound);
+        if second_look {
+            row.params.put(Param::SecondLook, true);
+        }
     }
 
     /// Steps the progress bar may take, at most, per cell (the bar ends where the sweep did): a
@@ -327,10 +334,11 @@ impl Sweep {
         outcome
     }
 
-    /// The verdict's rate (the highest of the listed points every engine that held any point
-    /// held in the screening) measured in rounds after its screening run: `--runs N` to N
-    /// rounds in all, auto in stages (`LOOKS`) until every comparison there is decided or
-    /// cannot be within the budget.
+    /// The verdict's rate (the highest of the listed points the baseline and most engines
+    /// held in the screening, `EqualLoad::common_rate`) measured in rounds after its screening
+    /// run, by the engines that held it there: `--runs N` to N rounds in all, auto in stages
+    /// (`LOOKS`) until every comparison there is decided or cannot be within the budget. The
+    /// others are named with their knees.
     fn verdict_rounds<M, F>(
         &self,
         rounds: Rounds,
@@ -351,28 +359,23 @@ impl Sweep {
         let Some(load) = equal_loads(so_far).into_iter().next() else {
             return nothing;
         };
-        let none = load.held_none();
-        let holding = |name: &String| !none.contains(&name.as_str());
-        let held_by_all = |rate: f64| {
-            (load.engines.iter())
-                .filter(|(name, _)| holding(name))
-                .all(|(name, _)| load.at(name, rate).is_some_and(|point| point.held))
-        };
         // The listed points only: past them each engine went on to its knee, where the next
-        // stall would miss the rate.
-        let Some(rate) = (self.points.iter())
-            .map(|fraction| (lower * fraction).round().max(1.0))
-            .filter(|&rate| held_by_all(rate))
-            .fold(None, |best: Option<f64>, rate| {
-                Some(best.map_or(rate, |b| b.max(rate)))
-            })
-        else {
+        // stall would miss the rate. The model gives its verdict at the rate chosen here.
+        let listed = (self.points.iter()).map(|fraction| (lower * fraction).round().max(1.0));
+        let Some(rate) = load.common_rate(listed) else {
             return nothing;
         };
+        let held = |name: &str| load.at(name, rate).is_some_and(|point| point.held);
         let cells: Vec<NetCell> = (group.iter())
-            .filter(|cell| load.at(&cell.server.name(), rate).is_some())
-            .filter(|cell| holding(&cell.server.name()))
+            .filter(|cell| held(&cell.server.name()))
             .map(|cell| cell.sweeping(SweepRole::Point, Some(rate)))
+            .collect();
+        let knees: Vec<String> = (load.engines.iter())
+            .filter(|(name, _)| !held(name))
+            .map(|(name, _)| match load.highest_held(name) {
+                Some(knee) => format!("{name} (its knee: {knee:.0}/s)"),
+                None => format!("{name} (held none)"),
+            })
             .collect();
         let done = (so_far.iter())
             .filter(|row| row.offered_rate == Some(rate))
@@ -387,9 +390,17 @@ impl Sweep {
         if cells.len() < 2 || stages.first > stages.last {
             return nothing;
         }
-        runner.progress.line(format!(
-            "ringside: the highest point every engine held, {rate:.0}/s, measured in rounds"
-        ));
+        let baseline = load.baseline().unwrap_or(BASELINE);
+        runner.progress.line(match knees.as_slice() {
+            [] => format!(
+                "ringside: the highest point every engine held, {rate:.0}/s, measured in rounds"
+            ),
+            out => format!(
+                "ringside: the highest point {baseline} and most engines held, {rate:.0}/s, \
+                 measured in rounds; not held by {}",
+                out.join(", ")
+            ),
+        });
         let earlier: Vec<Row> = so_far.to_vec();
         let settled = |rows: &[Row]| {
             let all: Vec<Row> = earlier.iter().chain(rows).cloned().collect();
