@@ -4,9 +4,10 @@
 //!
 //! 1. a short closed-loop probe of each server finds what it sustains;
 //! 2. the load's own open-loop ceiling is found against the fastest server: rates rising by a
-//!    quarter from a tenth of its probe until the open loop falls behind its schedule (or its
-//!    p99 bound), stopping at the slowest probe (on two CPUs the open-loop client falls behind
-//!    from about half the closed-loop rate, bench/equal-load.md);
+//!    quarter from a fifth of its probe until the open loop falls behind its schedule (or its
+//!    p99 bound) at two rates in a row, stopping at the slowest probe; the ceiling is the
+//!    highest rate held (on two CPUs the open-loop client falls behind from about half the
+//!    closed-loop rate, bench/equal-load.md);
 //! 3. the points are fractions (`--sweep-points`) of the lower of two ceilings: the slowest
 //!    probe of the engines that serve connections at once (the engine table says which; one
 //!    that serves one connection at a time is probed but never offered many connections'
@@ -40,6 +41,14 @@ const CEILING_START: f64 = 0.2;
 const CEILING_STEP: f64 = 1.25;
 /// ... and, when its first rate is missed, halves it at most this many times.
 const CEILING_HALVINGS: u32 = 3;
+/// The search ends at this many missed rates in a row (each already looked at twice), and the
+/// ceiling is the highest rate held. Stopping at the first miss took one noisy window pair for
+/// the ceiling: a search that missed 105.9k/s twice set it at 84.7k/s, and epoll and
+/// uring-defer then held 92k and 110k/s on the knee steps of the same run. A real ceiling
+/// misses the step above it too; a stall that was not the client's is gone one step later.
+/// One more step costs two runs at most (≈ 0.85 s each with `run`'s 200 ms warm-up and 500 ms
+/// window), a third look at the missed rate as much, and tells less.
+const CEILING_MISSES: u32 = 2;
 /// Past the last point each engine goes on in rates this much higher, ...
 const KNEE_STEP: f64 = 1.2;
 /// ... at most this many of them, and never above its own closed-loop probe.
@@ -243,8 +252,9 @@ impl Sweep {
     }
 
     /// The load's own open-loop ceiling against `fastest`: rising rates from `CEILING_START`
-    /// of its probe (halved while the first is missed), each screened, until one is not held
-    /// or the slowest probe is.
+    /// of its probe (halved while the first is missed), each screened, until `CEILING_MISSES`
+    /// in a row are not held or the slowest probe is; the ceiling is the highest rate held
+    /// (`Scale::client_ceiling`).
     fn ceiling_search<M, F>(
         &self,
         fastest: &NetCell,
@@ -262,6 +272,7 @@ impl Sweep {
             interrupted: false,
         };
         let (mut rate, mut held_any, mut halved) = (CEILING_START * fastest_probe, false, 0);
+        let mut misses = 0;
         loop {
             let offered = rate.min(slowest).round().max(1.0);
             let cell = fastest.sweeping(SweepRole::Ceiling, Some(offered));
@@ -275,10 +286,14 @@ impl Sweep {
             match (held, held_any) {
                 _ if done => return outcome,
                 (true, _) if offered >= slowest => return outcome,
-                (true, _) => (rate, held_any) = (rate * CEILING_STEP, true),
+                (true, _) => (rate, held_any, misses) = (rate * CEILING_STEP, true, 0),
                 // Missed before any rate held: the ceiling is lower still.
                 (false, false) if halved < CEILING_HALVINGS => {
                     (rate, halved) = (rate / 2.0, halved + 1)
+                }
+                // Missed after a held rate: one step on tells a stall from the ceiling.
+                (false, true) if misses + 1 < CEILING_MISSES && offered < slowest => {
+                    (rate, misses) = (rate * CEILING_STEP, misses + 1)
                 }
                 (false, _) => return outcome,
             }
@@ -382,9 +397,15 @@ impl Sweep {
             .map(|row| row.run)
             .max()
             .unwrap_or(0);
+        // `--runs N`: the screening run and N − 1 rounds, numbered after a second look there
+        // (which is no round). Auto's looks are run numbers: it keeps its budget's last.
+        let last = match rounds {
+            Rounds::Exactly(n) => n + done.saturating_sub(1),
+            Rounds::Auto => rounds.budget(),
+        };
         let stages = Stages {
             first: done + 1,
-            last: rounds.budget(),
+            last,
             looks: (rounds == Rounds::Auto).then(|| LOOKS.to_vec()),
         };
         if cells.len() < 2 || stages.first > stages.last {
