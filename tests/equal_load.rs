@@ -156,3 +156,125 @@ fn a_refused_sched_fifo_names_its_cause() {
         assert_eq!(stderr.lines().count(), 1, "one sentence: {stderr}");
     }
 }
+
+/// Goal: `--sweep` end to end on the real binary, small and short: each engine probed closed
+/// loop, the load's own ceiling searched against the fastest, the points offered to the
+/// engines that serve connections at once (blocking, one at a time, probed but not offered),
+/// the verdict's point measured in more than one round, and the verdict given or its reason
+/// stated. Figures are checked for sanity, not speed. Method: `ringside echo --sweep` with
+/// three engines, 16 connections, 200 ms windows and 3 rounds (about 10 s here), under
+/// SCHED_FIFO where allowed (as `run` sweeps), else under the normal class.
+#[test]
+fn a_sweep_probes_finds_the_load_ceiling_and_measures_its_point_in_rounds() {
+    let _alone = REAL_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let (json, report) = (dir.path().join("sweep.json"), dir.path().join("sweep.md"));
+    let sweep = |class: &[&str]| {
+        Command::new(BIN)
+            .args(["echo", "--sweep", "--engine", "blocking,epoll,uring-defer"])
+            .args(["-c", "16", "--runs", "3", "--duration", "200ms"])
+            .args(["--warmup", "100ms", "--probe-duration", "300ms"])
+            .args(["--sweep-points", "0.25,0.5"])
+            .args(class)
+            .arg("--json")
+            .arg(&json)
+            .arg("--output")
+            .arg(&report)
+            .env("RINGSIDE_NO_PERF", "1")
+            .output()
+            .unwrap()
+    };
+    let mut output = sweep(&["--sched", "fifo"]);
+    if !output.status.success()
+        && String::from_utf8_lossy(&output.stderr).contains("refused SCHED_FIFO")
+    {
+        output = sweep(&[]);
+    }
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let document: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let rows = document["results"].as_array().unwrap();
+    let role = |row: &&serde_json::Value, name: &str| row["params"]["sweep"] == name;
+    let of = |name: &str| -> Vec<&serde_json::Value> {
+        rows.iter().filter(|row| role(row, name)).collect()
+    };
+    let engines = |rows: &[&serde_json::Value]| {
+        let mut names: Vec<String> = (rows.iter())
+            .map(|row| row["engine"].as_str().unwrap().to_string())
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    };
+    for row in rows {
+        assert_eq!(row["verified"], true, "{row}");
+        assert!(row["ops_per_sec"].as_f64().unwrap() > 0.0, "{row}");
+    }
+    // Every engine probed, closed loop.
+    let probes = of("probe");
+    assert_eq!(engines(&probes), ["blocking", "epoll", "uring-defer"]);
+    assert!(probes.iter().all(|row| row["offered_rate"].is_null()));
+    // The load's ceiling against one server that serves connections at once, open loop.
+    let ceiling = of("ceiling");
+    assert!(!ceiling.is_empty(), "no ceiling rows");
+    let against = engines(&ceiling);
+    assert!(
+        against.len() == 1 && against[0] != "blocking",
+        "{against:?}"
+    );
+    // The points: offered to epoll and uring-defer, never to blocking.
+    let points = of("point");
+    assert_eq!(engines(&points), ["epoll", "uring-defer"]);
+    assert!(
+        stderr.contains("blocking serves one connection at a time: probed, not offered"),
+        "{stderr}"
+    );
+    for row in &points {
+        let offered = row["offered_rate"].as_f64().unwrap();
+        let achieved = row["ops_per_sec"].as_f64().unwrap();
+        assert!(offered > 0.0 && achieved < 2.0 * offered, "{row}");
+        assert!(row["server_cpu_us_per_op"].as_f64().unwrap() > 0.0, "{row}");
+        assert!(row["client_late_share"].is_number(), "{row}");
+    }
+    // The verdict's point in rounds: both engines in the same runs there, second looks apart.
+    let text = std::fs::read_to_string(&report).unwrap();
+    let verdict = (text.lines())
+        .find(|line| line.contains("at equal load**: "))
+        .unwrap_or_else(|| panic!("no equal-load line in the report:\n{text}"));
+    if stderr.contains("measured in rounds") {
+        let rounds = |rate: f64| {
+            let mut runs: Vec<u64> = (points.iter())
+                .filter(|row| row["offered_rate"].as_f64() == Some(rate))
+                .filter(|row| row["params"]["second_look"].is_null())
+                .map(|row| row["run"].as_u64().unwrap())
+                .collect();
+            runs.sort_unstable();
+            let paired: Vec<u64> = (runs.windows(2))
+                .filter(|pair| pair[0] == pair[1])
+                .map(|pair| pair[0])
+                .collect();
+            paired.len()
+        };
+        let most = (points.iter())
+            .filter_map(|row| row["offered_rate"].as_f64())
+            .map(rounds)
+            .max()
+            .unwrap();
+        assert!(
+            most >= 2,
+            "the rounds point was measured in {most} round(s)"
+        );
+        assert!(verdict.contains(" rounds; "), "{verdict}");
+        assert!(
+            verdict.contains("epoll") && verdict.contains("server CPU per message"),
+            "{verdict}"
+        );
+    } else {
+        assert!(
+            verdict.contains("no offered rate was held by")
+                || verdict.contains("only one engine held the rate"),
+            "neither rounds nor a reason: {verdict}"
+        );
+    }
+}

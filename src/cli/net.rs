@@ -114,8 +114,9 @@ pub struct NetStudyArgs {
     /// (--probe-duration), the load's own open-loop ceiling against the fastest, then every
     /// engine that serves connections at once open loop at the same rates, --sweep-points of
     /// the lower ceiling (the slowest probe, or the load's own), each going on past them until
-    /// it falls behind or its p99 passes --p99-bound (its knee); the highest rate every engine
-    /// held is then measured in rounds (--runs). Rows carry `offered_rate`,
+    /// it falls behind or its p99 passes --p99-bound (its knee); the highest point epoll and
+    /// most engines held is then measured in rounds (--runs) by those that held it, the others
+    /// named with their knees. Rows carry `offered_rate`,
     /// `client_late_share` and `server_cpu_us_per_op`; the report compares the engines' server
     /// CPU per operation there with epoll's, paired by round.
     #[arg(long)]

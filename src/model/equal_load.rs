@@ -4,9 +4,11 @@
 //! of those that serve connections at once (an engine that serves one at a time never sets
 //! the scale of a many-connection comparison: the engine table says which), and the load's
 //! own open-loop ceiling, measured against the fastest server. The verdict rate is the one
-//! measured in the most rounds among those every engine held, and there each engine's server
-//! CPU per operation is compared with the baseline's (epoll, the readiness API io_uring
-//! replaces), paired round by round (`model::comparison`).
+//! measured in the most rounds (the sweep's: the highest point the baseline and most engines
+//! held, `EqualLoad::common_rate`), and there each engine's server CPU per operation is
+//! compared with the baseline's (epoll, the readiness API io_uring replaces), paired round by
+//! round (`model::comparison`); an engine that did not hold that rate is named beside the
+//! verdict with the highest rate it held, not compared.
 
 use serde_json::Value;
 
@@ -192,7 +194,17 @@ pub struct Finding {
     pub best: String,
     pub comparison: Comparison,
     /// Engines measured there that are not compared: they held no rate, or not this one.
-    pub left_out: Vec<(String, &'static str)>,
+    pub left_out: Vec<(String, LeftOut)>,
+}
+
+/// Why an engine of an equal-load comparison is not compared at its verdict rate.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum LeftOut {
+    /// It held none of the rates it was offered (an SQPOLL poller starved).
+    HeldNone,
+    /// It did not hold the verdict's rate (or was not measured in its rounds): the highest
+    /// rate it held, its knee.
+    Knee(f64),
 }
 
 /// The equal-load comparisons in `rows`, in the order they first appear.
@@ -322,13 +334,21 @@ impl EqualLoad {
             .collect()
     }
 
-    /// The rounds measured at `offered`: runs in which more than one engine ran there (all of
-    /// them where one engine alone was measured), so a point run once more for one engine
-    /// after a miss is no round of its own.
-    pub fn rounds_at(&self, offered: f64) -> usize {
-        let at: Vec<&Row> = (self.rows.iter())
+    /// The rows at `offered` that are rounds' runs: not a sweep's second look at a missed
+    /// rate (`params.second_look`), which decides whether it was held and nothing more.
+    fn round_rows(&self, offered: f64) -> Vec<&Row> {
+        (self.rows.iter())
             .filter(|r| r.offered_rate == Some(offered))
-            .collect();
+            .filter(|r| r.params.param(Param::SecondLook).is_none())
+            .collect()
+    }
+
+    /// The rounds measured at `offered`: runs in which more than one engine ran there (all of
+    /// them where one engine alone was measured), second looks not counted (two engines'
+    /// second looks at a knee rate are no round), nor a run of one engine alone (documents
+    /// from before the second looks were marked).
+    pub fn rounds_at(&self, offered: f64) -> usize {
+        let at = self.round_rows(offered);
         let mut engines: Vec<&str> = at.iter().map(|r| r.engine.as_str()).collect();
         engines.sort_unstable();
         engines.dedup();
@@ -362,23 +382,77 @@ impl EqualLoad {
         (held, runs.len())
     }
 
+    /// The engines that held some rate, in table order.
+    fn holding(&self) -> Vec<&str> {
+        let none = self.held_none();
+        (self.engines.iter())
+            .map(|(name, _)| name.as_str())
+            .filter(|name| !none.contains(name))
+            .collect()
+    }
+
+    /// The engine the others are compared with: epoll where it held a rate, else the first in
+    /// table order that did.
+    pub fn baseline(&self) -> Option<&str> {
+        let holding = self.holding();
+        (holding.iter().copied())
+            .find(|name| *name == BASELINE)
+            .or(holding.first().copied())
+    }
+
+    /// Whether the verdict may be given at `rate`: the baseline held it, and so did more than
+    /// half of the engines that held any rate. One weak engine (`uring` held 42.4k/s where the
+    /// others held 110k/s here) no longer drags the comparison down to a rate where every
+    /// message wakes an idle server (there server CPU per message is twice what it is at
+    /// load: a comparison of wake-ups); it is named beside the verdict with its knee instead.
+    pub fn holds_verdict(&self, rate: f64) -> bool {
+        let held = |name: &str| self.at(name, rate).is_some_and(|point| point.held);
+        let holding = self.holding();
+        let most = 2 * holding.iter().filter(|name| held(name)).count() > holding.len();
+        most && self.baseline().is_some_and(held)
+    }
+
+    /// The highest of `rates` that the verdict may be given at (`holds_verdict`): the sweep
+    /// measures it in rounds, offering its listed points only.
+    pub fn common_rate(&self, rates: impl IntoIterator<Item = f64>) -> Option<f64> {
+        (rates.into_iter())
+            .filter(|&rate| self.holds_verdict(rate))
+            .fold(None, |best: Option<f64>, rate| {
+                Some(best.map_or(rate, |b| b.max(rate)))
+            })
+    }
+
+    /// In how many of the rounds at `offered` (`rounds_at`) `engine` ran.
+    fn rounds_of(&self, engine: &str, offered: f64) -> usize {
+        let at = self.round_rows(offered);
+        let paired = |run: u32| at.iter().filter(|r| r.run == run).count() >= 2;
+        let mut runs: Vec<u32> = (at.iter())
+            .filter(|r| r.engine == engine)
+            .map(|r| r.run)
+            .collect();
+        runs.sort_unstable();
+        runs.dedup();
+        runs.into_iter().filter(|&run| paired(run)).count()
+    }
+
     /// The rate the verdict is given at, and the engines left out there. Where one rate was
-    /// measured in more rounds than the others (the sweep's rounds, at the highest point every
-    /// engine held when screened), that rate: there each engine is compared by the rounds in
-    /// which it achieved the rate, whether or not its p99 or schedule held in all of them
-    /// (the verdict says in how many they did). Otherwise (every rate in as many rounds: a
-    /// `--rate` study, or a sweep of one round), the highest rate every engine held. Engines
-    /// that held no rate at all are left out (an SQPOLL poller starved by a real-time load),
-    /// and so are those not measured at the rate. None when most engines held nothing.
-    pub fn verdict_rate(&self) -> Option<(f64, Vec<(String, &'static str)>)> {
+    /// measured in more rounds than the others (the sweep's rounds, at the highest listed
+    /// point the baseline and most engines held when screened), that rate: there each engine
+    /// that ran in most of its rounds is compared by the rounds in which it achieved the rate,
+    /// whether or not its p99 or schedule held in all of them (the verdict says in how many
+    /// they did); one screened there that did not hold it, and so was not measured in the
+    /// rounds, is left out. Otherwise (every rate in as many rounds: a `--rate` study, or a
+    /// sweep of one round), the highest rate the baseline and most engines held
+    /// (`common_rate`), with those that did not hold it left out. Engines that held no rate at
+    /// all are left out too (an SQPOLL poller starved by a real-time load), and each other
+    /// engine left out is named with the highest rate it held. None when most engines held
+    /// nothing.
+    pub fn verdict_rate(&self) -> Option<(f64, Vec<(String, LeftOut)>)> {
         let none = self.held_none();
         if 2 * none.len() >= self.engines.len() {
             return None;
         }
-        let holding: Vec<&str> = (self.engines.iter())
-            .map(|(name, _)| name.as_str())
-            .filter(|name| !none.contains(name))
-            .collect();
+        let holding = self.holding();
         let mut rates: Vec<f64> = (self.engines.iter())
             .flat_map(|(_, points)| points.iter().map(|p| p.offered))
             .collect();
@@ -389,31 +463,32 @@ impl EqualLoad {
                 .filter(|name| self.at(name, rate).is_some())
                 .count()
         };
-        let held_by_all =
-            |rate: f64| (holding.iter()).all(|name| self.at(name, rate).is_some_and(|p| p.held));
-        let highest = |candidates: &mut dyn Iterator<Item = f64>| {
-            candidates.fold(None, |best: Option<f64>, r| {
-                Some(best.map_or(r, |b| b.max(r)))
-            })
-        };
         let rounds: Vec<usize> = rates.iter().map(|&rate| self.rounds_at(rate)).collect();
         let most = rounds.iter().copied().max().unwrap_or(0);
         let fewer = rounds.iter().filter(|&&n| n < most).count();
-        let busiest = (rates.iter().zip(&rounds))
-            .filter(|(&rate, &n)| n == most && measured(rate) >= 2)
-            .map(|(&rate, _)| rate);
-        let rate = match fewer > 0 && most > 1 {
-            true => highest(&mut busiest.into_iter())?,
-            false => highest(&mut rates.iter().copied().filter(|&r| held_by_all(r)))?,
+        let in_rounds = fewer > 0 && most > 1;
+        let rate = match in_rounds {
+            true => (rates.iter().zip(&rounds))
+                .filter(|(&rate, &n)| n == most && measured(rate) >= 2)
+                .map(|(&rate, _)| rate)
+                .fold(None, |best: Option<f64>, r| {
+                    Some(best.map_or(r, |b| b.max(r)))
+                })?,
+            false => self.common_rate(rates.iter().copied())?,
         };
-        let mut left_out: Vec<(String, &'static str)> = (none.iter())
-            .map(|name| (name.to_string(), "held none"))
+        let compared = |name: &str| match in_rounds {
+            true => 2 * self.rounds_of(name, rate) > most,
+            false => self.at(name, rate).is_some_and(|point| point.held),
+        };
+        let mut left_out: Vec<(String, LeftOut)> = (none.iter())
+            .map(|name| (name.to_string(), LeftOut::HeldNone))
             .collect();
-        left_out.extend(
-            (holding.iter())
-                .filter(|name| self.at(name, rate).is_none())
-                .map(|name| (name.to_string(), "was not measured there")),
-        );
+        left_out.extend((holding.iter()).filter(|name| !compared(name)).map(|name| {
+            let why = self
+                .highest_held(name)
+                .map_or(LeftOut::HeldNone, LeftOut::Knee);
+            (name.to_string(), why)
+        }));
         Some((rate, left_out))
     }
 
@@ -438,7 +513,7 @@ impl EqualLoad {
 
     /// The engines compared at the verdict rate, the baseline first: epoll where it ran there,
     /// else the first in table order.
-    fn compared_at(&self, rate: f64, left_out: &[(String, &str)]) -> Vec<&str> {
+    fn compared_at(&self, rate: f64, left_out: &[(String, LeftOut)]) -> Vec<&str> {
         let mut compared: Vec<&str> = (self.engines.iter())
             .map(|(name, _)| name.as_str())
             .filter(|name| !left_out.iter().any(|(out, _)| out == name))
@@ -629,7 +704,7 @@ pub mod tests {
         let load = &loads[0];
         let (rate, left_out) = load.verdict_rate().unwrap();
         assert_eq!(rate, 45_000.0);
-        assert_eq!(left_out, [("uring-sqpoll".to_string(), "held none")]);
+        assert_eq!(left_out, [("uring-sqpoll".to_string(), LeftOut::HeldNone)]);
         let finding = load.finding().unwrap();
         assert_eq!(
             (finding.baseline.as_str(), finding.best.as_str()),
@@ -682,5 +757,109 @@ pub mod tests {
             .find(|c| c.subject == "uring")
             .unwrap();
         assert_eq!(uring.rounds, 8);
+    }
+
+    /// A sweep's screening at `points`, one run each (a miss run once more, marked as a second
+    /// look), for `engines` each with the highest point it held (0: none).
+    pub fn screened(engines: &[(&str, f64)], points: &[f64]) -> Vec<Row> {
+        let mut rows = Vec::new();
+        for &rate in points {
+            for &(engine, knee) in engines {
+                let mut row = point_row(engine, rate, 8.0, 200);
+                if rate > knee {
+                    row.latency_ns_p99 = Some(3_000_000);
+                    let mut again = row.clone();
+                    again.run = 2;
+                    again.params.put(Param::SecondLook, true);
+                    rows.push(again);
+                }
+                rows.push(row);
+            }
+        }
+        rows
+    }
+
+    /// Goal: one weak engine does not drag the verdict down to its knee (uring held 42.4k/s
+    /// where the others held 110k/s here, and the verdict then compared wake-ups): the rate is
+    /// the highest listed point epoll and most engines held; the sweep measures it in rounds
+    /// by those that held it, and the verdict names the rest with their knees.
+    #[test]
+    fn the_verdict_rate_is_held_by_epoll_and_most_engines_not_every_one() {
+        let points = [25_000.0, 50_000.0, 75_000.0];
+        let engines = [
+            ("epoll", 75_000.0),
+            ("uring", 25_000.0),
+            ("uring-multishot", 75_000.0),
+            ("uring-defer", 75_000.0),
+            ("uring-bundle", 75_000.0),
+        ];
+        let mut rows = screened(&engines, &points);
+        let load = &equal_loads(&rows)[0];
+        assert_eq!(load.common_rate(points), Some(75_000.0));
+        // Before its rounds: the verdict at the common rate, uring named with its knee.
+        let (rate, left_out) = load.verdict_rate().unwrap();
+        assert_eq!(rate, 75_000.0);
+        assert_eq!(left_out, [("uring".to_string(), LeftOut::Knee(25_000.0))]);
+        // The rounds (runs 2–6) by the four that held it.
+        let held: Vec<(&str, f64)> = (engines.iter())
+            .filter(|(name, _)| *name != "uring")
+            .map(|&(name, _)| (name, if name == "uring-defer" { 5.4 } else { 6.0 }))
+            .collect();
+        let mut rounds = rounds_at(&held, 75_000.0, 6);
+        rounds.retain(|row| row.run > 1);
+        rows.extend(rounds);
+        let load = &equal_loads(&rows)[0];
+        assert_eq!(load.rounds_at(75_000.0), 6);
+        let (rate, left_out) = load.verdict_rate().unwrap();
+        assert_eq!(rate, 75_000.0);
+        assert_eq!(left_out, [("uring".to_string(), LeftOut::Knee(25_000.0))]);
+        let finding = load.finding().unwrap();
+        assert_eq!(
+            (finding.baseline.as_str(), finding.best.as_str()),
+            ("epoll", "uring-defer")
+        );
+        assert_eq!(finding.comparison.rounds, 6);
+        let subjects: Vec<String> = (load.comparisons().into_iter())
+            .map(|c| c.subject)
+            .collect();
+        assert_eq!(subjects, ["uring-multishot", "uring-defer", "uring-bundle"]);
+    }
+
+    /// The rule's two conditions: the baseline held the rate, and more than half of the
+    /// engines that held any rate did (a rate two of five held is no common rate).
+    #[test]
+    fn the_verdict_rate_needs_epoll_and_a_majority() {
+        let points = [25_000.0, 50_000.0, 75_000.0];
+        // Epoll missed 75k: the others' 75k is no verdict against it.
+        let rows = screened(
+            &[
+                ("epoll", 50_000.0),
+                ("uring", 75_000.0),
+                ("uring-defer", 75_000.0),
+            ],
+            &points,
+        );
+        let load = &equal_loads(&rows)[0];
+        assert_eq!(load.common_rate(points), Some(50_000.0));
+        assert!(!load.holds_verdict(75_000.0));
+        // Two of five held 75k, three held 50k (the three second looks at 75k are no round).
+        let rows = screened(
+            &[
+                ("epoll", 75_000.0),
+                ("uring", 25_000.0),
+                ("uring-multishot", 50_000.0),
+                ("uring-defer", 75_000.0),
+                ("uring-bundle", 50_000.0),
+            ],
+            &points,
+        );
+        let load = &equal_loads(&rows)[0];
+        assert_eq!(load.common_rate(points), Some(50_000.0));
+        let (rate, left_out) = load.verdict_rate().unwrap();
+        assert_eq!(rate, 50_000.0);
+        assert_eq!(left_out, [("uring".to_string(), LeftOut::Knee(25_000.0))]);
+        // Two engines: both must hold it.
+        let rows = screened(&[("epoll", 75_000.0), ("uring", 25_000.0)], &points);
+        assert_eq!(equal_loads(&rows)[0].common_rate(points), Some(25_000.0));
     }
 }

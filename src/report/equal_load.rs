@@ -5,7 +5,9 @@
 //! each engine's highest rate held. A closed loop whose client was saturated measured the
 //! client; these rows compare the servers.
 
-pub use crate::model::equal_load::{equal_loads, EqualLoad, Finding, Point};
+pub use crate::model::equal_load::{equal_loads, EqualLoad, Finding, LeftOut, Point};
+
+use crate::model::equal_load::BASELINE;
 
 use crate::model::comparison::{decide, Comparison, Family};
 use crate::model::study::op_noun;
@@ -40,7 +42,7 @@ pub fn verdict(load: &EqualLoad) -> String {
 }
 
 /// The verdict with `finding` decided by its family (the section's, or the first screen's):
-/// "at 48.0k messages/s (the rate measured in 8 rounds, the highest every engine held),
+/// "at 48.0k messages/s (8 rounds; the highest point every engine held when screened),
 /// uring-defer used 0.90× epoll's server CPU per message ([0.86–0.94], 8 rounds; 4.50 vs
 /// 5.00 µs), p99 150 vs 200 µs, p50 …", then each engine's highest rate held.
 pub fn verdict_of(load: &EqualLoad, finding: Option<&Finding>) -> String {
@@ -51,7 +53,10 @@ pub fn verdict_of(load: &EqualLoad, finding: Option<&Finding>) -> String {
                 "at {} {noun}s/s only one engine held the rate",
                 format_count(rate)
             ),
-            None => "no offered rate was held by every engine".to_string(),
+            None => format!(
+                "no offered rate was held by {} and most engines",
+                load.baseline().unwrap_or(BASELINE)
+            ),
         };
         return format!("{why} (each one's highest: {}).", highest_rates(load));
     };
@@ -66,18 +71,33 @@ pub fn verdict_of(load: &EqualLoad, finding: Option<&Finding>) -> String {
         [] => String::new(),
         out => {
             let named: Vec<String> = (out.iter())
-                .map(|(name, why)| format!("{name}, which {why}"))
+                .map(|(name, why)| match why {
+                    LeftOut::HeldNone => format!("{name}, which held none"),
+                    LeftOut::Knee(knee) => format!(
+                        "{name}, which did not hold it (its knee: {}/s)",
+                        format_count(*knee)
+                    ),
+                })
                 .collect();
             format!(" but {}", named.join("; "))
         }
+    };
+    // Every engine that held a rate held this one, or the baseline and most of them.
+    let who = match finding
+        .left_out
+        .iter()
+        .any(|(_, why)| *why != LeftOut::HeldNone)
+    {
+        true => format!("{baseline} and most engines"),
+        false => "every engine".to_string(),
     };
     let measured = match rounds {
         1 => "one round".to_string(),
         n => format!("{n} rounds"),
     };
     let chosen = match load.is_rounds_point(rate) {
-        true => "the highest point every engine held when screened",
-        false => "the highest rate every engine held",
+        true => format!("the highest point {who} held when screened"),
+        false => format!("the highest rate {who} held"),
     };
     let mut text = format!(
         "at {} {noun}s/s ({measured}; {chosen}{left_out}), ",
@@ -239,7 +259,9 @@ pub fn matching<'a>(
 
 #[cfg(test)]
 pub mod tests {
-    pub use crate::model::equal_load::tests::{ceiling_row, point_row, probe_row, rounds_at};
+    pub use crate::model::equal_load::tests::{
+        ceiling_row, point_row, probe_row, rounds_at, screened,
+    };
 
     use super::*;
 
@@ -300,7 +322,7 @@ pub mod tests {
         rows.push(point_row("uring-multishot", 10_000.0, 12.0, 2500));
         let load = &equal_loads(&rows)[0];
         assert!(load.verdict_rate().is_none());
-        assert!(verdict(load).starts_with("no offered rate was held by every engine"));
+        assert!(verdict(load).starts_with("no offered rate was held by epoll and most engines"));
     }
 
     /// A point run twice (a single run not held is run once more) is held when one of the two
@@ -349,6 +371,33 @@ pub mod tests {
         );
         assert!(
             text.contains("uring-sqpoll's probe (500/s) was under a tenth"),
+            "{text}"
+        );
+    }
+
+    /// An engine that did not hold the rounds point is named with its knee, not as "not
+    /// measured there", and the rate is said to be held by epoll and most engines.
+    #[test]
+    fn an_engine_that_did_not_hold_the_rounds_point_is_named_with_its_knee() {
+        let points = [20_000.0, 40_000.0];
+        let mut rows = screened(
+            &[
+                ("epoll", 40_000.0),
+                ("uring", 20_000.0),
+                ("uring-defer", 40_000.0),
+            ],
+            &points,
+        );
+        let mut rounds = rounds_at(&[("epoll", 6.0), ("uring-defer", 4.8)], 40_000.0, 8);
+        rounds.retain(|row| row.run > 2);
+        rows.extend(rounds);
+        let text = verdict(&equal_loads(&rows)[0]);
+        assert!(
+            text.starts_with(
+                "at 40.0k messages/s (7 rounds; the highest point epoll and most engines held \
+                 when screened but uring, which did not hold it (its knee: 20.0k/s)), \
+                 uring-defer used 0.80× epoll's"
+            ),
             "{text}"
         );
     }

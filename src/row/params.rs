@@ -72,8 +72,12 @@ params! {
     BodyBytes = "body_bytes",
     /// The p99 bound a sweep's point must stay under to count as held, in ns.
     P99BoundNs = "p99_bound_ns",
-    /// An equal-load sweep's rows: `probe` (its closed-loop probe) or `point`.
+    /// An equal-load sweep's rows: `probe` (its closed-loop probe), `ceiling` (the load's own
+    /// ceiling) or `point`.
     Sweep = "sweep",
+    /// A sweep's run once more of a rate the engine missed (true; absent otherwise): it
+    /// decides whether the rate was held, and is no round of its own.
+    SecondLook = "second_look",
     /// Documents merged from this many hosts.
     Hosts = "hosts",
     // The server and its machine.

@@ -374,7 +374,7 @@ pub const STEPS: &[Step] = &[
         takes_dir: false,
         takes_network: true,
         realtime: true,
-        seconds: [40, 35, 1150],
+        seconds: [50, 60, 1150],
         control: None,
         contenders: [None, None, None],
         contender_seconds: [0, 0, 0],
@@ -390,7 +390,7 @@ pub const STEPS: &[Step] = &[
         takes_dir: false,
         takes_network: true,
         realtime: true,
-        seconds: [40, 35, 1150],
+        seconds: [40, 50, 1150],
         control: None,
         contenders: [None, None, None],
         contender_seconds: [0, 0, 0],
@@ -408,10 +408,15 @@ pub const STEPS: &[Step] = &[
 /// Half-second windows: a point's p99 still rests on 90+ latencies above it.
 /// Quick and default sweep the engines the closed-loop steps focus on (each engine is screened
 /// at every point and followed to its knee: every engine of the table took 96 s of a quick
-/// run); `--full` sweeps them all. This makes one such list of flags from its engines,
-/// warm-up, probe and points.
+/// run); `--full` sweeps them all. The verdict's point is measured in rounds, so its
+/// comparisons have intervals: 8 in the default run, 6 (the fewest a comparison is decided on,
+/// `MIN_ROUNDS`) in quick, which screens one point, half the lower ceiling, after 100 ms
+/// warm-ups to stay under its three minutes (two points, 200 ms warm-ups and 6 rounds took
+/// 167 s here, one point 170 s: the knee steps vary run to run, 28 of an echo sweep's 71 runs;
+/// this 161 s, its sweeps 49 and 41 s, the default's alone 60 and 50 s).
+/// This makes one such list of flags from its engines, warm-up, probe, points and rounds.
 macro_rules! sweep {
-    ($engines:expr, $warmup:literal, $probe:literal, $points:literal) => {
+    ($engines:expr, $warmup:literal, $probe:literal, $points:literal, $rounds:literal) => {
         [
             "--sweep",
             "--engine",
@@ -419,7 +424,7 @@ macro_rules! sweep {
             "--connections",
             "50",
             "--runs",
-            "1",
+            $rounds,
             "--duration",
             "500ms",
             "--warmup",
@@ -432,10 +437,10 @@ macro_rules! sweep {
     };
 }
 
-const QUICK_ECHO_SWEEP: &[&str] = &sweep!(ECHO_SWEPT, "300ms", "1s", "0.25,0.5");
-const QUICK_HTTP_SWEEP: &[&str] = &sweep!(HTTP_SWEPT, "300ms", "1s", "0.25,0.5");
-const DEFAULT_ECHO_SWEEP: &[&str] = &sweep!(ECHO_SWEPT, "200ms", "500ms", "0.25,0.5,0.75");
-const DEFAULT_HTTP_SWEEP: &[&str] = &sweep!(HTTP_SWEPT, "200ms", "500ms", "0.25,0.5,0.75");
+const QUICK_ECHO_SWEEP: &[&str] = &sweep!(ECHO_SWEPT, "100ms", "500ms", "0.5", "6");
+const QUICK_HTTP_SWEEP: &[&str] = &sweep!(HTTP_SWEPT, "100ms", "500ms", "0.5", "6");
+const DEFAULT_ECHO_SWEEP: &[&str] = &sweep!(ECHO_SWEPT, "200ms", "500ms", "0.25,0.5,0.75", "8");
+const DEFAULT_HTTP_SWEEP: &[&str] = &sweep!(HTTP_SWEPT, "200ms", "500ms", "0.25,0.5,0.75", "8");
 const ECHO_SWEPT: &str = "epoll,uring,uring-multishot,uring-defer,uring-bundle";
 const HTTP_SWEPT: &str = "epoll,uring,uring-defer,uring-bundle";
 

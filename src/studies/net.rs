@@ -103,6 +103,9 @@ pub struct NetCell {
     pub rate: Option<f64>,
     /// Its part in an equal-load sweep.
     pub sweep: Option<SweepRole>,
+    /// A sweep's second look at a rate the engine missed in its run (`params.second_look`):
+    /// no round of its own.
+    pub second_look: bool,
 }
 
 /// A cell's part in an equal-load sweep.
@@ -123,14 +126,16 @@ impl NetCell {
             server: self.server.clone(),
             rate,
             sweep: Some(role),
+            second_look: false,
             ..*self
         }
     }
 
-    /// The same cell once more.
+    /// The same cell once more, as a second look.
     fn again(&self) -> NetCell {
         NetCell {
             server: self.server.clone(),
+            second_look: true,
             ..*self
         }
     }
@@ -323,6 +328,7 @@ impl NetStudy {
                             work,
                             rate,
                             sweep: None,
+                            second_look: false,
                         }));
                     }
                 }
@@ -357,7 +363,7 @@ impl NetStudy {
                 }
             };
             if let (Some(sweep), Some(role)) = (&self.sweep, cell.sweep) {
-                sweep.tag(&mut row, role);
+                sweep.tag(&mut row, role, cell.second_look);
             }
             let mut text = line(cell, run, &mut row);
             if let Some(share) = row.client_late_share {
@@ -435,6 +441,7 @@ fn integrity_cell(contender: &Contender, plan: &dyn Fn(&NetCell) -> LoadPlan) ->
         work: None,
         rate: None,
         sweep: None,
+        second_look: false,
     };
     let load = plan(&cell);
     cell.connections = load.connections;

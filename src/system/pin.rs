@@ -171,6 +171,20 @@ mod tests {
             (vec![0], vec![0, 7], vec![0])
         );
         // Online CPUs need not start at 0 or be contiguous.
-        assert_eq!(split(&[2, 5], 1, None, None), (vec![2], vec![5], none));
+        assert_eq!(
+            split(&[2, 5], 1, None, None),
+            (vec![2], vec![5], none.clone())
+        );
+        // Issue 29 §4: on a 16-core machine every `--server-threads` cell gives each loop a
+        // CPU of its own and the load the CPUs left, one thread each: nothing shared, so no
+        // row says it measured sharing.
+        let sixteen: Vec<usize> = (0..16).collect();
+        for loops in [1, 2, 4, 8] {
+            assert_eq!(
+                split(&sixteen, loops, None, None),
+                ((0..loops).collect(), (loops..16).collect(), none.clone()),
+                "{loops} loops"
+            );
+        }
     }
 }
