@@ -404,9 +404,29 @@ fn a_client_that_pipelines_and_never_reads_costs_bounded_memory() {
 }
 
 fn pipelining_without_reading_with(def: &EngineDef) {
-    let Some(server) = Server::start("http", def.name, &["--body-size", PIPELINED_BODY]) else {
+    let Some(mut server) = Server::start("http", def.name, &["--body-size", PIPELINED_BODY]) else {
         return;
     };
+    // An engine that registers its buffers registers the 1 MiB responses too: a plain user's
+    // locked-memory limit (8 MiB on a desktop, `.ci/run`'s unprivileged pass) cannot hold them,
+    // and the server says so on stderr and exits as its loop sets up its ring. That is the
+    // limit's verdict, not the engine's; as root it would be a failure.
+    std::thread::sleep(Duration::from_millis(200));
+    if let Some(status) = server.child.try_wait().unwrap() {
+        // SAFETY: geteuid(2) has no preconditions.
+        let root = unsafe { libc::geteuid() } == 0;
+        let registers = def.needs.registrations.contains(&Registration::Buffers);
+        assert!(
+            !root && registers,
+            "{}: the server exited at start ({status})",
+            def.name
+        );
+        common::skip(
+            def.name,
+            "the locked-memory limit cannot hold its registered 1 MiB responses (its sentence above)",
+        );
+        return;
+    }
     let hostile = server.connect();
     let writer = {
         let mut hostile = hostile.try_clone().unwrap();
