@@ -103,7 +103,7 @@ newly_available() {
 
 ringside=/usr/local/bin/ringside
 step probe 60 $ringside probe --dir /mnt --format json
-step engines 60 $ringside engines --dir /mnt --format json
+step engines 60 $ringside engines --format json
 
 files="--size 16M --runs 1 --runtime 2s --dir /mnt --format json --quiet"
 fs_write=$(available "$R/engines.json" fs-write)
@@ -194,7 +194,7 @@ name=$(basename "$poll_disk")
 echo "$poll_disk io_poll=$(cat "/sys/block/$name/queue/io_poll" 2>/dev/null)" >"$R/poll-device"
 mkdir -p /poll
 if mkfs.ext4 -q -F "$poll_disk" >"$R/poll-mkfs.err" 2>&1 && mount -t ext4 "$poll_disk" /poll; then
-  step engines-poll 60 $ringside engines --dir /poll --format json
+  step engines-poll 60 $ringside engines --format json
   iopoll=$(newly_available "$R/engines.json" "$R/engines-poll.json" fs-write)
   echo "$iopoll" >"$R/iopoll-engines"
   if [ -n "$iopoll" ]; then
