@@ -9,26 +9,7 @@ use std::process::Command;
 use std::sync::Mutex;
 
 mod common;
-use common::{Server, BIN};
-
-/// The row of one `load echo` run against `server`.
-fn load_echo(server: &Server, args: &[&str]) -> serde_json::Value {
-    let output = Command::new(BIN)
-        .args(["load", "echo", "--format", "json", "--target"])
-        .arg(server.address.to_string())
-        .args(args)
-        .env("RINGSIDE_NO_PERF", "1")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "load echo failed: {}\n{stdout}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let document: serde_json::Value = serde_json::from_str(&stdout).unwrap();
-    document["results"][0].clone()
-}
+use common::{load_echo, Server, BIN};
 
 /// One real-time run at a time: two at once would take each other's CPUs.
 static REAL_TIME: Mutex<()> = Mutex::new(());

@@ -8,38 +8,23 @@
 //! threads, sends what it was asked for and achieves the rate. Figures are checked for sanity,
 //! not speed: 16 threads share 2 CPUs here, so lateness is not asserted.
 
-use std::process::Command;
-
 mod common;
-use common::{Server, BIN};
+use common::{load_echo, Server};
 
 /// The row of one `load echo` run against `server` at 16 threads and 10,000 connections.
 fn load_16_threads(server: &Server, extra: &[&str]) -> serde_json::Value {
-    let output = Command::new(BIN)
-        .args(["load", "echo", "--format", "json", "--target"])
-        .arg(server.address.to_string())
-        .args([
-            "--threads",
-            "16",
-            "-c",
-            "10000",
-            "-d",
-            "1s",
-            "--warmup",
-            "500ms",
-        ])
-        .args(extra)
-        .env("RINGSIDE_NO_PERF", "1")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "load echo failed: {}\n{stdout}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let document: serde_json::Value = serde_json::from_str(&stdout).unwrap();
-    document["results"][0].clone()
+    let mut args = vec![
+        "--threads",
+        "16",
+        "-c",
+        "10000",
+        "-d",
+        "1s",
+        "--warmup",
+        "500ms",
+    ];
+    args.extend_from_slice(extra);
+    load_echo(server, &args)
 }
 
 #[test]

@@ -411,3 +411,23 @@ pub fn assert_a_stream_verifies(server: &Server, payload: &str, engine: &str) {
     let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(document["results"][0]["verified"], true, "{engine}");
 }
+
+/// The row of one `ringside load echo` run against `server` with `args` (its JSON document's
+/// first result), the run asserted to have succeeded.
+pub fn load_echo(server: &Server, args: &[&str]) -> serde_json::Value {
+    let output = Command::new(BIN)
+        .args(["load", "echo", "--format", "json", "--target"])
+        .arg(server.address.to_string())
+        .args(args)
+        .env("RINGSIDE_NO_PERF", "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "load echo failed: {}\n{stdout}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let document: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    document["results"][0].clone()
+}
