@@ -509,20 +509,7 @@ fn body_size_serves_larger_bodies_with(def: &EngineDef) {
 
 /// Runs `ringside load http` with `args` and returns its one JSON row.
 fn load_row(args: &[&str]) -> serde_json::Value {
-    let output = Command::new(BIN)
-        .args(["load", "http", "--format", "json"])
-        .args(args)
-        .env("RINGSIDE_NO_PERF", "1")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "load http failed: {}\n{stdout}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let document: serde_json::Value = serde_json::from_str(&stdout).unwrap();
-    document["results"][0].clone()
+    common::load_row("http", args)
 }
 
 #[test]

@@ -412,12 +412,19 @@ pub fn assert_a_stream_verifies(server: &Server, payload: &str, engine: &str) {
     assert_eq!(document["results"][0]["verified"], true, "{engine}");
 }
 
-/// The row of one `ringside load echo` run against `server` with `args` (its JSON document's
-/// first result), the run asserted to have succeeded.
+/// The row of one `ringside load echo` run against `server` with `args`.
 pub fn load_echo(server: &Server, args: &[&str]) -> serde_json::Value {
+    let target = server.address.to_string();
+    let mut all = vec!["--target", target.as_str()];
+    all.extend_from_slice(args);
+    load_row("echo", &all)
+}
+
+/// The row of one `ringside load <workload>` run with `args` (its JSON document's first
+/// result), the run asserted to have succeeded.
+pub fn load_row(workload: &str, args: &[&str]) -> serde_json::Value {
     let output = Command::new(BIN)
-        .args(["load", "echo", "--format", "json", "--target"])
-        .arg(server.address.to_string())
+        .args(["load", workload, "--format", "json"])
         .args(args)
         .env("RINGSIDE_NO_PERF", "1")
         .output()
@@ -425,7 +432,7 @@ pub fn load_echo(server: &Server, args: &[&str]) -> serde_json::Value {
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
         output.status.success(),
-        "load echo failed: {}\n{stdout}",
+        "load {workload} failed: {}\n{stdout}",
         String::from_utf8_lossy(&output.stderr)
     );
     let document: serde_json::Value = serde_json::from_str(&stdout).unwrap();
