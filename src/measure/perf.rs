@@ -1,10 +1,16 @@
 //! One perf counter on one kernel tracepoint, for a thread and every thread it starts after the
-//! counter opens (perf's `inherit`), enabled only around a measured section; and the tracepoint
+//! counter opens (perf's `inherit`), read at both ends of a measured section; and the tracepoint
 //! ids from tracefs, which this VM does not mount (so ringside mounts it privately to read them).
 //!
 //! Reading an inheriting counter sums the counter of every thread that inherited it, living or
 //! exited, so io_uring's io-wq workers and SQPOLL thread, which the ring's task starts after the
 //! counter opened, are counted while they still run.
+//!
+//! The counter counts from the moment it opens and is never disabled: a section is the
+//! difference of two reads. Enabling a disabled counter at the section's start reaches only the
+//! threads that have inherited it by then, and a thread started at that moment by one still
+//! disabled inherits a disabled counter, as do all the threads it starts: a server that starts a
+//! thread per message lost every later message that way (tests/contenders.rs, 1 run in 3).
 
 use std::fs;
 use std::io;
@@ -12,12 +18,8 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::Path;
 
 const PERF_TYPE_TRACEPOINT: u32 = 2;
-const PERF_EVENT_IOC_ENABLE: libc::c_ulong = 0x2400;
-const PERF_EVENT_IOC_DISABLE: libc::c_ulong = 0x2401;
-const PERF_EVENT_IOC_RESET: libc::c_ulong = 0x2403;
 /// _IOW('$', 6, char *)
 const PERF_EVENT_IOC_SET_FILTER: libc::c_ulong = 0x4008_2406;
-const ATTR_DISABLED: u64 = 1 << 0;
 const ATTR_INHERIT: u64 = 1 << 1;
 
 /// `struct perf_event_attr` up to `config2` (PERF_ATTR_SIZE_VER1); the kernel accepts the
@@ -38,20 +40,22 @@ struct PerfEventAttr {
     config2: u64,
 }
 
-/// A disabled-until-started count of one tracepoint's hits on one thread and its later threads.
+/// A running count of one tracepoint's hits on one thread and its later threads.
 pub(super) struct PerfCounter {
     fd: OwnedFd,
+    /// The count when the section started.
+    at_start: u64,
 }
 
 impl PerfCounter {
-    /// Opens a disabled counter of tracepoint `id` on thread `tid` of any process (0: the calling
-    /// thread) and on every thread it starts afterwards.
+    /// Opens a counter of tracepoint `id` on thread `tid` of any process (0: the calling thread)
+    /// and on every thread it starts afterwards, counting from now.
     pub(super) fn open_tracepoint(id: u64, tid: i32) -> io::Result<PerfCounter> {
         let attr = PerfEventAttr {
             kind: PERF_TYPE_TRACEPOINT,
             size: std::mem::size_of::<PerfEventAttr>() as u32,
             config: id,
-            flags: ATTR_DISABLED | ATTR_INHERIT,
+            flags: ATTR_INHERIT,
             ..Default::default()
         };
         // SAFETY: attr is a valid perf_event_attr prefix whose size field says how long it is.
@@ -70,7 +74,7 @@ impl PerfCounter {
         }
         // SAFETY: the syscall returned a new file descriptor that nothing else owns.
         let fd = unsafe { OwnedFd::from_raw_fd(raw as i32) };
-        Ok(PerfCounter { fd })
+        Ok(PerfCounter { fd, at_start: 0 })
     }
 
     /// Counts only the hits whose fields match `filter` (tracefs' filter syntax: `count > 0`).
@@ -91,19 +95,19 @@ impl PerfCounter {
         Ok(())
     }
 
-    /// Zeroes and enables the counter (and the counters its threads inherited).
+    /// Starts a section.
     pub(super) fn start(&mut self) {
-        // SAFETY: plain ioctls on a perf fd this struct owns.
-        unsafe {
-            libc::ioctl(self.fd.as_raw_fd(), PERF_EVENT_IOC_RESET, 0);
-            libc::ioctl(self.fd.as_raw_fd(), PERF_EVENT_IOC_ENABLE, 0);
-        }
+        self.at_start = self.read();
     }
 
-    /// Disables the counter and returns the hits since `start`, over every thread counted.
+    /// The hits since `start`, over every thread counted.
     pub(super) fn stop(&mut self) -> u64 {
-        // SAFETY: plain ioctl on a perf fd this struct owns.
-        unsafe { libc::ioctl(self.fd.as_raw_fd(), PERF_EVENT_IOC_DISABLE, 0) };
+        self.read().saturating_sub(self.at_start)
+    }
+
+    /// The count so far: this thread's and every thread's that inherited the counter, living or
+    /// exited. A read the kernel refuses (it does not, for a counter it opened) reads as 0.
+    fn read(&self) -> u64 {
         let mut value = [0u8; 8];
         let read = rustix::io::read(&self.fd, &mut value).unwrap_or(0);
         debug_assert_eq!(read, 8);

@@ -106,7 +106,7 @@ pub(super) struct RingEventCounter {
 }
 
 impl RingEventCounter {
-    /// Opens disabled counters on threads `tids` (0: the calling thread). The error says why the
+    /// Opens counters on threads `tids` (0: the calling thread). The error says why the
     /// kernel refused them; the second value names tracepoints this kernel lacks.
     pub(super) fn open(tids: &[i32]) -> Result<(RingEventCounter, Vec<&'static str>), String> {
         let names = RingEvent::ALL.map(RingEvent::tracepoint);

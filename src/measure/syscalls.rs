@@ -56,20 +56,20 @@ pub fn sys_enter_tracepoint_id() -> Result<u64, String> {
 }
 
 /// A kernel counter of syscalls entered by this thread and by every thread it starts after the
-/// counter opens (perf's `inherit`), enabled only around the measured section.
+/// counter opens (perf's `inherit`), read at both ends of the measured section.
 pub struct SyscallCounter {
     counter: PerfCounter,
-    /// Syscalls the counter's own enable/disable pair adds, measured once and subtracted.
+    /// Syscalls the counter's own reads add to a section, measured once and subtracted.
     overhead: u64,
 }
 
 impl SyscallCounter {
-    /// Opens a disabled counter on the calling thread; the error says why the kernel refused it.
+    /// Opens a counter on the calling thread; the error says why the kernel refused it.
     pub fn open() -> Result<SyscallCounter, String> {
         SyscallCounter::open_for(0)
     }
 
-    /// Opens a disabled counter on thread `tid` of any process (0: the calling thread), and on
+    /// Opens a counter on thread `tid` of any process (0: the calling thread), and on
     /// every thread it starts afterwards. This is how a study counts the syscalls of a server
     /// running as another process, without touching the server.
     pub fn open_for(tid: i32) -> Result<SyscallCounter, String> {
@@ -88,12 +88,12 @@ impl SyscallCounter {
         Ok(counter)
     }
 
-    /// Zeroes and enables the counter.
+    /// Starts a section.
     pub fn start(&mut self) {
         self.counter.start();
     }
 
-    /// Disables the counter and returns the syscalls counted since `start`, less its own.
+    /// The syscalls counted since `start`, less the counter's own.
     pub fn stop(&mut self) -> u64 {
         self.counter.stop().saturating_sub(self.overhead)
     }
