@@ -124,9 +124,9 @@ fn alternated_rounds(work: &str, shape: Shape) -> Vec<(f64, f64)> {
 
 /// The CPU the work added over an attempt's round pairs: the median of their differences. Each
 /// pair ran back to back, so a slow spell of the machine falls on both alike; the baseline
-/// itself moved 7–36 µs per message within one attempt here, while the median difference read
-/// 19.5–20.4 µs for 20 (a filter that kept only rounds near the quietest baseline kept fewer
-/// than five of 40 in half the attempts, and failed CI once in eight attempts in a row).
+/// itself moved 11.5–36.2 µs per message within one attempt here, while the median difference
+/// of four such attempts read 20.0–20.9 µs for 20. Keeping only rounds near the quietest
+/// baseline kept fewer than five of 40 in 7 of 15 attempts, and once failed all eight of a run.
 fn median_added(pairs: &[(f64, f64)]) -> Option<f64> {
     let mut added: Vec<f64> = pairs.iter().map(|&(base, worked)| worked - base).collect();
     added.sort_by(f64::total_cmp);
