@@ -203,7 +203,11 @@ impl FileStudy {
         crate::system::stop::stop_flag();
         let scratch = Scratch::create(&self.dir)?;
         let file = scratch.open(self.direct)?;
-        let mut data = AlignedBuffer::random(self.size as usize, self.seed);
+        let mut data = AlignedBuffer::random_until(
+            self.size as usize,
+            self.seed,
+            crate::system::stop::stopped,
+        );
         if !self.fresh {
             lay_out(&file, data.as_slice(), self.block_size as usize)?;
             self.make_durable(&file)?;

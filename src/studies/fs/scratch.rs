@@ -199,7 +199,7 @@ mod tests {
         {
             let scratch = Scratch::create(parent.path()).unwrap();
             path = scratch.file_path().to_path_buf();
-            let data = AlignedBuffer::random(3 << 20, 1);
+            let data = AlignedBuffer::random_until(3 << 20, 1, || false);
             std::fs::write(&path, data.as_slice()).unwrap();
             assert!(verify_file(&path, data.as_slice()).unwrap());
             let mut changed = data.as_slice().to_vec();
