@@ -122,8 +122,8 @@ pub fn output_form(
 
 /// The report of a results document in Markdown, as `ringside report` writes report.md.
 fn render_markdown_report(document: &Document) -> String {
-    let studies = crate::model::study::studies(&document.results);
-    crate::report::markdown::render_markdown(document, &studies)
+    let analysis = crate::analysis::Analysis::of(document);
+    crate::report::markdown::render_markdown(document, &analysis)
 }
 
 /// Refuses a results file that cannot be written, creating nothing that stays: an existing file

@@ -429,7 +429,7 @@ impl Sweep {
                 return true;
             };
             let mut family = load.comparisons();
-            decide(&mut family, Family::Exploratory);
+            decide(&mut family, Family::Each);
             let budget = rounds.budget() as usize;
             (family.iter()).all(|c| c.outcome != Decision::Undecided || c.futile(budget))
         };

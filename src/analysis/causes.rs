@@ -3,9 +3,9 @@
 //! report names a measured reason only when one stands out, and says it in the same words
 //! whatever the workload. The verdicts and the report's first screen read these.
 
+use crate::analysis::numbers::per_op;
 use crate::model::figures::Figures;
 use crate::model::study::{op_noun, EngineSummary};
-use crate::report::numbers::per_op;
 use crate::units::format_count;
 
 /// Whether a cause explains why an engine moved more (`Helps`) or less (`Hurts`).
@@ -353,7 +353,6 @@ pub fn client_saturation(engines: &[(&str, &Figures)]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::study::studies;
     use crate::model::study::tests::row;
     use crate::report::verdict::verdict;
     use crate::row::Row;
@@ -579,7 +578,7 @@ mod tests {
                 punted("uring-ring", run, 900.0 * machine, 600),
             ]
         });
-        let text = verdict(&studies(&rows)[0]);
+        let text = verdict(&crate::analysis::Analysis::of_rows(&rows).studies[0]);
         assert!(
             text.contains(
                 " uring-single lost to blocking: 100% of its requests were punted to io-wq \
@@ -588,9 +587,12 @@ mod tests {
             ),
             "{text}"
         );
-        let mut defer = punted("uring-defer", 1, 2000.0, 100);
-        defer.local_work_runs = Some(50);
-        let text = verdict(&studies(&[row("blocking", 1, 1000.0, 1000), defer])[0]);
+        let rows = rounds(&|run, machine| {
+            let mut defer = punted("uring-defer", run, 2000.0 * machine, 100);
+            defer.local_work_runs = Some(50);
+            vec![row("blocking", run, 1000.0 * machine, 1000), defer]
+        });
+        let text = verdict(&crate::analysis::Analysis::of_rows(&rows).studies[0]);
         assert!(
             text.ends_with(
                 " Why: uring-defer: it ran its completions when it asked for them, in 50 \
