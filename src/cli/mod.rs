@@ -11,6 +11,7 @@ mod claims;
 mod common;
 mod fs;
 mod load;
+mod load_hosts;
 mod net;
 mod report;
 mod serve;
@@ -102,6 +103,10 @@ pub enum LoadCommand {
     /// HTTP/1.1 keep-alive load: closed loop (as wrk), or open loop with --rate (as wrk2);
     /// every response framed and its status counted.
     Http(load::HttpLoadArgs),
+    /// What a study with load hosts runs on each before it measures: this host's facts, and
+    /// whether it reaches the servers' address (one JSON line).
+    #[command(hide = true)]
+    HostCheck(load::HostCheckArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -137,6 +142,9 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Serve(ServeCommand::Http(args)) => args.run(),
         Command::Load(LoadCommand::Echo(args)) => args.run(),
         Command::Load(LoadCommand::Http(args)) => args.run(),
+        Command::Load(LoadCommand::HostCheck(args)) => {
+            crate::studies::net::remote::answer_host_check(args.target)
+        }
         Command::Report(args) => args.run(),
         Command::Compare(args) => args.run(),
         Command::Merge(args) => args.run(),
