@@ -37,9 +37,7 @@ fn missing() -> Option<String> {
         return Some("load hosts in network namespaces need root".into());
     }
     if !Path::new(SSHD).exists() {
-        return Some(format!(
-            "{SSHD} is missing: apt-get install openssh-server"
-        ));
+        return Some(format!("{SSHD} is missing: apt-get install openssh-server"));
     }
     None
 }
@@ -96,12 +94,19 @@ impl Lab {
                 sshd: None,
             });
             ip(&[
-                "link", "add", &here, "type", "veth", "peer", "name", &there, "netns",
-                &namespace,
+                "link", "add", &here, "type", "veth", "peer", "name", &there, "netns", &namespace,
             ]);
             ip(&["addr", "add", &format!("{near}/30"), "dev", &here]);
             ip(&["link", "set", &here, "up"]);
-            ip(&["-n", &namespace, "addr", "add", &format!("{far}/30"), "dev", &there]);
+            ip(&[
+                "-n",
+                &namespace,
+                "addr",
+                "add",
+                &format!("{far}/30"),
+                "dev",
+                &there,
+            ]);
             ip(&["-n", &namespace, "link", "set", &there, "up"]);
             ip(&["-n", &namespace, "link", "set", "lo", "up"]);
             // The servers listen on the first host's pair (`--listen-on`): the others reach
@@ -245,7 +250,9 @@ impl Drop for Lab {
                     let _ = Command::new("kill").args(["-KILL", pid]).status();
                 }
             }
-            let _ = Command::new("ip").args(["link", "del", &host.here]).status();
+            let _ = Command::new("ip")
+                .args(["link", "del", &host.here])
+                .status();
             let _ = Command::new("ip")
                 .args(["netns", "del", &host.namespace])
                 .status();
@@ -302,7 +309,14 @@ fn a_study_through_an_ssh_load_host_measures_the_servers_here() {
         .args(["echo", "-e", "epoll,uring-defer", "-c", "8", "--runs", "2"])
         .args(WINDOW)
         .args(["--server-cpu", "0", "--client-cpu", "1"])
-        .args(["--load-host", &host, "--load-bin", BIN, "--listen-on", &near])
+        .args([
+            "--load-host",
+            &host,
+            "--load-bin",
+            BIN,
+            "--listen-on",
+            &near,
+        ])
         .args(["--format", "json", "-o"])
         .arg(&out);
     let output = study(command);
@@ -318,13 +332,25 @@ fn a_study_through_an_ssh_load_host_measures_the_servers_here() {
         assert_eq!(params["network"], "hosts");
         assert_eq!(params["load_hosts"], host.as_str());
         assert_eq!(params["listen_on"], near.as_str());
-        assert_eq!((&params["connections"], &params["client_cpus"]), (&8.into(), &"1".into()));
+        assert_eq!(
+            (&params["connections"], &params["client_cpus"]),
+            (&8.into(), &"1".into())
+        );
         assert!(row["order_seed"].is_u64());
-        assert!(row["server_nic"].as_str().unwrap().contains("virtual, no NIC"));
+        assert!(row["server_nic"]
+            .as_str()
+            .unwrap()
+            .contains("virtual, no NIC"));
         let part = &row["load_hosts"][0];
         assert_eq!(part["host"], host.as_str());
-        assert!(part["machine"].as_str().unwrap().contains("Linux"), "{part}");
-        assert!(part["nic"].as_str().unwrap().starts_with(&lab.hosts[0].there));
+        assert!(
+            part["machine"].as_str().unwrap().contains("Linux"),
+            "{part}"
+        );
+        assert!(part["nic"]
+            .as_str()
+            .unwrap()
+            .starts_with(&lab.hosts[0].there));
         assert!(part["clock_offset_s"].as_f64().unwrap().abs() < 0.008);
         assert_eq!(part["ops"], row["ops"]);
         assert_eq!(part["latency_ns_count"], row["ops"]);
@@ -339,12 +365,22 @@ fn a_study_through_an_ssh_load_host_measures_the_servers_here() {
         .args(["http", "-e", "epoll", "-c", "8", "--runs", "1"])
         .args(WINDOW)
         .args(["--server-cpu", "0", "--client-cpu", "1"])
-        .args(["--load-host", &host, "--load-bin", BIN, "--listen-on", &near])
+        .args([
+            "--load-host",
+            &host,
+            "--load-bin",
+            BIN,
+            "--listen-on",
+            &near,
+        ])
         .args(["--format", "json", "-o"])
         .arg(&out);
     assert!(study(command).status.success());
     let row = &document(&out)["results"][0];
-    assert_eq!((&row["verified"], &row["workload"]), (&true.into(), &"http".into()));
+    assert_eq!(
+        (&row["verified"], &row["workload"]),
+        (&true.into(), &"http".into())
+    );
     assert!(row["status_counts"]["200"].as_u64().unwrap() > 0);
     assert!(lab.ringside_processes(0).is_empty());
 }
@@ -383,13 +419,19 @@ fn loads_on_two_hosts_merge_into_one_row_per_run() {
         let parts = row["load_hosts"].as_array().unwrap();
         let names: Vec<&str> = parts.iter().map(|p| p["host"].as_str().unwrap()).collect();
         assert_eq!(names, [a.as_str(), prefix.as_str()]);
-        let connections: Vec<u64> = parts.iter().map(|p| p["connections"].as_u64().unwrap()).collect();
+        let connections: Vec<u64> = parts
+            .iter()
+            .map(|p| p["connections"].as_u64().unwrap())
+            .collect();
         assert_eq!(connections, [4, 5]);
         let sum = |key: &str| parts.iter().map(|p| p[key].as_u64().unwrap()).sum::<u64>();
         assert_eq!(row["ops"].as_u64().unwrap(), sum("ops"));
         let merged = histogram(row);
         assert_eq!(merged.len(), sum("latency_ns_count"));
-        let most = parts.iter().map(|p| p["latency_ns_max"].as_u64().unwrap()).max();
+        let most = parts
+            .iter()
+            .map(|p| p["latency_ns_max"].as_u64().unwrap())
+            .max();
         assert_eq!(Some(merged.max()), most);
         assert_eq!(row["latency_ns_max"].as_u64(), most);
         let busiest = parts
@@ -435,7 +477,10 @@ fn a_load_host_killed_mid_run_fails_that_run_only() {
     let deadline = Instant::now() + Duration::from_secs(30);
     let killed = loop {
         let loads = lab.ringside_processes(0).into_iter();
-        if let Some((pid, _)) = loads.filter(|(_, line)| line.contains(" load echo ")).next() {
+        if let Some((pid, _)) = loads
+            .filter(|(_, line)| line.contains(" load echo "))
+            .next()
+        {
             std::thread::sleep(Duration::from_millis(300));
             run(Command::new("kill").args(["-KILL", &pid.to_string()]));
             break pid;
@@ -507,7 +552,9 @@ fn a_host_that_cannot_load_is_one_sentence_before_anything_is_measured() {
             vec!["--load-cmd", &faked, "--load-bin", BIN],
             format!("the clock of load host '{faked}' is 5.0"),
         )),
-        false => eprintln!("the clock case skipped: faketime is missing (apt-get install faketime)"),
+        false => {
+            eprintln!("the clock case skipped: faketime is missing (apt-get install faketime)")
+        }
     }
     for (flags, sentence) in cases {
         let out = lab.output_file("never.json");
@@ -526,4 +573,72 @@ fn a_host_that_cannot_load_is_one_sentence_before_anything_is_measured() {
         assert!(!out.exists(), "nothing measured, nothing written");
     }
     assert!(lab.ringside_processes(0).is_empty());
+}
+
+/// Goal: the rungs and claims that need a NIC say what the route to `--listen-on` allows them,
+/// from the route alone (nothing is sent). Method: `engines` and `claims list` with the
+/// loopback address say its interface has no NIC queue; with the address of an interface that
+/// has a driver (a NIC), when this machine has one, the NIC claim runs with load hosts and the
+/// NIC rungs say their servers are not built yet.
+#[test]
+fn the_route_to_listen_on_decides_what_the_nic_rungs_and_claims_may_do() {
+    let listing = |address: &str| -> (String, String) {
+        let engines = Command::new(BIN)
+            .args(["engines", "--format", "json", "--listen-on", address])
+            .output()
+            .unwrap();
+        assert!(engines.status.success());
+        let rows: Value = serde_json::from_slice(&engines.stdout).unwrap();
+        let napi = (rows.as_array().unwrap().iter())
+            .find(|row| row["engine"] == "uring-napi")
+            .map(|row| row["reason"].as_str().unwrap().to_string())
+            .unwrap();
+        let claims = Command::new(BIN)
+            .args(["claims", "list", "--listen-on", address])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&claims.stdout).to_string();
+        let claim = text
+            .split("\n")
+            .skip_while(|line| !line.starts_with("echo-send-zc-nic "))
+            .nth(2)
+            .unwrap()
+            .to_string();
+        (napi, claim)
+    };
+    let (napi, claim) = listing("127.0.0.1");
+    assert!(
+        napi.contains("crosses lo (loopback), which has none"),
+        "{napi}"
+    );
+    assert!(
+        claim.contains("cannot test here") && claim.contains("lo (loopback)"),
+        "{claim}"
+    );
+    let output = Command::new("ip")
+        .args(["-4", "-o", "addr"])
+        .output()
+        .unwrap();
+    let nic = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            let (name, address) = (words.get(1)?, words.get(3)?.split('/').next()?);
+            let device = Path::new("/sys/class/net").join(name).join("device");
+            device
+                .exists()
+                .then(|| (name.to_string(), address.to_string()))
+        })
+        .next();
+    let Some((name, address)) = nic else {
+        eprintln!("the NIC case skipped: no interface with a driver holds an IPv4 address");
+        return;
+    };
+    let (napi, claim) = listing(&address);
+    assert!(napi.contains(&format!("crosses {name} (")), "{napi}");
+    assert!(napi.contains("not built yet"), "{napi}");
+    assert!(
+        claim.starts_with("    runs here with its load on other hosts"),
+        "{claim}"
+    );
 }

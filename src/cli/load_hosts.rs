@@ -7,6 +7,7 @@ use std::net::IpAddr;
 use clap::Args;
 
 use crate::studies::net::{LoadHost, LoadHosts};
+use crate::system::network::{set_traffic_route, Interface};
 
 #[derive(Args, Debug, Clone, Default)]
 pub struct LoadHostArgs {
@@ -16,19 +17,26 @@ pub struct LoadHostArgs {
     /// same wall-clock time; the servers run here as always, on --listen-on. Each host is
     /// checked first: it answers, runs a ringside of this result schema, reaches --listen-on,
     /// and its clock agrees with this machine's. See docs/multi-host.md.
-    #[arg(long = "load-host", value_name = "HOST", value_parser = host_arg)]
+    #[arg(long = "load-host", value_name = "HOST", value_parser = host_arg, global = true)]
     pub load_host: Vec<String>,
     /// A load host reached by a command instead of ssh (repeatable): `PREFIX ringside load
     /// ...` runs through sh, e.g. 'ip netns exec NS' or 'kubectl exec -i POD --' (-i: the
     /// load stops when its standard input ends).
-    #[arg(long = "load-cmd", value_name = "PREFIX", value_parser = prefix_arg)]
+    #[arg(long = "load-cmd", value_name = "PREFIX", value_parser = prefix_arg, global = true)]
     pub load_cmd: Vec<String>,
     /// The ringside binary on the load hosts, when `ringside` is not on their PATH.
-    #[arg(long, value_name = "PATH", default_value = "ringside", value_parser = bin_arg)]
+    #[arg(
+        long,
+        value_name = "PATH",
+        default_value = "ringside",
+        value_parser = bin_arg,
+        global = true
+    )]
     pub load_bin: String,
     /// With --load-host or --load-cmd: the address of this machine the servers listen on,
-    /// which the load hosts reach (e.g. its address on the network between them).
-    #[arg(long, value_name = "ADDR")]
+    /// which the load hosts reach (e.g. its address on the network between them). The NIC on
+    /// its route opens the engines and claims that need one (`engines`, `claims list`).
+    #[arg(long, value_name = "ADDR", global = true)]
     pub listen_on: Option<IpAddr>,
 }
 
@@ -59,7 +67,8 @@ impl LoadHostArgs {
                     "--listen-on {listen_on}: give the one address the load hosts connect to, \
                      not a wildcard"
                 );
-                let client_threads = client_threads.or((!client_cpus.is_empty()).then_some(client_cpus.len()));
+                let client_threads =
+                    client_threads.or((!client_cpus.is_empty()).then_some(client_cpus.len()));
                 Ok(Some(LoadHosts {
                     hosts,
                     load_bin: self.load_bin.clone(),
@@ -92,6 +101,18 @@ impl LoadHostArgs {
     pub fn is_empty(&self) -> bool {
         self.load_host.is_empty() && self.load_cmd.is_empty()
     }
+}
+
+/// Records the interface holding `listen_on` as the one the traffic crosses, so the rungs and
+/// claims that need a NIC say what its route allows them (`engines`, `claims`).
+pub fn route_through(listen_on: Option<IpAddr>) -> anyhow::Result<()> {
+    if let Some(address) = listen_on {
+        let route = Interface::holding(address).ok_or_else(|| {
+            anyhow::anyhow!("--listen-on {address}: no interface of this machine holds it")
+        })?;
+        set_traffic_route(route);
+    }
+    Ok(())
 }
 
 /// An ssh destination: never an option of ssh's own.
@@ -141,10 +162,18 @@ mod tests {
         assert!(parse(&[]).unwrap().is_none());
         let error = parse(&["--load-host", "a"]).unwrap_err().to_string();
         assert!(error.contains("--listen-on"), "{error}");
-        let error = parse(&["--listen-on", "198.18.0.1"]).unwrap_err().to_string();
+        let error = parse(&["--listen-on", "198.18.0.1"])
+            .unwrap_err()
+            .to_string();
         assert!(error.contains("--load-host"), "{error}");
         assert!(parse(&["--load-host", "a", "--listen-on", "0.0.0.0"]).is_err());
-        assert!(parse(&["--load-host", "-oProxyCommand=x", "--listen-on", "198.18.0.1"]).is_err());
+        assert!(parse(&[
+            "--load-host",
+            "-oProxyCommand=x",
+            "--listen-on",
+            "198.18.0.1"
+        ])
+        .is_err());
         let hosts = parse(&[
             "--load-host",
             "a",
@@ -162,7 +191,10 @@ mod tests {
                 LoadHost::Prefix("ip netns exec b".into())
             ]
         );
-        assert_eq!((hosts.client_threads, hosts.client_cpus), (Some(1), vec![1]));
+        assert_eq!(
+            (hosts.client_threads, hosts.client_cpus),
+            (Some(1), vec![1])
+        );
     }
 
     #[test]
@@ -182,8 +214,8 @@ mod tests {
             "--listen-on",
             "198.18.0.1",
         ];
-        let command: Command = clap::Parser::try_parse_from(["ringside"].iter().chain(&given))
-            .unwrap();
+        let command: Command =
+            clap::Parser::try_parse_from(["ringside"].iter().chain(&given)).unwrap();
         assert_eq!(command.hosts.args(), given);
     }
 }

@@ -132,7 +132,10 @@ pub fn run() -> anyhow::Result<ExitCode> {
     crate::system::limits::raise_fd_limit();
     match cli.command {
         Command::Probe(args) => crate::probe::run_probe(&args.dir, args.format),
-        Command::Engines(args) => crate::probe::run_engines(args.format),
+        Command::Engines(args) => {
+            load_hosts::route_through(args.listen_on)?;
+            crate::probe::run_engines(args.format)
+        }
         Command::Fs(FsCommand::Write(args)) => args.run(),
         Command::Fs(FsCommand::Cycle(args)) => args.run(),
         Command::Fs(FsCommand::Read(args)) => args.run(),

@@ -340,7 +340,8 @@ impl NetStudyArgs {
             "--contender servers run on loopback only; leave out --network veth to measure them"
         );
         anyhow::ensure!(
-            self.load_hosts.is_empty() || (self.contenders.is_empty() && self.path.plan() == PathPlan::default()),
+            self.load_hosts.is_empty()
+                || (self.contenders.is_empty() && self.path.plan() == PathPlan::default()),
             "--load-host and --load-cmd run the load on other hosts, over the network between \
              them: leave out --network, --rtt, --link-rate, --loss and --contender (contenders \
              listen on loopback only)"

@@ -32,10 +32,8 @@ fn stop_when_stdin_ends() {
         let mut buffer = [0u8; 64];
         let mut stdin = io::stdin().lock();
         while matches!(io::Read::read(&mut stdin, &mut buffer), Ok(1..)) {}
-        let _ = rustix::process::kill_process(
-            rustix::process::getpid(),
-            rustix::process::Signal::HUP,
-        );
+        let _ =
+            rustix::process::kill_process(rustix::process::getpid(), rustix::process::Signal::HUP);
     });
 }
 

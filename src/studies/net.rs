@@ -287,6 +287,12 @@ impl NetStudy {
         line: impl Fn(&NetCell, u32, &mut Row) -> String,
         table: impl FnOnce(&[Row]) -> String,
     ) -> anyhow::Result<ExitCode> {
+        // Before anything is measured, and before the engines are chosen: the route to the
+        // servers decides what the rungs that need a NIC may do.
+        let hosts = match &self.load_hosts {
+            Some(load_hosts) => Some(Arc::new(self.check_hosts(load_hosts)?)),
+            None => None,
+        };
         let chosen = match self.engines.is_empty() {
             true => None,
             false => Some(choose(
@@ -305,10 +311,6 @@ impl NetStudy {
             fds_for_connections(most),
             &format!("a run with {most} connections"),
         )?;
-        let hosts = match &self.load_hosts {
-            Some(load_hosts) => Some(Arc::new(self.check_hosts(load_hosts)?)),
-            None => None,
-        };
         let rig_of = |cell: &NetCell| Rig {
             hosts: hosts.clone(),
             ..self.rig(cell)

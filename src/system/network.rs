@@ -397,7 +397,8 @@ impl Interface {
             .ok()
             .and_then(|link| Some(link.file_name()?.to_string_lossy().into_owned()));
         let flags = std::fs::read_to_string(class.join("flags")).ok();
-        let flags = flags.and_then(|text| u32::from_str_radix(text.trim().trim_start_matches("0x"), 16).ok());
+        let flags = flags
+            .and_then(|text| u32::from_str_radix(text.trim().trim_start_matches("0x"), 16).ok());
         Interface {
             loopback: flags.is_some_and(|flags| flags & libc::IFF_LOOPBACK as u32 != 0),
             name,
@@ -419,6 +420,21 @@ impl Interface {
             (None, false) => format!("{} (virtual, no NIC)", self.name),
         }
     }
+}
+
+/// The interface the study's traffic crosses on this machine, once known: the one holding the
+/// address servers listen on for load hosts (`--listen-on`). Loopback and veth are the path
+/// otherwise, and neither is a NIC.
+static TRAFFIC_ROUTE: std::sync::OnceLock<Interface> = std::sync::OnceLock::new();
+
+/// Records the interface the traffic crosses (the first one recorded stays).
+pub fn set_traffic_route(interface: Interface) {
+    let _ = TRAFFIC_ROUTE.set(interface);
+}
+
+/// The interface the traffic crosses, when `--listen-on` named it.
+pub fn traffic_route() -> Option<&'static Interface> {
+    TRAFFIC_ROUTE.get()
 }
 
 /// The names of the interfaces that hold `address` (getifaddrs).
@@ -534,7 +550,10 @@ mod tests {
         assert_eq!(lo.describe(), format!("{} (loopback)", lo.name));
         let toward = Interface::toward(IpAddr::V4(Ipv4Addr::LOCALHOST));
         assert_eq!(toward, Some(lo));
-        assert_eq!(Interface::holding(IpAddr::V4(Ipv4Addr::new(192, 0, 2, 1))), None);
+        assert_eq!(
+            Interface::holding(IpAddr::V4(Ipv4Addr::new(192, 0, 2, 1))),
+            None
+        );
     }
 
     #[test]

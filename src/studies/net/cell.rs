@@ -236,7 +236,11 @@ impl ServerWindow {
     fn edge(&mut self, edge: WindowEdge, own: Option<&SharedCounters>) {
         match edge {
             WindowEdge::Start => {
-                self.before = self.cores.iter().map(|&cpu| CoreTimes::read(cpu).ok()).collect();
+                self.before = self
+                    .cores
+                    .iter()
+                    .map(|&cpu| CoreTimes::read(cpu).ok())
+                    .collect();
                 self.started = self.meter.start();
                 self.own_syscalls[0] = own.map(SharedCounters::syscalls);
             }

@@ -169,7 +169,9 @@ pub fn answer_host_check(target: SocketAddr) -> anyhow::Result<std::process::Exi
         let mut line = String::new();
         // Each line asks the time, until the study closes the connection.
         while asked.read_line(&mut line)? > 0 {
-            let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+            let now = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .unwrap_or_default();
             (&stream).write_all(format!("{:.9}\n", now.as_secs_f64()).as_bytes())?;
             line.clear();
         }
@@ -177,7 +179,12 @@ pub fn answer_host_check(target: SocketAddr) -> anyhow::Result<std::process::Exi
     };
     let reach_error = exchange().err().map(|error| error.to_string());
     let probe = crate::probe::environment(std::path::Path::new("."));
-    let text = |path: &str| probe.pointer(path).and_then(Value::as_str).unwrap_or("unknown");
+    let text = |path: &str| {
+        probe
+            .pointer(path)
+            .and_then(Value::as_str)
+            .unwrap_or("unknown")
+    };
     let answer = HostAnswer {
         schema_version: SCHEMA_VERSION,
         ringside_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -230,6 +237,7 @@ impl LoadHosts {
                 self.listen_on
             )
         })?;
+        crate::system::network::set_traffic_route(interface.clone());
         let tolerance = shortest_window.mul_f64(CLOCK_SHARE_MAX);
         let mut hosts = Vec::with_capacity(self.hosts.len());
         for host in &self.hosts {
@@ -250,9 +258,8 @@ impl LoadHosts {
 
     fn check_one(&self, host: &LoadHost, tolerance: Duration) -> anyhow::Result<CheckedHost> {
         let name = host.label();
-        let listener = TcpListener::bind((self.listen_on, 0)).with_context(|| {
-            format!("--listen-on {}: cannot listen there", self.listen_on)
-        })?;
+        let listener = TcpListener::bind((self.listen_on, 0))
+            .with_context(|| format!("--listen-on {}: cannot listen there", self.listen_on))?;
         listener.set_nonblocking(true)?;
         let target = listener.local_addr()?;
         let args = ["load", "host-check", "--target", &target.to_string()].map(String::from);
@@ -324,8 +331,7 @@ impl LoadHosts {
         let name = host.label();
         let bin = &self.load_bin;
         let line = output.lines().rfind(|line| !line.trim().is_empty());
-        if let Some(answer) = line.and_then(|line| serde_json::from_str::<HostAnswer>(line).ok())
-        {
+        if let Some(answer) = line.and_then(|line| serde_json::from_str::<HostAnswer>(line).ok()) {
             anyhow::ensure!(
                 answer.schema_version == SCHEMA_VERSION,
                 "load host {name} runs ringside {}, which writes result schema {}; this one \
@@ -638,7 +644,10 @@ impl Hosts {
                 .filter_map(|row| Some((row.client_sends?, row.client_late_share?)))
                 .collect();
             let total: u64 = sends.iter().map(|(sends, _)| sends).sum();
-            let late: f64 = sends.iter().map(|(sends, share)| *sends as f64 * share).sum();
+            let late: f64 = sends
+                .iter()
+                .map(|(sends, share)| *sends as f64 * share)
+                .sum();
             merged.client_sends = Some(total);
             merged.client_late_share = Some(if total > 0 { late / total as f64 } else { 0.0 });
         }
@@ -764,7 +773,10 @@ mod tests {
     #[test]
     fn words_are_quoted_for_the_remote_shell() {
         assert_eq!(shell_quoted("--start-at=@1.5"), "--start-at=@1.5");
-        assert_eq!(shell_quoted("/opt/my tools/ringside"), "'/opt/my tools/ringside'");
+        assert_eq!(
+            shell_quoted("/opt/my tools/ringside"),
+            "'/opt/my tools/ringside'"
+        );
         assert_eq!(shell_quoted("it's"), "'it'\\''s'");
         assert_eq!(shell_quoted(""), "''");
         assert_eq!(shell_quoted("$(reboot)"), "'$(reboot)'");
