@@ -476,11 +476,8 @@ fn a_load_host_killed_mid_run_fails_that_run_only() {
     let child = command.spawn().unwrap();
     let deadline = Instant::now() + Duration::from_secs(30);
     let killed = loop {
-        let loads = lab.ringside_processes(0).into_iter();
-        if let Some((pid, _)) = loads
-            .filter(|(_, line)| line.contains(" load echo "))
-            .next()
-        {
+        let mut loads = lab.ringside_processes(0).into_iter();
+        if let Some((pid, _)) = loads.find(|(_, line)| line.contains(" load echo ")) {
             std::thread::sleep(Duration::from_millis(300));
             run(Command::new("kill").args(["-KILL", &pid.to_string()]));
             break pid;
