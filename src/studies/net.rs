@@ -390,6 +390,19 @@ impl NetStudy {
             if let Some(share) = row.client_late_share {
                 text.push_str(&format!(", {:.1}% sends late", share * 100.0));
             }
+            // Which side set the pace is each host's own CPU: each is said.
+            for part in &row.load_hosts {
+                let saturated = if part.client_saturated {
+                    " saturated"
+                } else {
+                    ""
+                };
+                text.push_str(&format!(
+                    "; {} {:.0}% busy{saturated}",
+                    part.host,
+                    part.client_busy_share * 100.0
+                ));
+            }
             if row.failure.is_none() {
                 progress.line(text);
             }

@@ -692,12 +692,13 @@ impl Hosts {
         )];
         for checked in &self.hosts {
             let answer = &checked.answer;
+            // To a tenth of a millisecond, never "-0.0".
+            let offset_ms = (checked.clock_offset_s * 1e4).round() / 10.0 + 0.0;
             lines.push(format!(
-                "load host {}: {}; traffic by {}; clock {:+.4} s; ringside {}",
+                "load host {}: {}; traffic by {}; clock {offset_ms:+.1} ms; ringside {}",
                 checked.host.label(),
                 answer.machine,
                 answer.nic,
-                checked.clock_offset_s,
                 answer.ringside_version
             ));
         }
@@ -769,6 +770,83 @@ fn wait_until(time: SystemTime, loads: &mut [RemoteLoad]) -> anyhow::Result<()> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn hosts(count: usize) -> Hosts {
+        let answer = HostAnswer {
+            schema_version: SCHEMA_VERSION,
+            ringside_version: "0".into(),
+            machine: "m".into(),
+            cpus_online: 2,
+            kernel_release: "k".into(),
+            nic: "n".into(),
+            reach_error: None,
+        };
+        let host = |index: usize| CheckedHost {
+            host: LoadHost::Ssh(format!("h{index}")),
+            answer: answer.clone(),
+            clock_offset_s: 0.0,
+            answered_in: Duration::ZERO,
+        };
+        Hosts {
+            hosts: (0..count).map(host).collect(),
+            load_bin: "ringside".into(),
+            listen_on: IpAddr::from([198, 18, 0, 1]),
+            server_nic: "n".into(),
+            client_threads: 2,
+            client_cpus: vec![1],
+            lead: Duration::ZERO,
+        }
+    }
+
+    fn plan(connections: usize, rate: Option<f64>) -> LoadPlan {
+        LoadPlan {
+            target: SocketAddr::from(([198, 18, 0, 1], 9)),
+            connections,
+            payload_bytes: 64,
+            duration: Duration::from_secs(1),
+            warmup: Duration::ZERO,
+            threads: 7,
+            timeout: Duration::from_secs(1),
+            cpus: Vec::new(),
+            sched: crate::system::tuning::Sched::Other,
+            mode: Mode::PingPong,
+            read_bytes_per_sec: None,
+            rcvbuf_bytes: None,
+            window_bytes: crate::load::STREAM_WINDOW_BYTES,
+            http: None,
+            rate_per_sec: rate,
+            start_at: None,
+        }
+    }
+
+    /// Goal: a run's connections are split between the hosts to the last one, an open loop's
+    /// rate equally (`merge` refuses rows whose rates differ), every host with the study's
+    /// threads and CPUs; a host left without a connection sits the run out.
+    #[test]
+    fn a_runs_connections_and_rate_are_shared_between_the_hosts() {
+        let three = hosts(3);
+        let shares = three.shares(&plan(10, Some(900.0)));
+        let connections: Vec<usize> = shares.iter().map(|(_, p)| p.connections).collect();
+        assert_eq!(connections, [3, 3, 4]);
+        assert!(shares.iter().all(|(_, p)| p.rate_per_sec == Some(300.0)));
+        assert!(shares.iter().all(|(_, p)| p.threads == 2 && p.cpus == [1]));
+        let few = three.shares(&plan(2, Some(100.0)));
+        assert_eq!(few.len(), 2);
+        assert!(few
+            .iter()
+            .all(|(_, p)| p.connections == 1 && p.rate_per_sec == Some(50.0)));
+        let args = hosts(1).load_args(&few[0].1, UNIX_EPOCH + Duration::from_secs(5));
+        let text = args.join(" ");
+        assert!(
+            text.starts_with("load echo --target 198.18.0.1:9 --payload 64"),
+            "{text}"
+        );
+        assert!(
+            text.contains("--rate 50 ") && text.contains("--cpu 1 "),
+            "{text}"
+        );
+        assert!(text.ends_with("--start-at=@5.000000 --format json --stop-with-stdin"));
+    }
 
     #[test]
     fn words_are_quoted_for_the_remote_shell() {
