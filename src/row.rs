@@ -262,9 +262,57 @@ pub struct Row {
     pub window_start_unix_s: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window_end_unix_s: Option<f64>,
+    /// Network rows of a study whose load ran on other hosts (`--load-host`, `--load-cmd`):
+    /// each host's part of the run, in the order the hosts were given. The row's own figures
+    /// are the hosts' merged (`ringside merge`: counts and rates added, histograms added), but
+    /// its `client_cpu_*` are the busiest host's and `client_threads` each host's, so that the
+    /// client's busy share is the busiest host's: a cell is server-bound only when no host
+    /// saturated.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub load_hosts: Vec<LoadHostPart>,
+    /// The server's end of such a study: the interface that holds the address the servers
+    /// listen on (`--listen-on`), e.g. `eth0 (virtio_net)` or `veth1 (virtual, no NIC)`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_nic: Option<String>,
     /// Sentences that qualify this run (a capped run, a saturated client, a refused feature).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+}
+
+/// One load host's part of a network run (`Row::load_hosts`): the machine, as its own probe
+/// saw it, and what its load measured over its window.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct LoadHostPart {
+    /// As given: the ssh host, or the `--load-cmd` prefix.
+    pub host: String,
+    /// The host's probe line (`ringside probe`'s `machine`), its online CPUs and kernel.
+    pub machine: String,
+    pub cpus_online: u64,
+    pub kernel_release: String,
+    /// The interface its traffic to the servers left by, e.g. `eth0 (virtio_net)`.
+    pub nic: String,
+    /// Its wall clock less this machine's, from the check before the study (seconds).
+    pub clock_offset_s: f64,
+    /// Its share of the run's connections, and its load threads.
+    pub connections: u64,
+    pub client_threads: u64,
+    pub ops: u64,
+    pub ops_per_sec: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_ns_count: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_ns_max: Option<u64>,
+    pub client_cpu_user_s: f64,
+    pub client_cpu_sys_s: f64,
+    /// Its load's CPU over the window as a share of its threads (each on a CPU of its own), and
+    /// whether a thread of it was busy for ~90% of the window (open loop: too many sends late).
+    pub client_busy_share: f64,
+    pub client_saturated: bool,
+    pub verified: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_start_unix_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_end_unix_s: Option<f64>,
 }
 
 /// An open-loop run with more than this share of its sends late fell behind its schedule: the

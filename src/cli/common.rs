@@ -30,6 +30,10 @@ pub struct EnginesArgs {
     /// table for people (as wide as COLUMNS says, else the terminal), csv or json for scripts.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
+    /// The address servers would listen on for load hosts (`echo --listen-on`): the rungs that
+    /// need a NIC say what its route allows them.
+    #[arg(long, value_name = "ADDR")]
+    pub listen_on: Option<std::net::IpAddr>,
 }
 
 /// Where results go: every subcommand that writes rows has these three.

@@ -117,8 +117,20 @@ pub struct LoadRunArgs {
     /// class it was started with (`chrt -f 50 ringside ...` stays real-time).
     #[arg(long, value_enum, default_value_t = Sched::Inherit)]
     pub sched: Sched,
+    /// Stop as Ctrl-C would when standard input ends: a study that started this load on a load
+    /// host closes it to stop the load, and so does an ssh connection that goes away.
+    #[arg(long, hide = true)]
+    pub stop_with_stdin: bool,
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+/// `load host-check`: what a study with load hosts asks each before it measures.
+#[derive(clap::Args, Debug, Clone)]
+pub struct HostCheckArgs {
+    /// The study's check listener, on the address its servers will listen on.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub target: SocketAddr,
 }
 
 /// Splits `http://HOST:PORT/PATH` into the address to connect to, the Host header and the path.
@@ -283,6 +295,7 @@ impl LoadRunArgs {
         Ok(LoadCommand {
             server_pid: self.server_pid,
             destination: self.output.destination()?,
+            stop_with_stdin: self.stop_with_stdin,
         })
     }
 }

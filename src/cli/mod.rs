@@ -11,6 +11,7 @@ mod claims;
 mod common;
 mod fs;
 mod load;
+mod load_hosts;
 mod net;
 mod report;
 mod serve;
@@ -102,6 +103,10 @@ pub enum LoadCommand {
     /// HTTP/1.1 keep-alive load: closed loop (as wrk), or open loop with --rate (as wrk2);
     /// every response framed and its status counted.
     Http(load::HttpLoadArgs),
+    /// What a study with load hosts runs on each before it measures: this host's facts, and
+    /// whether it reaches the servers' address (one JSON line).
+    #[command(hide = true)]
+    HostCheck(load::HostCheckArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -127,7 +132,10 @@ pub fn run() -> anyhow::Result<ExitCode> {
     crate::system::limits::raise_fd_limit();
     match cli.command {
         Command::Probe(args) => crate::probe::run_probe(&args.dir, args.format),
-        Command::Engines(args) => crate::probe::run_engines(args.format),
+        Command::Engines(args) => {
+            load_hosts::route_through(args.listen_on)?;
+            crate::probe::run_engines(args.format)
+        }
         Command::Fs(FsCommand::Write(args)) => args.run(),
         Command::Fs(FsCommand::Cycle(args)) => args.run(),
         Command::Fs(FsCommand::Read(args)) => args.run(),
@@ -137,6 +145,9 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Serve(ServeCommand::Http(args)) => args.run(),
         Command::Load(LoadCommand::Echo(args)) => args.run(),
         Command::Load(LoadCommand::Http(args)) => args.run(),
+        Command::Load(LoadCommand::HostCheck(args)) => {
+            crate::studies::net::remote::answer_host_check(args.target)
+        }
         Command::Report(args) => args.run(),
         Command::Compare(args) => args.run(),
         Command::Merge(args) => args.run(),

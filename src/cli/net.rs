@@ -11,6 +11,7 @@ use clap::Args;
 use super::common::size_arg;
 use super::common::{cpus_arg, duration_arg, parse_list, positive_duration_arg, rate_arg};
 use super::common::{HelperArgs, OutputArgs};
+use super::load_hosts::LoadHostArgs;
 use crate::engines::uring::ring::{format_cpus, Helpers};
 use crate::engines::{default_list, select, Workload};
 use crate::load::Mode;
@@ -139,6 +140,8 @@ pub struct NetStudyArgs {
     pub probe_duration: Duration,
     #[command(flatten)]
     pub path: PathArgs,
+    #[command(flatten)]
+    pub load_hosts: LoadHostArgs,
     #[command(flatten)]
     pub output: OutputArgs,
     /// No progress on stderr.
@@ -337,6 +340,13 @@ impl NetStudyArgs {
             "--contender servers run on loopback only; leave out --network veth to measure them"
         );
         anyhow::ensure!(
+            self.load_hosts.is_empty()
+                || (self.contenders.is_empty() && self.path.plan() == PathPlan::default()),
+            "--load-host and --load-cmd run the load on other hosts, over the network between \
+             them: leave out --network, --rtt, --link-rate, --loss and --contender (contenders \
+             listen on loopback only)"
+        );
+        anyhow::ensure!(
             !self.share_sqpoll
                 || (engines.iter().any(|engine| engine.needs.setup.sqpoll)
                     && server_thread_counts.iter().any(|&count| count > 1)),
@@ -374,6 +384,10 @@ impl NetStudyArgs {
             (works.iter()).all(|work| works.iter().filter(|w| *w == work).count() == 1),
             "--work names a time twice"
         );
+        let load_hosts = self.load_hosts.plan(
+            self.threads.map(|threads| threads as usize),
+            client_cpus.clone().unwrap_or_default(),
+        )?;
         let placement = Placement {
             online,
             server_cpus,
@@ -422,11 +436,13 @@ impl NetStudyArgs {
                 idle_timeout: self.idle_timeout,
                 work: None,
                 work_bytes: None,
+                hosts: None,
             },
             placement,
             payload_flag: None,
             destination: self.output.destination()?,
             quiet: self.quiet,
+            load_hosts,
         })
     }
 }

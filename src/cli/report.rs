@@ -8,6 +8,7 @@ use clap::Args;
 
 use super::common::output_form;
 use super::common::positive_duration_arg;
+use super::load_hosts::LoadHostArgs;
 use super::net::{server_thread_counts, PathArgs};
 use crate::output::Format;
 use crate::report::compare::Comparison;
@@ -142,6 +143,9 @@ pub struct RunArgs {
     /// The echo and HTTP steps' path between server and client.
     #[command(flatten)]
     pub path: PathArgs,
+    /// The echo and HTTP steps' load on other hosts.
+    #[command(flatten)]
+    pub load_hosts: LoadHostArgs,
     /// Every step also counts io_uring's own events in the kernel (`--ring-events`), so the
     /// report can name causes such as io-wq punts and polls armed. Off by default: the counters
     /// cost the figures about 5% here (bench/counters.md).
@@ -170,6 +174,8 @@ impl RunArgs {
             _ => Mode::Default,
         };
         self.path.plan().check()?;
+        // Checked as each step would check them, before any step runs.
+        self.load_hosts.plan(None, Vec::new())?;
         let server_threads = server_thread_counts(&self.server_threads)?;
         if let Some(json) = &self.json {
             super::common::check_writable(json)?;
@@ -187,6 +193,7 @@ impl RunArgs {
             quiet: self.quiet,
             contenders: self.contenders.clone(),
             path: self.path.plan(),
+            load_hosts: self.load_hosts.args(),
             ring_events: self.ring_events,
             server_threads,
             step_limit: self.step_limit,

@@ -64,6 +64,9 @@ pub struct RunPlan {
     pub contenders: contenders::Choice,
     /// The network steps' path between server and client.
     pub path: PathPlan,
+    /// The network steps' load hosts, as flags (`--load-host ... --listen-on ADDR`); empty:
+    /// the load runs here.
+    pub load_hosts: Vec<String>,
     /// Every step counts io_uring's tracepoints too (`--ring-events`).
     pub ring_events: bool,
     /// The echo and HTTP steps' server loops (`--server-threads 1,2`), a cell each.
@@ -109,8 +112,10 @@ pub fn run(args: &RunPlan) -> anyhow::Result<ExitCode> {
             eprintln!("ringside run: {line}");
         }
     };
-    let built = match (&contenders_dir, args.path.network) {
-        (Ok(dir), Network::Loopback) => contenders::build(&args.contenders, dir, say),
+    // Contenders listen on 127.0.0.1 only: not beside a veth pair or load hosts.
+    let loopback_only = args.path.network == Network::Loopback && args.load_hosts.is_empty();
+    let built = match (&contenders_dir, loopback_only) {
+        (Ok(dir), true) => contenders::build(&args.contenders, dir, say),
         _ => None,
     };
     let (mut references, mut contender_notes) = contenders::choose(
@@ -128,8 +133,8 @@ pub fn run(args: &RunPlan) -> anyhow::Result<ExitCode> {
     contender_notes.splice(0..0, built);
     // A contender is chosen only once built, so only where there is a directory.
     let contenders_dir = contenders_dir.unwrap_or_default();
-    if args.path.network != Network::Loopback && !references.is_empty() {
-        // Contenders listen on 127.0.0.1 only; the steps refuse them beside --network veth.
+    if !loopback_only && !references.is_empty() {
+        // The steps refuse them beside --network veth and load hosts.
         references.clear();
         contender_notes.push("contenders: skipped, they run on loopback only".into());
     }
@@ -167,6 +172,7 @@ pub fn run(args: &RunPlan) -> anyhow::Result<ExitCode> {
             progress: &progress,
             quiet: args.quiet,
             path: args.path,
+            load_hosts: &args.load_hosts,
             ring_events: args.ring_events,
             server_threads: &args.server_threads,
             done_seconds,
@@ -209,6 +215,8 @@ struct StepContext<'a> {
     quiet: bool,
     /// The network steps' path.
     path: PathPlan,
+    /// The network steps' load hosts, as flags.
+    load_hosts: &'a [String],
     /// `run --ring-events`: every step counts io_uring's tracepoints too.
     ring_events: bool,
     /// `run --server-threads`: the network steps' server loops.
@@ -292,6 +300,7 @@ fn run_step(context: &StepContext, step: &Step, collected: &mut Collected) {
     }
     if step.takes_network {
         command.args(context.path.args());
+        command.args(context.load_hosts);
         if context.server_threads != [1] {
             let counts: Vec<String> = context
                 .server_threads

@@ -8,15 +8,18 @@
 
 mod cell;
 mod process;
+pub mod remote;
 mod sweep;
 
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 pub use cell::{engine_failed_row, measure_server, rig_params, run_cell, Rig};
 pub use process::{LastWords, ServerProcess};
+pub use remote::{LoadHost, LoadHosts};
 pub use sweep::{Runner, Sweep};
 
 use super::contender::{self, Contender};
@@ -27,7 +30,9 @@ use crate::load::{LoadPlan, Mode, STREAM_WINDOW_BYTES};
 use crate::output::progress::Progress;
 use crate::row::Row;
 use crate::system::limits::{ensure_fds, fds_for_connections};
+use crate::system::network::NetPath;
 use crate::system::pin::CpuSplit;
+use remote::Hosts;
 
 /// `serve echo`'s message size, which its `--work` is charged by.
 pub const ECHO_PAYLOAD_FLAG: &str = "--payload";
@@ -71,6 +76,9 @@ pub struct NetStudy {
     pub payload_flag: Option<&'static str>,
     pub destination: Destination,
     pub quiet: bool,
+    /// Hosts the load runs on instead of this machine (`--load-host`, `--load-cmd`), checked
+    /// before anything is measured.
+    pub load_hosts: Option<LoadHosts>,
 }
 
 /// What serves a cell: one of ringside's engines, or a contender.
@@ -279,6 +287,12 @@ impl NetStudy {
         line: impl Fn(&NetCell, u32, &mut Row) -> String,
         table: impl FnOnce(&[Row]) -> String,
     ) -> anyhow::Result<ExitCode> {
+        // Before anything is measured, and before the engines are chosen: the route to the
+        // servers decides what the rungs that need a NIC may do.
+        let hosts = match &self.load_hosts {
+            Some(load_hosts) => Some(Arc::new(self.check_hosts(load_hosts)?)),
+            None => None,
+        };
         let chosen = match self.engines.is_empty() {
             true => None,
             false => Some(choose(
@@ -297,9 +311,16 @@ impl NetStudy {
             fds_for_connections(most),
             &format!("a run with {most} connections"),
         )?;
+        let rig_of = |cell: &NetCell| Rig {
+            hosts: hosts.clone(),
+            ..self.rig(cell)
+        };
         let _idle = self.rig.idle.hold()?;
         // Set up once for the whole study, removed when it ends, however it ends.
-        let path = self.rig.path.open()?;
+        let path = match &hosts {
+            Some(hosts) => NetPath::Listen(hosts.listen_on),
+            None => self.rig.path.open()?,
+        };
         let mut cells = Vec::new();
         let (first_count, first_work) = (self.server_thread_counts[0], self.works[0]);
         for &payload_bytes in payloads {
@@ -349,7 +370,7 @@ impl NetStudy {
         let progress = Progress::new(steps, self.quiet);
         let failures = ContenderFailures::default();
         let measure = |cell: &NetCell, run: u32, plan: LoadPlan| -> anyhow::Result<Row> {
-            let rig = self.rig(cell);
+            let rig = rig_of(cell);
             let unavailable = chosen
                 .as_ref()
                 .and_then(|c| c.unavailable(cell.server_def()?));
@@ -369,6 +390,19 @@ impl NetStudy {
             if let Some(share) = row.client_late_share {
                 text.push_str(&format!(", {:.1}% sends late", share * 100.0));
             }
+            // Which side set the pace is each host's own CPU: each is said.
+            for part in &row.load_hosts {
+                let saturated = if part.client_saturated {
+                    " saturated"
+                } else {
+                    ""
+                };
+                text.push_str(&format!(
+                    "; {} {:.0}% busy{saturated}",
+                    part.host,
+                    part.client_busy_share * 100.0
+                ));
+            }
             if row.failure.is_none() {
                 progress.line(text);
             }
@@ -376,11 +410,9 @@ impl NetStudy {
         };
         // Only an engine's cell fails here: a contender's failure is already its row.
         let failed = |cell: &NetCell, run: u32, reason: &str, plan: LoadPlan| match &cell.server {
-            Server::Engine(engine) => {
-                engine_failed_row(engine, &plan, run, &self.rig(cell), reason)
-            }
+            Server::Engine(engine) => engine_failed_row(engine, &plan, run, &rig_of(cell), reason),
             Server::Contender(contender) => {
-                contender::failed_row(contender, &plan, run, &self.rig(cell), reason)
+                contender::failed_row(contender, &plan, run, &rig_of(cell), reason)
             }
         };
         let mut outcome = match &self.sweep {
@@ -419,6 +451,24 @@ impl NetStudy {
         }
         progress.finish();
         finish(outcome, Path::new("."), &self.destination, table)
+    }
+}
+
+impl NetStudy {
+    /// The load hosts checked before anything is measured, what they are said on stderr
+    /// (unless quiet): both ends of the study.
+    fn check_hosts(&self, load_hosts: &LoadHosts) -> anyhow::Result<Hosts> {
+        let shortest = match &self.sweep {
+            Some(sweep) => self.duration.min(sweep.probe),
+            None => self.duration,
+        };
+        let hosts = load_hosts.check(shortest)?;
+        if !self.quiet {
+            for line in hosts.describe() {
+                eprintln!("ringside: {line}");
+            }
+        }
+        Ok(hosts)
     }
 }
 
