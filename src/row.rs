@@ -135,6 +135,12 @@ pub struct Row {
     /// its figures move with those instruments and are never compared. Absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attribution: Option<bool>,
+    /// The share of the machine's CPU time (every CPU, user and system) over the window that
+    /// went to processes other than the measured ones (for a server, its processes and the load
+    /// generator): another job sharing the machine. Tick-sampled (10 ms), so a short window
+    /// reads a few per cent either way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub foreign_cpu_share: Option<f64>,
     /// HTTP responses by status code (`"200": n`).
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub status_counts: Map<String, Value>,
@@ -400,6 +406,7 @@ impl Row {
             cpu_sys_s: measured.usage.cpu_sys_s,
             ctx_switches_voluntary: measured.usage.ctx_switches_voluntary,
             ctx_switches_involuntary: measured.usage.ctx_switches_involuntary,
+            foreign_cpu_share: measured.foreign_cpu_share,
             ..Row::default()
         }
         .with_kernel_threads(measured)
@@ -425,6 +432,7 @@ impl Row {
         self.ctx_switches_voluntary = measured.usage.ctx_switches_voluntary;
         self.ctx_switches_involuntary = measured.usage.ctx_switches_involuntary;
         self.rss_peak_bytes = measured.rss_peak_bytes;
+        self.foreign_cpu_share = measured.foreign_cpu_share;
         self.server_cpu_s = measured.usage.cpu_sched_s;
         let cpu_s = self.cpu_s();
         self.server_cpu_utilisation = (self.seconds > 0.0).then(|| cpu_s / self.seconds);
