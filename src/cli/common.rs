@@ -8,6 +8,7 @@ use std::time::Duration;
 use clap::Args;
 
 use crate::engines::uring::ring::{format_cpus, Helpers};
+use crate::engines::{select, with_aa_pair, EngineDef, Workload};
 use crate::output::Format;
 use crate::probe::ProbeFormat;
 use crate::row::Document;
@@ -183,10 +184,28 @@ pub struct CommonArgs {
     #[command(flatten)]
     pub helpers: HelperArgs,
     /// Also count io_uring's own events in the kernel (SQEs, CQEs, io-wq punts, polls armed,
-    /// task-work runs, CQ overflows, short writes) on its tracepoints, for the report's causes.
-    /// Off by default: the counters cost the figures about 5% here (bench/counters.md).
+    /// task-work runs, CQ overflows, short writes) on its tracepoints, for the report's causes:
+    /// in 2 attribution rounds after the timed ones, whose rows are marked `attribution` and
+    /// never compared. The tracepoints cost some engines far more than others (docs/rows.md).
     #[arg(long)]
     pub ring_events: bool,
+    /// Leave out the A/A pair: without --engine a study also measures its baseline a second
+    /// time (blocking#2), an ordinary cell of every round, so the report can say how often it
+    /// tells an engine from itself.
+    #[arg(long)]
+    pub no_aa: bool,
+}
+
+impl CommonArgs {
+    /// The engines `--engine` names, or the workload's defaults with the A/A pair (unless
+    /// `--no-aa`).
+    pub fn engines(&self, workload: Workload) -> anyhow::Result<Vec<&'static EngineDef>> {
+        let engines = select(workload, &self.engine)?;
+        Ok(match self.engine.is_empty() && !self.no_aa {
+            true => with_aa_pair(workload, engines),
+            false => engines,
+        })
+    }
 }
 
 /// The kernel threads that work for io_uring engines, set on purpose and recorded in every row

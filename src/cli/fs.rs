@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use super::common::{duration_arg, size_arg, CommonArgs};
-use crate::engines::{select, Workload};
+use crate::engines::Workload;
 use crate::studies::fs::cycle::CycleOptions;
 use crate::studies::fs::read::{Cache, ReadStudy};
 use crate::studies::fs::write::WriteOptions;
@@ -107,7 +107,7 @@ impl FileShape<'_> {
         let common = self.common;
         Ok(FileStudy {
             workload,
-            engines: select(workload, &common.engine)?,
+            engines: common.engines(workload)?,
             engines_named: !common.engine.is_empty(),
             rounds: common.runs,
             destination: common.output.destination()?,
@@ -229,7 +229,7 @@ impl ReadArgs {
             (false, false) => Cache::Warm,
         };
         ReadStudy {
-            engines: select(Workload::FsRead, &common.engine)?,
+            engines: common.engines(Workload::FsRead)?,
             engines_named: !common.engine.is_empty(),
             depths: self.depth.clone(),
             threads: self.threads,

@@ -13,7 +13,7 @@ use super::common::{cpus_arg, duration_arg, parse_list, positive_duration_arg, r
 use super::common::{HelperArgs, OutputArgs};
 use super::load_hosts::LoadHostArgs;
 use crate::engines::uring::ring::{format_cpus, Helpers};
-use crate::engines::{default_list, select, Workload};
+use crate::engines::{default_list, select, with_aa_pair, Workload};
 use crate::load::Mode;
 use crate::studies::contender::Contender;
 use crate::studies::echo::EchoStudy;
@@ -86,9 +86,16 @@ pub struct NetStudyArgs {
     pub helpers: HelperArgs,
     /// Also count io_uring's own events in the kernel (SQEs, CQEs, io-wq punts, polls armed,
     /// task-work runs, CQ overflows, short writes) on the server's threads, for the report's
-    /// causes. Off by default: the counters cost the figures about 5% here (bench/counters.md).
+    /// causes: in 2 attribution rounds after the timed ones, whose rows are marked
+    /// `attribution` and never compared (the tracepoints cost some engines far more than
+    /// others: docs/rows.md). An equal-load sweep counts none.
     #[arg(long)]
     pub ring_events: bool,
+    /// Leave out the A/A pair: without --engine a study also measures epoll a second time
+    /// (epoll#2), an ordinary cell of every round, so the report can say how often it tells an
+    /// engine from itself.
+    #[arg(long)]
+    pub no_aa: bool,
     /// Servers close connections silent for this long (`serve --idle-timeout`), so the
     /// timeouts' cost per message is measured; loads keep every connection busy.
     #[arg(long, value_parser = duration_arg)]
@@ -402,6 +409,10 @@ impl NetStudyArgs {
             .iter()
             .map(|engine| engine.name)
             .ne(default_list(workload).split(','));
+        let engines = match engines_named || self.no_aa {
+            true => engines,
+            false => with_aa_pair(workload, engines),
+        };
         Ok(NetStudy {
             workload: workload.name(),
             engines,

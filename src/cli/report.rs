@@ -147,8 +147,9 @@ pub struct RunArgs {
     #[command(flatten)]
     pub load_hosts: LoadHostArgs,
     /// Every step also counts io_uring's own events in the kernel (`--ring-events`), so the
-    /// report can name causes such as io-wq punts and polls armed. Off by default: the counters
-    /// cost the figures about 5% here (bench/counters.md).
+    /// report can name causes such as io-wq punts and polls armed: in 2 attribution rounds after
+    /// each study's timed rounds, never in a timed one (the tracepoints cost some engines far
+    /// more than others: docs/rows.md). Off by default: they add 2 rounds to every study.
     #[arg(long)]
     pub ring_events: bool,
     /// The echo and HTTP steps' server loops, comma separated (`1,2,4`): a cell each, as

@@ -27,7 +27,7 @@ pub mod threads;
 pub mod uring;
 mod workload;
 
-pub use lookup::{default_list, engines_of, find, opcodes_used, select};
+pub use lookup::{baseline, default_list, engines_of, find, opcodes_used, select, with_aa_pair};
 
 pub use workload::Workload;
 

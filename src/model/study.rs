@@ -459,7 +459,8 @@ pub fn study_key(row: &Row) -> StudyKey {
 pub fn studies(rows: &[Row]) -> Vec<Study> {
     let mut keyed: Vec<(StudyKey, Vec<&Row>)> = Vec::new();
     let mut index_of: HashMap<String, usize> = HashMap::new();
-    for row in rows.iter().filter(|row| !is_equal_load_row(row)) {
+    // Attribution rounds ran with costly instruments on: their figures are never compared.
+    for row in (rows.iter()).filter(|row| !is_equal_load_row(row) && !row.is_attribution()) {
         let key = study_key(row);
         let index = *index_of.entry(key_text(&key)).or_insert(keyed.len());
         match keyed.get_mut(index) {

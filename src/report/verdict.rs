@@ -249,6 +249,8 @@ fn control_sentence(study: &Study) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::causes::tests::punted;
+    use crate::row::Row;
     use crate::model::study::tests::{paired_rows, row};
     use crate::row::params::{Param, Params};
     use serde_json::Value;
@@ -367,6 +369,45 @@ mod tests {
             text,
             "Only blocking ran: 1000 MB/s (median of 1 round). Controls: fio psync 500 MB/s \
              (median); blocking against it: 2.00×, undecided no interval, 1 round."
+        );
+    }
+
+    #[test]
+    fn the_verdict_says_why_the_baseline_won_and_why_a_winner_won() {
+        // Eight rounds, the machine moving every engine of a round alike.
+        let rounds = |make: &dyn Fn(u32, f64) -> Vec<Row>| -> Vec<Row> {
+            (1..=8)
+                .flat_map(|run| make(run, 1.0 + 0.1 * f64::from(run).sin()))
+                .collect()
+        };
+        let rows = rounds(&|run, machine| {
+            vec![
+                row("blocking", run, 1000.0 * machine, 1000),
+                punted("uring-single", run, 70.0 * machine, 1000),
+                punted("uring-ring", run, 900.0 * machine, 600),
+            ]
+        });
+        let text = verdict(&crate::analysis::Analysis::of_rows(&rows).studies[0]);
+        assert!(
+            text.contains(
+                " uring-single lost to blocking: 100% of its requests were punted to io-wq \
+                 workers (1000), which ran on 2 workers for 0.90 s of CPU and 2000 context \
+                 switches. uring-ring lost to blocking: 60% of its requests"
+            ),
+            "{text}"
+        );
+        let rows = rounds(&|run, machine| {
+            let mut defer = punted("uring-defer", run, 2000.0 * machine, 100);
+            defer.local_work_runs = Some(50);
+            vec![row("blocking", run, 1000.0 * machine, 1000), defer]
+        });
+        let text = verdict(&crate::analysis::Analysis::of_rows(&rows).studies[0]);
+        assert!(
+            text.ends_with(
+                " Why: uring-defer: it ran its completions when it asked for them, in 50 \
+                 batches of DEFER_TASKRUN local work (20 CQEs each)."
+            ),
+            "{text}"
         );
     }
 }

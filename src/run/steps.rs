@@ -106,7 +106,7 @@ pub const STEPS: &[Step] = &[
                 "--runtime",
                 "300ms",
                 "--engine",
-                "blocking,uring-single,uring-batch,uring-ring,uring-defer",
+                "blocking,blocking#2,uring-single,uring-batch,uring-ring,uring-defer",
                 "--runs",
                 "auto",
             ]),
@@ -131,7 +131,7 @@ pub const STEPS: &[Step] = &[
                 "--block-size",
                 "1m",
                 "--engine",
-                "blocking,uring-ring",
+                "blocking,blocking#2,uring-ring",
                 "--runs",
                 "auto",
             ]),
@@ -160,7 +160,7 @@ pub const STEPS: &[Step] = &[
                 "--runtime",
                 "300ms",
                 "--engine",
-                "blocking,uring-single,uring-batch,uring-ring",
+                "blocking,blocking#2,uring-single,uring-batch,uring-ring",
                 "--runs",
                 "auto",
             ]),
@@ -190,7 +190,7 @@ pub const STEPS: &[Step] = &[
                 "--runtime",
                 "200ms",
                 "--engine",
-                "blocking,threads,libaio,uring-ring,uring-defer",
+                "blocking,blocking#2,threads,libaio,uring-ring,uring-defer",
                 "--runs",
                 "auto",
             ]),
@@ -223,7 +223,7 @@ pub const STEPS: &[Step] = &[
                 "--size",
                 "16m",
                 "--engine",
-                "blocking,uring-link,uring-defer",
+                "blocking,blocking#2,uring-link,uring-defer",
                 "--runs",
                 "auto",
             ]),
@@ -250,7 +250,7 @@ pub const STEPS: &[Step] = &[
             // contenders add their cells at 50 connections and their integrity streams.
             Some(&[
                 "--engine",
-                "epoll,uring,uring-multishot,uring-defer,uring-bundle",
+                "epoll,epoll#2,uring,uring-multishot,uring-defer,uring-bundle",
                 "--connections",
                 "1,50",
                 "--duration",
@@ -334,7 +334,7 @@ pub const STEPS: &[Step] = &[
             Some(QUICK_NET),
             Some(&[
                 "--engine",
-                "epoll,uring,uring-defer,uring-bundle",
+                "epoll,epoll#2,uring,uring-defer,uring-bundle",
                 "--connections",
                 "50",
                 "--duration",
@@ -457,7 +457,7 @@ const FULL_SWEEP: &[&str] = &[
 /// Seed 000's echo at 2 connections, in the default and the full run alike.
 const ECHO_2: &[&str] = &[
     "--engine",
-    "epoll,uring",
+    "epoll,epoll#2,uring",
     "--connections",
     "2",
     "--duration",
@@ -471,7 +471,7 @@ const ECHO_2: &[&str] = &[
 /// The shape steps' arguments: one cell per engine, one short run.
 const SHAPE_16K: &[&str] = &[
     "--engine",
-    "epoll,uring-recv-inc",
+    "epoll,epoll#2,uring-recv-inc",
     "--payload",
     "16k",
     "--connections",
@@ -487,7 +487,7 @@ const SHAPE_16K: &[&str] = &[
 /// nothing within the first 500 ms here while its provided buffers refilled.
 const SHAPE_STREAM: &[&str] = &[
     "--engine",
-    "epoll,uring-multishot,uring-bundle",
+    "epoll,epoll#2,uring-multishot,uring-bundle",
     "--mode",
     "stream",
     "--connections",
@@ -523,6 +523,28 @@ pub fn plan(mode: Mode) -> Vec<&'static Step> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Goal: every default step that measures its baseline measures it twice (the A/A pair a
+    /// study adds to its default engines), but the equal-load sweeps (their own verdict rule).
+    #[test]
+    fn every_closed_loop_step_with_its_baseline_has_the_aa_pair() {
+        for step in plan(Mode::Default) {
+            let Some(list) = step.flag(Mode::Default, "--engine") else {
+                continue;
+            };
+            let engines: Vec<&str> = list.split(',').collect();
+            let workload = crate::engines::Workload::ALL
+                .into_iter()
+                .find(|workload| workload.name() == step.command.join("-"))
+                .expect("a step's workload");
+            let base = crate::engines::baseline(workload);
+            let copy = format!("{base}#2");
+            let sweep = step.args(Mode::Default).unwrap().contains(&"--sweep");
+            if engines.contains(&base) && !sweep {
+                assert!(engines.contains(&copy.as_str()), "{}: {list}", step.name);
+            }
+        }
+    }
 
     #[test]
     fn quick_is_a_subset_with_small_files_and_every_mode_has_every_workload() {

@@ -32,7 +32,7 @@ use crate::model::ladder::nearest_ran;
 use crate::model::study::studies;
 use crate::output::progress::Progress;
 use crate::output::{emit, write_text, Format};
-use crate::row::{Document, Row, PARTIAL_NOTE};
+use crate::row::{block_of, Document, Row, PARTIAL_NOTE};
 use crate::stats::rank::Outcome as Decision;
 use crate::system::stop::{interrupted_exit_code, stop_flag, stopped};
 
@@ -209,27 +209,104 @@ pub fn choose(
     Ok(chosen)
 }
 
+/// One round as a cell's measurement sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Round {
+    /// The number its rows carry in `run` (attribution rounds count on after the timed ones).
+    pub run: u32,
+    /// Its block of `BLOCK_ROUNDS` consecutive rounds: a study that keeps something across
+    /// rounds (a file study's file) makes it afresh when the block changes.
+    pub block: u32,
+    /// An attribution round: measured with the io_uring tracepoints on, for the causes only.
+    /// A timed round never has them (they cost the engines unevenly: docs/rows.md).
+    pub attribution: bool,
+}
+
+impl Round {
+    /// Timed round `run`.
+    pub fn timed(run: u32) -> Round {
+        Round {
+            run,
+            block: block_of(run),
+            attribution: false,
+        }
+    }
+}
+
+/// Attribution rounds a study adds after its timed rounds when `--ring-events` asks for the
+/// io_uring tracepoints: the causes read the median of each engine's counts over them, and
+/// counts of work done per operation vary far less from run to run than its time does.
+pub const ATTRIBUTION_ROUNDS: u32 = 2;
+
+/// The attribution rounds of a study that was (or was not) asked for the tracepoints.
+pub fn attribution_rounds(ring_events: bool) -> u32 {
+    if ring_events {
+        ATTRIBUTION_ROUNDS
+    } else {
+        0
+    }
+}
+
+/// The steps a study's progress bar counts: every cell in every round of the budget and in the
+/// attribution rounds.
+pub fn planned_steps(rounds: Rounds, attribution: u32, cells: usize) -> u64 {
+    u64::from(rounds.budget() + attribution) * cells as u64
+}
+
 /// Runs `measure(cell, round)` for every round and cell, each round in its own order
-/// (`round_order`). A run that fails becomes `failed_row(cell, round, reason)` and a line on
+/// (`round_order`). A run that fails becomes `failed_row(cell, run, reason)` and a line on
 /// stderr, and the study goes on; Ctrl-C ends it after the current cell, keeping what finished.
 /// With `Rounds::Auto` the study stops at a look where every comparison is settled
-/// (`settled`). Every row records the looks and the order's seed.
+/// (`settled`). Then, unless interrupted, `attribution` more rounds with the io_uring
+/// tracepoints on (`Round::attribution`; their rows marked `attribution`). Every row records
+/// the looks, its block and the order's seed.
 pub fn run_rounds<C: Cell>(
     rounds: Rounds,
+    attribution: u32,
     workload: &str,
     cells: &[C],
     progress: &Progress,
-    measure: impl FnMut(&C, u32) -> anyhow::Result<Row>,
+    mut measure: impl FnMut(&C, Round) -> anyhow::Result<Row>,
     failed_row: impl Fn(&C, u32, &str) -> Row,
 ) -> Outcome {
+    let looks = rounds.looks();
     let stages = Stages {
         first: 1,
         last: rounds.budget(),
-        looks: rounds.looks(),
+        looks: looks.clone(),
     };
-    run_stages(
-        stages, workload, cells, progress, measure, failed_row, settled,
-    )
+    let mut outcome = run_ordered(
+        stages,
+        false,
+        (workload, cells, progress),
+        &mut measure,
+        &failed_row,
+        settled,
+    );
+    if attribution == 0 || outcome.interrupted {
+        return outcome;
+    }
+    let timed = outcome.rows.iter().map(|row| row.run).max().unwrap_or(0);
+    progress.line(format!(
+        "ringside: {attribution} attribution round(s) with the io_uring tracepoints on, for the \
+         causes (their figures are not compared)"
+    ));
+    let stages = Stages {
+        first: timed + 1,
+        last: timed + attribution,
+        looks,
+    };
+    let more = run_ordered(
+        stages,
+        true,
+        (workload, cells, progress),
+        &mut measure,
+        &failed_row,
+        |_| false,
+    );
+    outcome.rows.extend(more.rows);
+    outcome.interrupted = more.interrupted;
+    outcome
 }
 
 /// The rounds a study runs: `first` to `last`, numbered so, and the looks at which it may stop
@@ -253,6 +330,26 @@ pub fn run_stages<C: Cell>(
     failed_row: impl Fn(&C, u32, &str) -> Row,
     settled: impl Fn(&[Row]) -> bool,
 ) -> Outcome {
+    run_ordered(
+        stages,
+        false,
+        (workload, cells, progress),
+        &mut |cell: &C, round: Round| measure(cell, round.run),
+        &failed_row,
+        settled,
+    )
+}
+
+/// `run_stages`, each round's measurement told its block and whether it is an `attribution`
+/// round (whose rows are marked so).
+fn run_ordered<C: Cell>(
+    stages: Stages,
+    attribution: bool,
+    (workload, cells, progress): (&str, &[C], &Progress),
+    measure: &mut impl FnMut(&C, Round) -> anyhow::Result<Row>,
+    failed_row: &impl Fn(&C, u32, &str) -> Row,
+    settled: impl Fn(&[Row]) -> bool,
+) -> Outcome {
     stop_flag();
     let Stages { first, last, looks } = stages;
     let seed = fastrand::u64(..);
@@ -261,7 +358,11 @@ pub fn run_stages<C: Cell>(
     // Each row's round and cell: the document lists them so, whatever order they ran in.
     let mut places: Vec<(u32, usize)> = Vec::with_capacity(rows.capacity());
     for round in first..=last {
-        for index in round_order(cells, workload, seed ^ u64::from(round)) {
+        let round = Round {
+            attribution,
+            ..Round::timed(round)
+        };
+        for index in round_order(cells, workload, seed ^ u64::from(round.run)) {
             let cell = &cells[index];
             if stopped() {
                 return Outcome {
@@ -269,7 +370,7 @@ pub fn run_stages<C: Cell>(
                     interrupted: true,
                 };
             }
-            progress.step(cell.step(round, last));
+            progress.step(cell.step(round.run, last));
             let mut row = match measure(cell, round) {
                 Ok(row) => row,
                 // A run cut short by Ctrl-C is not a failure of its engine.
@@ -281,15 +382,17 @@ pub fn run_stages<C: Cell>(
                 }
                 Err(error) => {
                     let reason = format!("{error:#}");
-                    progress.alert(format!("ringside: {}: {reason}", cell.failed(round)));
-                    failed_row(cell, round, &reason)
+                    progress.alert(format!("ringside: {}: {reason}", cell.failed(round.run)));
+                    failed_row(cell, round.run, &reason)
                 }
             };
             (row.looks, row.order_seed) = (looks.clone(), Some(seed));
+            (row.block, row.attribution) = (Some(round.block), attribution.then_some(true));
             rows.push(row);
-            places.push((round, index));
+            places.push((round.run, index));
             progress.done_step();
         }
+        let round = round.run;
         let look = looks.as_ref().is_some_and(|looks| looks.contains(&round));
         if look && round < last && settled(&rows) {
             progress.skip_steps(u64::from(last - round) * cells.len() as u64);
@@ -555,7 +658,16 @@ mod tests {
         };
         let failed = |_: &Named, _: u32, _: &str| Row::default();
         let progress = Progress::new(0, true);
-        let outcome = run_rounds(Rounds::Auto, "fs-write", &cells, &progress, measure, failed);
+        let measure = |cell: &Named, round: Round| measure(cell, round.run);
+        let outcome = run_rounds(
+            Rounds::Auto,
+            0,
+            "fs-write",
+            &cells,
+            &progress,
+            measure,
+            failed,
+        );
         let rounds = outcome.rows.iter().map(|row| row.run).max().unwrap_or(0);
         assert!(outcome
             .rows
@@ -606,6 +718,47 @@ mod tests {
             rounds.iter().all(|&n| n <= 24),
             "never past the budget: {rounds:?}"
         );
+    }
+
+    /// Goal: rows carry their block; attribution rounds follow the timed ones, numbered on,
+    /// their measurement told so and their rows marked; the timed rounds never are.
+    #[test]
+    fn attribution_rounds_follow_the_timed_ones_marked() {
+        let cells = [Named("blocking", 1), Named("uring-single", 1)];
+        let mut told = Vec::new();
+        let measure = |cell: &Named, round: Round| -> anyhow::Result<Row> {
+            told.push((round.run, round.block, round.attribution));
+            Ok(Row {
+                workload: "fs-write".into(),
+                engine: cell.0.into(),
+                run: round.run,
+                verified: true,
+                ..Row::default()
+            })
+        };
+        let failed = |_: &Named, _: u32, _: &str| Row::default();
+        let progress = Progress::new(0, true);
+        let outcome = run_rounds(
+            Rounds::Exactly(5),
+            2,
+            "fs-write",
+            &cells,
+            &progress,
+            measure,
+            failed,
+        );
+        assert_eq!(outcome.rows.len(), 14);
+        for row in &outcome.rows {
+            assert_eq!(row.block, Some(row.block()));
+            assert_eq!(row.block(), (row.run - 1) / 4 + 1);
+            assert_eq!(row.is_attribution(), row.run > 5, "run {}", row.run);
+        }
+        let attributed: Vec<(u32, u32, bool)> = told.iter().filter(|t| t.2).copied().collect();
+        assert_eq!(
+            attributed,
+            [(6, 2, true), (6, 2, true), (7, 2, true), (7, 2, true)]
+        );
+        assert!(told[..10].iter().all(|&(run, _, on)| run <= 5 && !on));
     }
 
     #[test]

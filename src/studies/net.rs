@@ -24,7 +24,10 @@ pub use sweep::{Runner, Sweep};
 
 use super::contender::{self, Contender};
 use super::serve::runs_event_loops;
-use super::{choose, finish, run_rounds, Cell, Chosen, Destination, Rounds};
+use super::{
+    attribution_rounds, choose, finish, planned_steps, run_rounds, Cell, Chosen, Destination,
+    Round, Rounds,
+};
 use crate::engines::EngineDef;
 use crate::load::{LoadPlan, Mode, STREAM_WINDOW_BYTES};
 use crate::output::progress::Progress;
@@ -363,14 +366,20 @@ impl NetStudy {
                 .collect(),
             None => Vec::new(),
         };
+        // The sweep's runs are all timed: its rounds add no attribution round.
+        let attribution = attribution_rounds(self.rig.ring_events && self.sweep.is_none());
         let steps = match &self.sweep {
             Some(sweep) => sweep.steps(cells.len(), self.rounds),
-            None => cells.len() as u64 * u64::from(self.rounds.budget()),
+            None => planned_steps(self.rounds, attribution, cells.len()),
         } + checks.len() as u64;
         let progress = Progress::new(steps, self.quiet);
         let failures = ContenderFailures::default();
-        let measure = |cell: &NetCell, run: u32, plan: LoadPlan| -> anyhow::Result<Row> {
-            let rig = rig_of(cell);
+        let measure = |cell: &NetCell, round: Round, plan: LoadPlan| -> anyhow::Result<Row> {
+            let run = round.run;
+            let rig = Rig {
+                ring_events: round.attribution,
+                ..rig_of(cell)
+            };
             let unavailable = chosen
                 .as_ref()
                 .and_then(|c| c.unavailable(cell.server_def()?));
@@ -422,7 +431,7 @@ impl NetStudy {
                 &mut Runner {
                     workload: self.workload,
                     progress: &progress,
-                    measure: |cell: &NetCell, run| measure(cell, run, plan_of(cell)),
+                    measure: |cell: &NetCell, run| measure(cell, Round::timed(run), plan_of(cell)),
                     failed_row: |cell: &NetCell, run, reason: &str| {
                         failed(cell, run, reason, plan_of(cell))
                     },
@@ -430,20 +439,22 @@ impl NetStudy {
             ),
             None => run_rounds(
                 self.rounds,
+                attribution,
                 self.workload,
                 &cells,
                 &progress,
-                |cell, run| measure(cell, run, plan_of(cell)),
+                |cell, round| measure(cell, round, plan_of(cell)),
                 |cell, run, reason| failed(cell, run, reason, plan_of(cell)),
             ),
         };
         if let (Some(plan), false) = (integrity, outcome.interrupted || checks.is_empty()) {
             let more = run_rounds(
                 Rounds::Exactly(1),
+                0,
                 self.workload,
                 &checks,
                 &progress,
-                |cell, run| measure(cell, run, plan(cell)),
+                |cell, round| measure(cell, round, plan(cell)),
                 |cell, run, reason| failed(cell, run, reason, plan(cell)),
             );
             outcome.rows.extend(more.rows);

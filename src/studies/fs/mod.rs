@@ -17,7 +17,9 @@ use std::process::ExitCode;
 
 use serde_json::{Map, Value};
 
-use super::{choose, finish, run_rounds, Cell, Destination, Rounds};
+use super::{
+    attribution_rounds, choose, finish, planned_steps, run_rounds, Cell, Destination, Round, Rounds,
+};
 use crate::engines::aligned::AlignedBuffer;
 use crate::engines::blocking::file::io_error;
 use crate::engines::file::{FileEngine, FileOutcome};
@@ -201,22 +203,16 @@ impl FileStudy {
         // is made and laid out would otherwise kill the process with its scratch file; the
         // layout stops at it and the study ends with nothing measured.
         crate::system::stop::stop_flag();
-        let scratch = Scratch::create(&self.dir)?;
-        let file = scratch.open(self.direct)?;
         let mut data = AlignedBuffer::random_until(
             self.size as usize,
             self.seed,
             crate::system::stop::stopped,
         );
-        if !self.fresh {
-            lay_out(&file, data.as_slice(), self.block_size as usize)?;
-            // A stopped layout is removed unread: syncing what it wrote would hold Ctrl-C off
-            // for as long as the disk takes to write it.
-            if !crate::system::stop::stopped() {
-                self.make_durable(&file)?;
-            }
-        }
-        let steps = u64::from(self.rounds.budget()) * engines.len() as u64;
+        let (mut scratch, mut file) = self.laid_out(&data)?;
+        // The block the file was laid out for: each block of rounds gets a file of its own.
+        let mut laid_for = 1;
+        let attribution = attribution_rounds(self.ring_events);
+        let steps = planned_steps(self.rounds, attribution, engines.len());
         let progress = Progress::new(steps, self.quiet);
         let failed_row = |def: &&'static EngineDef, run: u32, reason: &str| {
             let params = self.params();
@@ -232,9 +228,22 @@ impl FileStudy {
             row.fail(reason);
             row
         };
-        let measure = |&def: &&'static EngineDef, run: u32| -> anyhow::Result<Row> {
+        let measure = |&def: &&'static EngineDef, round: Round| -> anyhow::Result<Row> {
+            let run = round.run;
             if let Some(reason) = chosen.unavailable(def) {
                 return Ok(failed_row(&def, run, &reason));
+            }
+            // A new block's first run lays out a new file, untimed, then removes the old one:
+            // the removal's discards reach the device before any run is timed on the new one.
+            if round.block != laid_for && !round.attribution && !self.fresh {
+                let started = std::time::Instant::now();
+                let (new_scratch, new_file) = self.laid_out(&data)?;
+                let laid = started.elapsed();
+                // Closed before its directory goes, so the file is freed at the removal.
+                drop(std::mem::replace(&mut file, new_file));
+                drop(std::mem::replace(&mut scratch, new_scratch));
+                laid_for = round.block;
+                progress.line(refreshed_line(round.block, laid, started.elapsed() - laid));
             }
             stamp_blocks(data.as_mut_slice(), self.block_size as usize, run);
             if self.fresh {
@@ -245,7 +254,7 @@ impl FileStudy {
             let context = RunContext {
                 def,
                 helpers: &self.helpers,
-                ring_events: self.ring_events,
+                ring_events: round.attribution,
                 run,
                 file: &file,
                 data: &data,
@@ -259,6 +268,7 @@ impl FileStudy {
         let workload = self.workload.name();
         let outcome = run_rounds(
             self.rounds,
+            attribution,
             workload,
             &engines,
             &progress,
@@ -310,12 +320,42 @@ impl FileStudy {
         kept
     }
 
+    /// A new scratch directory with the study's file, laid out with `data` (unless each run
+    /// starts from an empty file, `--fresh`) and made durable where the study asks.
+    fn laid_out(&self, data: &AlignedBuffer) -> anyhow::Result<(Scratch, File)> {
+        let scratch = Scratch::create(&self.dir)?;
+        let file = scratch.open(self.direct)?;
+        if !self.fresh {
+            lay_out(&file, data.as_slice(), self.block_size as usize)?;
+            // A stopped layout is removed unread: syncing what it wrote would hold Ctrl-C off
+            // for as long as the disk takes to write it.
+            if !crate::system::stop::stopped() {
+                self.make_durable(&file)?;
+            }
+        }
+        Ok((scratch, file))
+    }
+
     fn make_durable(&self, file: &File) -> anyhow::Result<()> {
         if self.durable_setup {
             rustix::fs::fsync(file).map_err(|error| io_error("fsync", error))?;
         }
         Ok(())
     }
+}
+
+/// What the progress says when a block's file was laid out afresh (and the old one removed).
+pub(super) fn refreshed_line(
+    block: u32,
+    laid: std::time::Duration,
+    removed: std::time::Duration,
+) -> String {
+    format!(
+        "ringside: block {block}: a fresh file laid out in {} ms, the old one removed in {} ms \
+         (untimed)",
+        laid.as_millis(),
+        removed.as_millis()
+    )
 }
 
 /// Marks the row of a run a signal ended before its `planned` operations: the run's stop check

@@ -35,7 +35,9 @@ use crate::output::progress::Progress;
 use crate::report::terminal_text;
 use crate::row::params::{Param, Params};
 use crate::row::{Row, Tally};
-use crate::studies::{choose, finish, run_rounds, Cell, Destination, Rounds};
+use crate::studies::{
+    attribution_rounds, choose, finish, planned_steps, run_rounds, Cell, Destination, Round, Rounds,
+};
 use crate::units::format_size;
 
 /// The engines that keep one read in flight whatever `--depth` says: run at depth 1 only.
@@ -250,23 +252,29 @@ impl ReadStudy {
             seed: self.seed,
         };
         // A warm study checks every block of a kept file, which caches it as a layout would.
-        let read_file = match &self.filename {
+        let mut read_file = match &self.filename {
             Some(path) => ReadFile::named(path, layout, self.cache == Cache::Warm)?,
             None => ReadFile::scratch(&self.dir, layout)?,
         };
         let stamp = Stamp::new(self.seed);
-        let file = read_file.open(self.cache == Cache::Direct)?;
-        advise(&file, self.access_advice())?;
+        let mut file = self.open(&read_file)?;
+        // The block the scratch file was laid out for: each block of rounds reads a file of its
+        // own (a named file is the user's, laid out once and kept).
+        let mut laid_for = 1;
         let mut order: Vec<u32> = (0..self.blocks() as u32).collect();
-        let steps = u64::from(self.rounds.budget()) * cells.len() as u64;
+        let attribution = attribution_rounds(self.ring_events);
+        let steps = planned_steps(self.rounds, attribution, cells.len());
         let progress = Progress::new(steps, self.quiet);
-        let params = |depth: u32| {
+        let params = |depth: u32, read_file: &ReadFile| {
             let mut params = self.params(depth);
             params.put(Param::Layout, read_file.layout_name());
             params
         };
+        // Every file of the study is laid out alike: the first one names them all.
+        let layout_name = read_file.layout_name();
         let failed_row = |cell: &ReadCell, run: u32, reason: &str| {
-            let params = params(cell.depth);
+            let mut params = self.params(cell.depth);
+            params.put(Param::Layout, layout_name);
             let measured = Default::default();
             let mut row = Row::measured(
                 "fs-read",
@@ -279,9 +287,23 @@ impl ReadStudy {
             row.fail(reason);
             row
         };
-        let measure = |cell: &ReadCell, run: u32| -> anyhow::Result<Row> {
+        let measure = |cell: &ReadCell, round: Round| -> anyhow::Result<Row> {
+            let run = round.run;
             if let Some((_, reason)) = refused.iter().find(|(def, _)| def.name == cell.def.name) {
                 return Ok(failed_row(cell, run, reason));
+            }
+            let scratch = matches!(read_file, ReadFile::Scratch(_));
+            if round.block != laid_for && !round.attribution && scratch {
+                // Laid out before the old file goes: its removal is untimed too.
+                let started = std::time::Instant::now();
+                let fresh = ReadFile::scratch(&self.dir, layout)?;
+                let fresh_file = self.open(&fresh)?;
+                let laid = started.elapsed();
+                drop(std::mem::replace(&mut file, fresh_file));
+                drop(std::mem::replace(&mut read_file, fresh));
+                laid_for = round.block;
+                let removed = started.elapsed() - laid;
+                progress.line(super::refreshed_line(round.block, laid, removed));
             }
             if !self.sequential {
                 fastrand::Rng::with_seed(self.seed ^ u64::from(run)).shuffle(&mut order);
@@ -289,8 +311,9 @@ impl ReadStudy {
             if self.cache == Cache::Cold {
                 advise(&file, rustix::fs::Advice::DontNeed)?;
             }
+            let params = params(cell.depth, &read_file);
             let mut row = super::on_a_thread_of_its_own(|| {
-                self.measure(cell, run, &file, &order, stamp, params(cell.depth))
+                self.measure(cell, round, &file, &order, stamp, params)
             })?;
             super::mark_if_signalled(&mut row, self.size / self.block_size);
             progress.line(line(&row));
@@ -298,6 +321,7 @@ impl ReadStudy {
         };
         let outcome = run_rounds(
             self.rounds,
+            attribution,
             "fs-read",
             &cells,
             &progress,
@@ -311,6 +335,13 @@ impl ReadStudy {
         finish(outcome, &env_dir, &self.destination, terminal_text)
     }
 
+    /// Opens the study's file for its reads, advised for their order.
+    fn open(&self, read_file: &ReadFile) -> anyhow::Result<File> {
+        let file = read_file.open(self.cache == Cache::Direct)?;
+        advise(&file, self.access_advice())?;
+        Ok(file)
+    }
+
     fn access_advice(&self) -> rustix::fs::Advice {
         if self.sequential {
             rustix::fs::Advice::Sequential
@@ -322,7 +353,7 @@ impl ReadStudy {
     fn measure(
         &self,
         cell: &ReadCell,
-        run: u32,
+        round: Round,
         file: &File,
         order: &[u32],
         stamp: Stamp,
@@ -343,14 +374,14 @@ impl ReadStudy {
             should_stop: &should_stop,
         };
         let mut meter = meter_for_run()
-            .with_ring_events(self.ring_events)
+            .with_ring_events(round.attribution)
             .with_device(BlockDevice::of_file(file));
         let outcome = make(cell.def, &self.helpers).read(&job, &mut meter)?;
         let mut row = Row::measured(
             "fs-read",
             cell.def.name,
             params,
-            run,
+            round.run,
             &outcome.measured,
             outcome.tally,
         );
