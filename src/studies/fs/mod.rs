@@ -17,7 +17,7 @@ use std::process::ExitCode;
 
 use serde_json::{Map, Value};
 
-use super::{choose, finish, run_rounds, Cell, Destination, Rounds};
+use super::{choose, finish, run_rounds, Cell, Destination, Plan, Rounds};
 use crate::engines::aligned::AlignedBuffer;
 use crate::engines::blocking::file::io_error;
 use crate::engines::file::{FileEngine, FileOutcome};
@@ -26,7 +26,7 @@ use crate::engines::uring::file::pinned_bytes;
 use crate::engines::uring::ring::Helpers;
 use crate::engines::{EngineDef, Make, Workload};
 use crate::measure::{meter_for_run, BlockDevice, Meter};
-use crate::output::progress::Progress;
+use crate::output::progress::Say;
 use crate::report::terminal_text;
 use crate::row::params::{Param, Params};
 use crate::row::{Row, Tally, PARTIAL_NOTE};
@@ -45,7 +45,10 @@ pub struct FileStudy {
     pub destination: Destination,
     /// Pin the measuring thread to this CPU.
     pub cpu: Option<usize>,
-    pub quiet: bool,
+    /// What the study says on stderr (`--quiet`, `-v`).
+    pub say: Say,
+    /// The longest a run may take (`fs write --runtime`): its planned time.
+    pub run_cap: Option<std::time::Duration>,
     /// The kernel threads the io_uring engines set up (the same for every engine and run).
     pub helpers: Helpers,
     /// Count io_uring's tracepoints in each run (`--ring-events`).
@@ -192,7 +195,7 @@ impl FileStudy {
         line: impl Fn(&Row) -> String,
     ) -> anyhow::Result<ExitCode> {
         self.check()?;
-        let chosen = choose(self.engines_for_the_file(), self.engines_named, self.quiet)?;
+        let chosen = choose(self.engines_for_the_file(), self.engines_named, self.say)?;
         let engines = chosen.cells();
         if let Some(cpu) = self.cpu {
             crate::system::pin::pin_current_thread(cpu)?;
@@ -216,8 +219,9 @@ impl FileStudy {
                 self.make_durable(&file)?;
             }
         }
-        let steps = u64::from(self.rounds.budget()) * engines.len() as u64;
-        let progress = Progress::new(steps, self.quiet);
+        let study = self.workload.name().replacen('-', " ", 1);
+        let plan = Plan::rounds(&study, &engines, self.rounds, self.run_cap);
+        let progress = plan.progress(self.say);
         let failed_row = |def: &&'static EngineDef, run: u32, reason: &str| {
             let params = self.params();
             let workload = self.workload.name();
@@ -253,7 +257,7 @@ impl FileStudy {
             };
             let mut row = on_a_thread_of_its_own(|| measure(&context))?;
             mark_if_signalled(&mut row, self.size / self.block_size);
-            progress.line(line(&row));
+            progress.run_line(line(&row));
             Ok(row)
         };
         let workload = self.workload.name();
@@ -301,7 +305,7 @@ impl FileStudy {
             };
             match refused {
                 Ok(()) => kept.push(engine),
-                Err(reason) if !self.quiet => {
+                Err(reason) if !self.say.quiet => {
                     eprintln!("ringside: skipping {}: {reason}", engine.name)
                 }
                 Err(_) => {}

@@ -31,11 +31,11 @@ use crate::engines::needs::Feature;
 use crate::engines::uring::ring::Helpers;
 use crate::engines::{EngineDef, Make};
 use crate::measure::{meter_for_run, BlockDevice};
-use crate::output::progress::Progress;
+use crate::output::progress::Say;
 use crate::report::terminal_text;
 use crate::row::params::{Param, Params};
 use crate::row::{Row, Tally};
-use crate::studies::{choose, finish, run_rounds, Cell, Destination, Rounds};
+use crate::studies::{choose, finish, run_rounds, Cell, Destination, Plan, Rounds};
 use crate::units::format_size;
 
 /// The engines that keep one read in flight whatever `--depth` says: run at depth 1 only.
@@ -75,7 +75,8 @@ pub struct ReadStudy {
     pub rounds: Rounds,
     pub destination: Destination,
     pub cpu: Option<usize>,
-    pub quiet: bool,
+    /// What the study says on stderr (`--quiet`, `-v`).
+    pub say: Say,
     pub helpers: Helpers,
     pub ring_events: bool,
     pub dir: PathBuf,
@@ -172,7 +173,7 @@ impl ReadStudy {
     /// engines that cannot, each with why.
     fn cells(&self) -> anyhow::Result<(Vec<ReadCell>, Refused)> {
         let (for_the_file, mut refused) = self.engines_for_the_file();
-        let chosen = choose(for_the_file, self.engines_named, self.quiet)?;
+        let chosen = choose(for_the_file, self.engines_named, self.say)?;
         refused.extend(
             (chosen.unavailable.iter())
                 .map(|(def, reason)| (*def, format!("unavailable here: {reason}"))),
@@ -191,7 +192,7 @@ impl ReadStudy {
                 }
             }
         }
-        if !self.depths.contains(&1) && !self.quiet {
+        if !self.depths.contains(&1) && !self.say.quiet {
             for name in engines.iter().map(|def| def.name) {
                 if ONE_AT_A_TIME.contains(&name) {
                     eprintln!("ringside: skipping {name}: it reads at depth 1, not in --depth");
@@ -218,7 +219,10 @@ impl ReadStudy {
                         || engine.needs.features.contains(&Feature::DirectFile))
             });
         let reason = "it reads asynchronously only from an O_DIRECT file; add --direct";
-        for engine in refused.iter().filter(|_| !self.quiet || self.engines_named) {
+        for engine in refused
+            .iter()
+            .filter(|_| !self.say.quiet || self.engines_named)
+        {
             if self.engines_named {
                 eprintln!("ringside: {} cannot read this file: {reason}", engine.name);
             } else {
@@ -258,8 +262,9 @@ impl ReadStudy {
         let file = read_file.open(self.cache == Cache::Direct)?;
         advise(&file, self.access_advice())?;
         let mut order: Vec<u32> = (0..self.blocks() as u32).collect();
-        let steps = u64::from(self.rounds.budget()) * cells.len() as u64;
-        let progress = Progress::new(steps, self.quiet);
+        let runtime = Some(self.runtime).filter(|runtime| !runtime.is_zero());
+        let plan = Plan::rounds("fs read", &cells, self.rounds, runtime);
+        let progress = plan.progress(self.say);
         let params = |depth: u32| {
             let mut params = self.params(depth);
             params.put(Param::Layout, read_file.layout_name());
@@ -293,7 +298,7 @@ impl ReadStudy {
                 self.measure(cell, run, &file, &order, stamp, params(cell.depth))
             })?;
             super::mark_if_signalled(&mut row, self.size / self.block_size);
-            progress.line(line(&row));
+            progress.run_line(line(&row));
             Ok(row)
         };
         let outcome = run_rounds(
