@@ -554,6 +554,29 @@ impl Row {
     pub fn params_text(&self) -> String {
         crate::stats::params_text(&self.params)
     }
+
+    /// The study the row belongs to, as results.csv's `study` column: its workload and a
+    /// checksum of the parameters every engine of the study shares (those of
+    /// `study_params`, keys sorted), so rows group by study without reading `params.*`, and
+    /// the same study has the same id in every document.
+    pub fn study_id(&self) -> String {
+        let mut params: Vec<(&String, &Value)> = self.study_params().collect();
+        params.sort_by_key(|(key, _)| *key);
+        let text = serde_json::to_string(&params).expect("parameters serialise");
+        format!("{}-{:08x}", self.workload, crc32fast::hash(text.as_bytes()))
+    }
+
+    /// The cell the row measured, as results.csv's `cell` column: its study and its engine.
+    pub fn cell_id(&self) -> String {
+        format!("{}/{}", self.study_id(), self.engine)
+    }
+
+    /// The parameters that make the row's study (what `model::study::study_key` groups by):
+    /// all of them but the control marker and the settings an engine chose for itself.
+    pub fn study_params(&self) -> impl Iterator<Item = (&String, &Value)> {
+        (self.params.iter())
+            .filter(|(key, _)| *key != Param::Control.key() && !is_engine_setting(key))
+    }
 }
 
 /// Whether a `params` key is a setting an engine chose for itself (`iowq_*`, `sqpoll_*`: the

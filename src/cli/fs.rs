@@ -112,7 +112,8 @@ impl FileShape<'_> {
             rounds: common.runs,
             destination: common.output.destination()?,
             cpu: common.cpu,
-            quiet: common.quiet,
+            say: common.say.say(),
+            run_cap: None,
             helpers: common.helpers.resolve(common.cpu)?,
             ring_events: common.ring_events,
             dir: self.dir.clone(),
@@ -147,7 +148,9 @@ impl WriteArgs {
             fsync_end: self.fsync_end,
             runtime: self.runtime,
         };
-        crate::studies::fs::write::run(&shape.study(Workload::FsWrite, false)?, options)
+        let mut study = shape.study(Workload::FsWrite, false)?;
+        study.run_cap = Some(self.runtime).filter(|runtime| !runtime.is_zero());
+        crate::studies::fs::write::run(&study, options)
     }
 }
 
@@ -236,7 +239,7 @@ impl ReadArgs {
             rounds: common.runs,
             destination: common.output.destination()?,
             cpu: common.cpu,
-            quiet: common.quiet,
+            say: common.say.say(),
             helpers: common.helpers.resolve(common.cpu)?,
             ring_events: common.ring_events,
             dir: self.scratch.dir.clone(),

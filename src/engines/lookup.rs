@@ -94,6 +94,15 @@ pub fn with_aa_pair(
     engines
 }
 
+/// Every engine of `workload` a study can run (`--full`): all of them but those that need a
+/// NIC's queue, which a study's network never has (they stay available by name, and their
+/// rows say why they cannot run).
+pub fn full_list(workload: Workload) -> Vec<&'static EngineDef> {
+    engines_of(workload)
+        .filter(|engine| !engine.needs.features.iter().any(|f| f.needs_a_nic()))
+        .collect()
+}
+
 /// The default engines of `workload` as one comma-separated list (a flag's default).
 pub fn default_list(workload: Workload) -> &'static str {
     static LISTS: OnceLock<Vec<String>> = OnceLock::new();

@@ -250,9 +250,9 @@ fn control_sentence(study: &Study) -> Option<String> {
 mod tests {
     use super::*;
     use crate::analysis::causes::tests::punted;
-    use crate::row::Row;
     use crate::model::study::tests::{paired_rows, row};
     use crate::row::params::{Param, Params};
+    use crate::row::Row;
     use serde_json::Value;
 
     #[test]

@@ -5,9 +5,9 @@
 /// How long the whole study may take.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
-    /// About a minute: for CI and a first look.
+    /// A smoke run: for CI and a first look.
     Quick,
-    /// About eight minutes on a 2-core machine.
+    /// The answer in rounds until decided (`MEASURED_TIME`).
     Default,
     /// The source documents' own sizes and durations.
     Full,
@@ -35,6 +35,7 @@ pub enum Control {
 }
 
 /// One step of the study.
+#[derive(Debug)]
 pub struct Step {
     pub name: &'static str,
     /// The subcommand, e.g. `["fs", "write"]`.
@@ -56,6 +57,34 @@ pub struct Step {
     /// seconds they add.
     pub contenders: [Option<&'static str>; 3],
     pub contender_seconds: [u64; 3],
+    /// Its place in the order `run --budget` keeps steps in (1 first): the steps that answer
+    /// the main question for files and the network, then the equal-load sweeps, then the
+    /// shapes beyond them.
+    pub rank: u8,
+    /// Whether the report judges published claims from its studies (`run --only claims`).
+    pub claims: bool,
+}
+
+/// A part of the study `run --only` keeps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Only {
+    // The file steps (`--only`'s help says what each holds).
+    Fs,
+    // The echo and HTTP steps.
+    Net,
+    // The steps the report judges published claims from.
+    Claims,
+}
+
+impl Only {
+    /// Whether `step` is in this part.
+    pub fn keeps(self, step: &Step) -> bool {
+        match self {
+            Only::Fs => step.command[0] == "fs",
+            Only::Net => step.command[0] != "fs",
+            Only::Claims => step.claims,
+        }
+    }
 }
 
 impl Step {
@@ -119,6 +148,8 @@ pub const STEPS: &[Step] = &[
         control: Some(Control::FioWrite),
         contenders: [None, None, None],
         contender_seconds: [0, 0, 0],
+        rank: 1,
+        claims: true,
     },
     Step {
         name: "fs write 1m",
@@ -144,6 +175,8 @@ pub const STEPS: &[Step] = &[
         control: Some(Control::FioWrite),
         contenders: [None, None, None],
         contender_seconds: [0, 0, 0],
+        rank: 11,
+        claims: true,
     },
     Step {
         // The O_DIRECT column of the file ladder, and the only step where the IOPOLL rungs can
@@ -173,6 +206,8 @@ pub const STEPS: &[Step] = &[
         control: None,
         contenders: [None, None, None],
         contender_seconds: [0, 0, 0],
+        rank: 8,
+        claims: false,
     },
     Step {
         // Random 4 KiB O_DIRECT reads at depths 1 and 32 (issue 21): every read engine, the
@@ -213,6 +248,8 @@ pub const STEPS: &[Step] = &[
         control: Some(Control::FioRead),
         contenders: [None, None, None],
         contender_seconds: [0, 0, 0],
+        rank: 7,
+        claims: false,
     },
     Step {
         name: "fs cycle",
@@ -236,6 +273,8 @@ pub const STEPS: &[Step] = &[
         control: None,
         contenders: [None, None, None],
         contender_seconds: [0, 0, 0],
+        rank: 4,
+        claims: true,
     },
     Step {
         name: "echo",
@@ -278,6 +317,8 @@ pub const STEPS: &[Step] = &[
         // A contender's cell costs about one engine cell and its start (Node's ≈ 0.3 s), plus
         // one 1.5 s integrity stream each.
         contender_seconds: [20, 45, 440],
+        rank: 2,
+        claims: true,
     },
     Step {
         // Seed 000's claim that io_uring falls behind epoll at 2 connections (`ringside claims
@@ -293,6 +334,8 @@ pub const STEPS: &[Step] = &[
         control: None,
         contenders: [None, None, None],
         contender_seconds: [0, 0, 0],
+        rank: 9,
+        claims: true,
     },
     Step {
         // Issue 22's shapes beyond 64-byte ping-pong, one short cell each within the run's
@@ -313,6 +356,8 @@ pub const STEPS: &[Step] = &[
         control: None,
         contenders: [None, None, None],
         contender_seconds: [0, 0, 0],
+        rank: 12,
+        claims: false,
     },
     Step {
         name: "echo stream",
@@ -326,6 +371,8 @@ pub const STEPS: &[Step] = &[
         control: None,
         contenders: [None, None, None],
         contender_seconds: [0, 0, 0],
+        rank: 10,
+        claims: true,
     },
     Step {
         name: "http",
@@ -360,6 +407,8 @@ pub const STEPS: &[Step] = &[
         control: Some(Control::WrkHttp),
         contenders: [Some("50"), Some("50"), Some("50")],
         contender_seconds: [12, 36, 420],
+        rank: 3,
+        claims: true,
     },
     Step {
         // At 50 connections the closed loop above saturates the client, so its throughputs
@@ -378,6 +427,8 @@ pub const STEPS: &[Step] = &[
         control: None,
         contenders: [None, None, None],
         contender_seconds: [0, 0, 0],
+        rank: 5,
+        claims: false,
     },
     Step {
         name: "http equal load",
@@ -394,6 +445,8 @@ pub const STEPS: &[Step] = &[
         control: None,
         contenders: [None, None, None],
         contender_seconds: [0, 0, 0],
+        rank: 6,
+        claims: false,
     },
 ];
 

@@ -76,7 +76,7 @@ pub fn run(plan: &LoadPlan, args: &LoadCommand) -> anyhow::Result<ExitCode> {
     let destination = &args.destination;
     let summary = (plan.mode == Mode::Http
         && destination.format == Format::Table
-        && destination.markdown.is_none()
+        && !destination.markdown
         && destination.path.is_none())
     .then(|| http_summary(&row));
     let env = crate::probe::environment(std::path::Path::new("."));

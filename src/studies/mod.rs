@@ -23,6 +23,7 @@ pub mod serve;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 
@@ -30,7 +31,7 @@ use crate::engines::EngineDef;
 use crate::model::comparison::{table_comparisons, Metric, LOOKS};
 use crate::model::ladder::nearest_ran;
 use crate::model::study::studies;
-use crate::output::progress::Progress;
+use crate::output::progress::{took_line, Progress, Say};
 use crate::output::{emit, write_text, Format};
 use crate::row::{block_of, Document, Row, PARTIAL_NOTE};
 use crate::stats::rank::Outcome as Decision;
@@ -47,6 +48,142 @@ pub trait Cell {
     /// What, besides the engine, tells the cell apart from the study's other cells (a depth,
     /// a connection count): cells of one group are compared with one another.
     fn group(&self) -> String;
+    /// The planned time of one run of the cell: its warm-up, its window and a server's start
+    /// (None: the plan's time per cell, as a file run capped by `--runtime`).
+    fn planned(&self) -> Option<Duration> {
+        None
+    }
+}
+
+/// What a study will run and how long that takes, said on stderr before it starts
+/// (`Plan::progress`): its cells (engines × settings) × rounds, and the time their planned
+/// windows take.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// The study as typed: `echo`, `fs write`.
+    pub study: String,
+    /// What runs, in words.
+    pub what: String,
+    /// The planned time as far as the first look (every round with `--runs N`), and at most;
+    /// None where a run's time cannot be planned.
+    pub about: Option<Duration>,
+    pub most: Option<Duration>,
+    /// Cell runs at most.
+    pub runs: u64,
+    /// The most a cell's run may take where the cell has no planned time of its own
+    /// (`Cell::planned`): a file run's `--runtime`. Such a plan's times are caps.
+    pub cell: Option<Duration>,
+}
+
+impl Plan {
+    /// `rounds` of `cells`, each run as long as it plans, or at most `cell` (a cap: the plan
+    /// then says only how long the rounds may take at most).
+    pub fn rounds<C: Cell>(
+        study: &str,
+        cells: &[C],
+        rounds: Rounds,
+        cell: Option<Duration>,
+    ) -> Plan {
+        let distinct = |of: &dyn Fn(&C) -> String| {
+            let mut seen: Vec<String> = cells.iter().map(of).collect();
+            seen.sort();
+            seen.dedup();
+            seen.len()
+        };
+        let (engines, settings) = (distinct(&|c| c.engine()), distinct(&|c| c.group()));
+        let round: Option<Duration> = cells.iter().map(|c| c.planned().or(cell)).sum();
+        let (first, last) = match rounds {
+            Rounds::Auto => (LOOKS[0], rounds.budget()),
+            Rounds::Exactly(n) => (n, n),
+        };
+        let shape = match settings {
+            1 => format!("{engines} engines"),
+            _ => format!("{engines} engines × {settings} settings"),
+        };
+        let rounds_text = match rounds {
+            Rounds::Auto => {
+                format!("{first} to {last} rounds (fewer once every comparison is decided)")
+            }
+            Rounds::Exactly(1) => "1 round".to_string(),
+            Rounds::Exactly(n) => format!("{n} rounds"),
+        };
+        Plan {
+            study: study.to_string(),
+            what: format!("{} cells ({shape}) × {rounds_text}", cells.len()),
+            about: round.filter(|_| cell.is_none()).map(|round| round * first),
+            most: round.map(|round| round * last),
+            runs: cells.len() as u64 * u64::from(last),
+            cell,
+        }
+    }
+
+    /// The plan of a study bounded in runs, not rounds (the equal-load sweep), each run about
+    /// `cell` long: `what` it runs, at most `runs` runs.
+    pub fn bounded(study: &str, what: String, runs: u64, cell: Duration) -> Plan {
+        Plan {
+            study: study.to_string(),
+            what,
+            about: None,
+            most: Some(cell * u32::try_from(runs).unwrap_or(u32::MAX)),
+            runs,
+            cell: Some(cell),
+        }
+    }
+
+    /// `self`, then `attribution` rounds of `cells` with the io_uring tracepoints on (none:
+    /// `self` as it is).
+    pub fn and_attribution<C: Cell>(self, attribution: u32, cells: &[C]) -> Plan {
+        if attribution == 0 {
+            return self;
+        }
+        let study = self.study.clone();
+        let rounds = Plan::rounds(&study, cells, Rounds::Exactly(attribution), self.cell);
+        self.and(Plan {
+            what: format!("{attribution} attribution rounds, the tracepoints on"),
+            ..rounds
+        })
+    }
+
+    /// `self`, then `more` (a contender's integrity stream after the rounds).
+    pub fn and(self, more: Plan) -> Plan {
+        let sum = |a: Option<Duration>, b: Option<Duration>| Some(a? + b?);
+        Plan {
+            what: format!("{}; then {}", self.what, more.what),
+            about: sum(self.about, more.about.or(more.most)),
+            most: sum(self.most, more.most),
+            runs: self.runs + more.runs,
+            ..self
+        }
+    }
+
+    /// The line said before the study starts.
+    pub fn text(&self) -> String {
+        use crate::output::progress::time_text;
+        let time = match (self.about, self.most) {
+            (Some(about), Some(most)) if about < most => {
+                format!("about {}, at most {}", time_text(about), time_text(most))
+            }
+            (Some(_), Some(most)) => time_text(most),
+            (None, Some(most)) => format!("at most {}", time_text(most)),
+            _ => "its runs' time is not planned (nothing caps them)".to_string(),
+        };
+        let from = match self.cell {
+            Some(_) => "each run's --runtime cap",
+            None => "the runs' windows",
+        };
+        format!(
+            "ringside {}: {}; planned {time} from {from}",
+            self.study, self.what
+        )
+    }
+
+    /// Says the plan (unless quiet) and returns the study's bar over it.
+    pub fn progress(&self, say: Say) -> Progress {
+        if !say.quiet {
+            eprintln!("{}", self.text());
+        }
+        Progress::study(self.most, self.runs, self.cell, say)
+    }
 }
 
 /// How many rounds a study measures (`--runs`).
@@ -106,31 +243,45 @@ pub struct Destination {
     pub format: Format,
     /// A file instead of stdout.
     pub path: Option<PathBuf>,
-    /// Also the JSON document here, whatever `format` says.
-    pub json: Option<PathBuf>,
-    /// The report in Markdown instead of `format` (`-o FILE.md`), rendered by report/, which
-    /// studies do not import.
-    pub markdown: Option<fn(&Document) -> String>,
+    /// Copies in other forms, whatever `format` says (`--json FILE`, `--export-csv FILE`).
+    pub exports: Vec<(PathBuf, Export)>,
+    /// The report in Markdown instead of `format` (`-o FILE.md`).
+    pub markdown: bool,
+    /// The report in Markdown, rendered by report/, which studies do not import.
+    pub render_markdown: fn(&Document) -> String,
     /// What was written where, for stderr, when the file's name did not say.
     pub said: Option<String>,
 }
 
+/// A copy of the results in another form (hyperfine's `--export-json`, `--export-csv`,
+/// `--export-markdown`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Export {
+    Json,
+    Csv,
+    Markdown,
+}
+
 impl Destination {
-    /// Writes `document` where it goes: the JSON copy, then the file or stdout in its form,
+    /// Writes `document` where it goes: the copies, then the file or stdout in its form,
     /// `table` rendering the table form.
     pub fn write(
         &self,
         document: &Document,
         table: impl FnOnce(&[Row]) -> String,
     ) -> anyhow::Result<()> {
-        if let Some(path) = &self.json {
-            emit(document, Format::Json, Some(path))?;
+        for (path, export) in &self.exports {
+            match export {
+                Export::Json => emit(document, Format::Json, Some(path))?,
+                Export::Csv => emit(document, Format::Csv, Some(path))?,
+                Export::Markdown => write_text(&(self.render_markdown)(document), Some(path))?,
+            }
         }
         match (self.markdown, self.format) {
-            (Some(markdown), _) => write_text(&markdown(document), self.path.as_deref())?,
-            (None, Format::Table) => write_text(&table(&document.results), self.path.as_deref())
+            (true, _) => write_text(&(self.render_markdown)(document), self.path.as_deref())?,
+            (false, Format::Table) => write_text(&table(&document.results), self.path.as_deref())
                 .context("cannot write the results")?,
-            (None, format) => emit(document, format, self.path.as_deref())?,
+            (false, format) => emit(document, format, self.path.as_deref())?,
         }
         if let Some(said) = &self.said {
             eprintln!("{said}");
@@ -178,19 +329,16 @@ impl Chosen {
     }
 }
 
-/// Splits `engines` by whether they can run here. A default engine that cannot is skipped with
-/// a line on stderr (unless `quiet`); one the user `named` is kept, so that the study measures
-/// the others, gives it rows that say why, and exits `ENGINE_FAILED_EXIT`. Fails when none
-/// can run.
-pub fn choose(
-    engines: Vec<&'static EngineDef>,
-    named: bool,
-    quiet: bool,
-) -> anyhow::Result<Chosen> {
+/// Splits `engines` by whether they can run here. The defaults that cannot are left out with
+/// a line per reason naming them (unless quiet): io_uring switched off is one line, not one
+/// per rung. One the user `named` is kept, so that the study measures the others, gives it rows
+/// that say why, and exits `ENGINE_FAILED_EXIT`. Fails when none can run.
+pub fn choose(engines: Vec<&'static EngineDef>, named: bool, say: Say) -> anyhow::Result<Chosen> {
     let mut chosen = Chosen {
         runnable: Vec::new(),
         unavailable: Vec::new(),
     };
+    let mut left_out: Vec<(String, Vec<&str>)> = Vec::new();
     for engine in engines {
         match engine.availability() {
             Ok(()) => chosen.runnable.push(engine),
@@ -198,13 +346,18 @@ pub fn choose(
                 eprintln!("ringside: {} cannot run here: {reason}", engine.name);
                 chosen.unavailable.push((engine, reason));
             }
-            Err(reason) if !quiet => eprintln!("ringside: skipping {}: {reason}", engine.name),
-            Err(_) => {}
+            Err(reason) => match left_out.iter_mut().find(|(known, _)| *known == reason) {
+                Some((_, names)) => names.push(engine.name),
+                None => left_out.push((reason, vec![engine.name])),
+            },
         }
+    }
+    for (reason, names) in left_out.iter().filter(|_| !say.quiet) {
+        eprintln!("ringside: left out {}: {reason}", names.join(", "));
     }
     anyhow::ensure!(
         !chosen.runnable.is_empty(),
-        "none of the chosen engines can run here (see above)"
+        "none of the chosen engines can run here (`ringside engines` says why)"
     );
     Ok(chosen)
 }
@@ -245,12 +398,6 @@ pub fn attribution_rounds(ring_events: bool) -> u32 {
     } else {
         0
     }
-}
-
-/// The steps a study's progress bar counts: every cell in every round of the budget and in the
-/// attribution rounds.
-pub fn planned_steps(rounds: Rounds, attribution: u32, cells: usize) -> u64 {
-    u64::from(rounds.budget() + attribution) * cells as u64
 }
 
 /// Runs `measure(cell, round)` for every round and cell, each round in its own order
@@ -357,7 +504,12 @@ fn run_ordered<C: Cell>(
     let mut rows = Vec::with_capacity(cells.len() * rounds as usize);
     // Each row's round and cell: the document lists them so, whatever order they ran in.
     let mut places: Vec<(u32, usize)> = Vec::with_capacity(rows.capacity());
+    // A line per round for a log without the bar, where the stage is rounds (not a sweep's
+    // single screening run).
+    let counted = looks.is_some() || last > first;
+    let round_units: u64 = cells.iter().map(|c| progress.units(c.planned())).sum();
     for round in first..=last {
+        let started = Instant::now();
         let round = Round {
             attribution,
             ..Round::timed(round)
@@ -390,12 +542,20 @@ fn run_ordered<C: Cell>(
             (row.block, row.attribution) = (Some(round.block), attribution.then_some(true));
             rows.push(row);
             places.push((round.run, index));
-            progress.done_step();
+            progress.done_cell(cell.planned());
+        }
+        if counted {
+            let what = format!(
+                "ringside: round {} of {last}, {} runs",
+                round.run,
+                cells.len()
+            );
+            progress.log_line(took_line(&what, started, progress.time_of(round_units)));
         }
         let round = round.run;
         let look = looks.as_ref().is_some_and(|looks| looks.contains(&round));
         if look && round < last && settled(&rows) {
-            progress.skip_steps(u64::from(last - round) * cells.len() as u64);
+            progress.skip(u64::from(last - round) * round_units);
             progress.line(format!(
                 "ringside: every comparison settled after {round} rounds (--runs auto)"
             ));
@@ -657,7 +817,7 @@ mod tests {
             })
         };
         let failed = |_: &Named, _: u32, _: &str| Row::default();
-        let progress = Progress::new(0, true);
+        let progress = Progress::hidden();
         let measure = |cell: &Named, round: Round| measure(cell, round.run);
         let outcome = run_rounds(
             Rounds::Auto,
@@ -737,7 +897,7 @@ mod tests {
             })
         };
         let failed = |_: &Named, _: u32, _: &str| Row::default();
-        let progress = Progress::new(0, true);
+        let progress = Progress::hidden();
         let outcome = run_rounds(
             Rounds::Exactly(5),
             2,

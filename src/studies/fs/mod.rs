@@ -18,7 +18,7 @@ use std::process::ExitCode;
 use serde_json::{Map, Value};
 
 use super::{
-    attribution_rounds, choose, finish, planned_steps, run_rounds, Cell, Destination, Round, Rounds,
+    attribution_rounds, choose, finish, run_rounds, Cell, Destination, Plan, Round, Rounds,
 };
 use crate::engines::aligned::AlignedBuffer;
 use crate::engines::blocking::file::io_error;
@@ -28,7 +28,7 @@ use crate::engines::uring::file::pinned_bytes;
 use crate::engines::uring::ring::Helpers;
 use crate::engines::{EngineDef, Make, Workload};
 use crate::measure::{meter_for_run, BlockDevice, Meter};
-use crate::output::progress::Progress;
+use crate::output::progress::Say;
 use crate::report::terminal_text;
 use crate::row::params::{Param, Params};
 use crate::row::{Row, Tally, PARTIAL_NOTE};
@@ -47,7 +47,10 @@ pub struct FileStudy {
     pub destination: Destination,
     /// Pin the measuring thread to this CPU.
     pub cpu: Option<usize>,
-    pub quiet: bool,
+    /// What the study says on stderr (`--quiet`, `-v`).
+    pub say: Say,
+    /// The longest a run may take (`fs write --runtime`): its planned time.
+    pub run_cap: Option<std::time::Duration>,
     /// The kernel threads the io_uring engines set up (the same for every engine and run).
     pub helpers: Helpers,
     /// Count io_uring's tracepoints in each run (`--ring-events`).
@@ -194,7 +197,7 @@ impl FileStudy {
         line: impl Fn(&Row) -> String,
     ) -> anyhow::Result<ExitCode> {
         self.check()?;
-        let chosen = choose(self.engines_for_the_file(), self.engines_named, self.quiet)?;
+        let chosen = choose(self.engines_for_the_file(), self.engines_named, self.say)?;
         let engines = chosen.cells();
         if let Some(cpu) = self.cpu {
             crate::system::pin::pin_current_thread(cpu)?;
@@ -211,9 +214,11 @@ impl FileStudy {
         let (mut scratch, mut file) = self.laid_out(&data)?;
         // The block the file was laid out for: each block of rounds gets a file of its own.
         let mut laid_for = 1;
+        let study = self.workload.name().replacen('-', " ", 1);
         let attribution = attribution_rounds(self.ring_events);
-        let steps = planned_steps(self.rounds, attribution, engines.len());
-        let progress = Progress::new(steps, self.quiet);
+        let plan = Plan::rounds(&study, &engines, self.rounds, self.run_cap)
+            .and_attribution(attribution, &engines);
+        let progress = plan.progress(self.say);
         let failed_row = |def: &&'static EngineDef, run: u32, reason: &str| {
             let params = self.params();
             let workload = self.workload.name();
@@ -262,7 +267,7 @@ impl FileStudy {
             };
             let mut row = on_a_thread_of_its_own(|| measure(&context))?;
             mark_if_signalled(&mut row, self.size / self.block_size);
-            progress.line(line(&row));
+            progress.run_line(line(&row));
             Ok(row)
         };
         let workload = self.workload.name();
@@ -311,7 +316,7 @@ impl FileStudy {
             };
             match refused {
                 Ok(()) => kept.push(engine),
-                Err(reason) if !self.quiet => {
+                Err(reason) if !self.say.quiet => {
                     eprintln!("ringside: skipping {}: {reason}", engine.name)
                 }
                 Err(_) => {}

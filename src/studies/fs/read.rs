@@ -31,12 +31,12 @@ use crate::engines::needs::Feature;
 use crate::engines::uring::ring::Helpers;
 use crate::engines::{EngineDef, Make};
 use crate::measure::{meter_for_run, BlockDevice};
-use crate::output::progress::Progress;
+use crate::output::progress::Say;
 use crate::report::terminal_text;
 use crate::row::params::{Param, Params};
 use crate::row::{Row, Tally};
 use crate::studies::{
-    attribution_rounds, choose, finish, planned_steps, run_rounds, Cell, Destination, Round, Rounds,
+    attribution_rounds, choose, finish, run_rounds, Cell, Destination, Plan, Round, Rounds,
 };
 use crate::units::format_size;
 
@@ -77,7 +77,8 @@ pub struct ReadStudy {
     pub rounds: Rounds,
     pub destination: Destination,
     pub cpu: Option<usize>,
-    pub quiet: bool,
+    /// What the study says on stderr (`--quiet`, `-v`).
+    pub say: Say,
     pub helpers: Helpers,
     pub ring_events: bool,
     pub dir: PathBuf,
@@ -174,7 +175,7 @@ impl ReadStudy {
     /// engines that cannot, each with why.
     fn cells(&self) -> anyhow::Result<(Vec<ReadCell>, Refused)> {
         let (for_the_file, mut refused) = self.engines_for_the_file();
-        let chosen = choose(for_the_file, self.engines_named, self.quiet)?;
+        let chosen = choose(for_the_file, self.engines_named, self.say)?;
         refused.extend(
             (chosen.unavailable.iter())
                 .map(|(def, reason)| (*def, format!("unavailable here: {reason}"))),
@@ -193,7 +194,7 @@ impl ReadStudy {
                 }
             }
         }
-        if !self.depths.contains(&1) && !self.quiet {
+        if !self.depths.contains(&1) && !self.say.quiet {
             for name in engines.iter().map(|def| def.name) {
                 if ONE_AT_A_TIME.contains(&name) {
                     eprintln!("ringside: skipping {name}: it reads at depth 1, not in --depth");
@@ -220,7 +221,10 @@ impl ReadStudy {
                         || engine.needs.features.contains(&Feature::DirectFile))
             });
         let reason = "it reads asynchronously only from an O_DIRECT file; add --direct";
-        for engine in refused.iter().filter(|_| !self.quiet || self.engines_named) {
+        for engine in refused
+            .iter()
+            .filter(|_| !self.say.quiet || self.engines_named)
+        {
             if self.engines_named {
                 eprintln!("ringside: {} cannot read this file: {reason}", engine.name);
             } else {
@@ -263,8 +267,10 @@ impl ReadStudy {
         let mut laid_for = 1;
         let mut order: Vec<u32> = (0..self.blocks() as u32).collect();
         let attribution = attribution_rounds(self.ring_events);
-        let steps = planned_steps(self.rounds, attribution, cells.len());
-        let progress = Progress::new(steps, self.quiet);
+        let runtime = Some(self.runtime).filter(|runtime| !runtime.is_zero());
+        let plan = Plan::rounds("fs read", &cells, self.rounds, runtime)
+            .and_attribution(attribution, &cells);
+        let progress = plan.progress(self.say);
         let params = |depth: u32, read_file: &ReadFile| {
             let mut params = self.params(depth);
             params.put(Param::Layout, read_file.layout_name());
@@ -316,7 +322,7 @@ impl ReadStudy {
                 self.measure(cell, round, &file, &order, stamp, params)
             })?;
             super::mark_if_signalled(&mut row, self.size / self.block_size);
-            progress.line(line(&row));
+            progress.run_line(line(&row));
             Ok(row)
         };
         let outcome = run_rounds(
