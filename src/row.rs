@@ -3,6 +3,7 @@
 //! Field names are a contract read by scripts and later tools: units come last
 //! (`latency_ns_p99`, `bytes_per_sec`), names are never renamed, only added.
 
+pub mod merge;
 pub mod params;
 
 use params::{Param, Params};

@@ -16,6 +16,7 @@ use crate::model::equal_load::EqualLoad;
 use crate::model::ladder::{nearest_ran, steps, DID_NOT_RUN};
 use crate::model::regime::CellRegime;
 use crate::model::study::{op_noun, EngineSummary, Study};
+use crate::model::sweep::{Sweep, Swept};
 use crate::row::params::{Param, Params};
 use crate::row::Document;
 use crate::stats::rank::{Outcome, MIN_ROUNDS};
@@ -152,7 +153,33 @@ impl Screen {
 /// A study in words, its parameters after: "O_DIRECT 4 KiB writes", "random 4 KiB reads at
 /// queue depth 32", "the fsync page cycle", "echo, 50 connections, 64-byte messages".
 pub fn words(study: &Study) -> String {
-    let param = |p: Param| study.params.param(p);
+    words_except(study, &[])
+}
+
+/// A sweep's heading in words: its studies' words without the parameter it sweeps ("echo, 1
+/// connection: against size").
+pub fn sweep_words(sweep: &Sweep) -> String {
+    let Some((_, first)) = sweep.points.first() else {
+        return sweep.title.clone();
+    };
+    let mut left_out = sweep.swept.params().to_vec();
+    if sweep.swept == Swept::Size {
+        left_out.push(Param::BlockSize);
+    }
+    format!(
+        "{}: against {}",
+        words_except(first, &left_out),
+        sweep.noun()
+    )
+}
+
+/// `words`, saying nothing of the parameters `left_out`.
+fn words_except(study: &Study, left_out: &[Param]) -> String {
+    let param = |p: Param| {
+        (!left_out.contains(&p))
+            .then(|| study.params.param(p))
+            .flatten()
+    };
     let text = |p: Param| param(p).and_then(Value::as_str).map(str::to_string);
     let number = |p: Param| param(p).and_then(Value::as_u64);
     let size = |p: Param| {
@@ -392,12 +419,15 @@ pub fn tally(comparisons: &[Comparison], worse: &str) -> String {
     let reach = (comparisons.iter())
         .filter_map(|c| c.detectable)
         .reduce(f64::min)
-        .map_or("no interval yet".to_string(), |share| {
-            format!("{:.0}%", share * 100.0)
+        .map_or("too few rounds for an interval yet".to_string(), |share| {
+            format!(
+                "this run could tell apart differences beyond {:.0}%",
+                share * 100.0
+            )
         });
     format!(
         "{} of {} within 10% of it ({equivalent} of them within 3%), {} {worse}, {} not told \
-         apart; this run could tell apart differences beyond {reach}",
+         apart; {reach}",
         equivalent + within,
         comparisons.len(),
         worse_ones.count(),
@@ -423,10 +453,7 @@ pub fn zones(comparisons: &[Comparison]) -> String {
             continue;
         };
         let who: Vec<&str> = group.iter().map(|c| c.subject.as_str()).collect();
-        let figures: Vec<String> = group
-            .iter()
-            .map(|c| format!("{:.2}× {}", c.ratio, c.interval_text()))
-            .collect();
+        let figures: Vec<String> = group.iter().map(|c| c.ratio_text()).collect();
         let word = match first.outcome {
             Outcome::Undecided => {
                 let detectable = (group.iter())
@@ -491,25 +518,32 @@ fn load_text(load: &EqualLoad) -> (String, Verdict, Vec<Comparison>) {
         .filter(|c| !(c.is_different() && c.better()))
         .cloned()
         .collect();
-    let dropped = format!(
-        " ({} of {} did not hold the rate: the section names them with the highest rate each held)",
-        comparisons.len() - comparisons.iter().filter(held).count(),
-        comparisons.len()
+    let rounds = comparisons.iter().map(|c| c.rounds).max().unwrap_or(0);
+    let dropped = comparisons.len() - comparisons.iter().filter(held).count();
+    let held_not = match dropped {
+        0 => String::new(),
+        n => format!(
+            "; {n} of {} did not hold the rate: the section names them with the highest rate \
+             each held",
+            comparisons.len()
+        ),
+    };
+    let at = format!(
+        "at {} {noun}s/s ({}{held_not})",
+        format_count(rate),
+        rounds_text(rounds)
     );
     let said = match cheaper.as_slice() {
         [] => format!(
-            "at {} {noun}s/s no engine was shown to use less server CPU per {noun} than \
-             {reference}: {}{dropped}.",
-            format_count(rate),
+            "{at} no engine was shown to use less server CPU per {noun} than {reference}: {}.",
             tally(&rest, "costlier")
         ),
         _ => {
             let who: Vec<&str> = cheaper.iter().map(|c| c.subject.as_str()).collect();
             let figures: Vec<String> = cheaper.iter().map(|c| c.verdict_text()).collect();
             format!(
-                "at {} {noun}s/s {} used less server CPU per {noun} than {reference} ({}); of \
-                 the others, {}{dropped}.",
-                format_count(rate),
+                "{at} {} used less server CPU per {noun} than {reference} ({}); of the others, \
+                 {}.",
                 names(&who),
                 figures.join("; "),
                 tally(&rest, "costlier")
@@ -622,8 +656,8 @@ fn features(studies: &[Study], asked: &[Question]) -> (Vec<Feature>, Vec<Feature
 }
 
 /// One or two sentences from the decided answers: where an engine beat the baseline (its best
-/// decided ratio), where the baseline stayed ahead (the closest engine's), and how many answers
-/// decided neither.
+/// decided ratio), where the baseline stayed ahead (the closest engine's), where every engine
+/// was decided within the margins or behind it, and how many answers were not decided.
 fn headline(answers: &[Answer]) -> Vec<String> {
     let listed = |verdict: Verdict| -> Vec<String> {
         (answers.iter())
@@ -649,16 +683,31 @@ fn headline(answers: &[Answer]) -> Vec<String> {
     if !ahead.is_empty() {
         clauses.push(format!("the baseline stayed ahead for {}", joined(&ahead)));
     }
-    let rest = answers.len() - pays.len() - ahead.len();
+    // Decided, none better: each engine within the margins of the baseline or behind it.
+    let none_beat: Vec<String> = (answers.iter())
+        .filter(|answer| answer.verdict == Verdict::NoDifference)
+        .map(|answer| answer.words.clone())
+        .collect();
+    if !none_beat.is_empty() {
+        clauses.push(format!(
+            "no engine beat the baseline for {}",
+            joined(&none_beat)
+        ));
+    }
+    let undecided = (answers.iter())
+        .filter(|answer| answer.verdict == Verdict::Undecided)
+        .count();
     let mut sentences = Vec::new();
     if !clauses.is_empty() {
         sentences.push(format!("On this machine {}.", clauses.join("; ")));
     }
-    if rest > 0 {
-        sentences.push(format!(
-            "The other {rest} answers decided no difference beyond 3% either way (each says \
-             whether its engines were shown within 10% or not told apart)."
-        ));
+    let each = "each says how small a difference this run could tell apart";
+    match (undecided, clauses.is_empty()) {
+        (0, _) => {}
+        (1, true) => sentences.push(format!("The one answer was not decided ({each}).")),
+        (n, true) => sentences.push(format!("None of the {n} answers was decided ({each}).")),
+        (1, false) => sentences.push(format!("1 more answer was not decided ({each}).")),
+        (n, false) => sentences.push(format!("{n} more answers were not decided ({each}).")),
     }
     sentences
 }
@@ -728,7 +777,7 @@ fn caveats(document: &Document, studies: &[Study]) -> Vec<String> {
     if !short.is_empty() {
         caveats.push(format!(
             "fewer than {MIN_ROUNDS} rounds, too few to decide any comparison: {}.",
-            short.join(", ")
+            short.join("; ")
         ));
     }
     caveats
@@ -830,7 +879,8 @@ mod tests {
             assert!(!answer.text.contains("beat"), "{}", answer.text);
             assert!(answer.winner.is_none());
             assert!(
-                answer.text.contains("at equal load, which compares the servers, at 50.0k messages/s uring-defer used less server CPU per message than epoll (0.90× cheaper ["),
+                answer.text.contains("at equal load, which compares the servers, at 50.0k messages/s (")
+                    && answer.text.contains(") uring-defer used less server CPU per message than epoll (0.90× cheaper ["),
                 "{}",
                 answer.text
             );

@@ -141,6 +141,7 @@ impl OutputArgs {
             exports,
             markdown: form.markdown,
             render_markdown: render_markdown_report,
+            render_terminal: crate::report::terminal_text,
             said,
         })
     }

@@ -27,7 +27,7 @@ pub enum Swept {
 impl Swept {
     /// The parameters the sweep's studies may differ in (the thread count brings the CPUs split
     /// for it).
-    fn params(self) -> &'static [Param] {
+    pub fn params(self) -> &'static [Param] {
         match self {
             Swept::ServerThreads => &[
                 Param::ServerThreads,

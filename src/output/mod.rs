@@ -3,6 +3,7 @@
 //! names equal to the JSON keys, ready for duckdb) or the canonical JSON document; and progress
 //! on stderr (`progress`).
 
+pub mod html;
 pub mod progress;
 
 use std::io::Write;

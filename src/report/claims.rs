@@ -332,7 +332,7 @@ pub fn html_section(env: &Value, studies: &[Study]) -> String {
     if reports.is_empty() {
         return String::new();
     }
-    let escape = crate::report::html::escape;
+    let escape = crate::output::html::escape;
     let mut page = format!(
         "<section>\n<h2>{SECTION_TITLE}</h2>\n<p>{}</p>\n<table>\n<tr><th>claim</th><th>test</th>\
          <th>claimed</th><th>measured here</th><th>verdict</th></tr>\n",

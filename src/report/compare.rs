@@ -8,7 +8,7 @@
 //!   what the engine itself changed.
 //!
 //! Both use the three outcomes (different, equivalent, undecided) against the metric's margin,
-//! all comparisons one exploratory family. Where the baseline moved absolutely and an engine's
+//! each comparison decided at 95%. Where the baseline moved absolutely and an engine's
 //! ratio to it did not, the change is the machine's, and compare says so instead of calling the
 //! engine faster. Documents from different kernels or with different parameters are refused,
 //! because the comparison would then measure that difference rather than the change under
@@ -209,7 +209,7 @@ pub fn changes(base: &Document, new: &Document, force: bool) -> Vec<Change> {
     changes
 }
 
-/// Decides every absolute and relative comparison as one exploratory family, then notes where
+/// Decides every absolute and relative comparison, each at 95%, then notes where
 /// each study's baseline moved.
 fn decide_all(changes: &mut [Change]) {
     let mut family: Vec<Decided> = Vec::new();
@@ -418,8 +418,8 @@ fn render(changes: &[Change]) -> String {
         .collect();
     let mut summary = format!(
         "{different} of {} comparisons of an engine with its study's baseline differ between \
-         A and B (exploratory: false discovery rate 5%; margins: throughput and CPU 3%, \
-         syscalls 1%, p99 15%).",
+         A and B (each decided at 95%; margins: throughput and CPU 3%, syscalls 1%, p99 \
+         15%).",
         relative.len()
     );
     if !moved.is_empty() {

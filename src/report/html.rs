@@ -5,6 +5,7 @@
 //! as is.
 
 use crate::analysis::Analysis;
+pub use crate::output::html::escape;
 use crate::report::outline::{answer_charts, load_id, study_id, Block, Outline, Target, GLOSSARY};
 use crate::report::table::Cells;
 use crate::row::Document;
@@ -230,21 +231,6 @@ fn table(cells: &Cells) -> String {
     }
     text.push_str("</table>\n");
     text
-}
-
-/// Escapes text for HTML element content and attribute values.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for character in text.chars() {
-        match character {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 //! where.
 
 use crate::analysis::environment::{facts, warnings};
-use crate::analysis::screen::words;
+use crate::analysis::screen::{sweep_words, words};
 use crate::analysis::Analysis;
 use crate::report::answer_chart::answer_chart;
 use crate::report::chart::{
@@ -202,7 +202,7 @@ fn study_sections(analysis: &Analysis, target: Target) -> Vec<Section> {
         blocks.push(charts(target, || thread_sweep_charts(&sweep)));
         sections.push(Section {
             id: format!("sweep-{index}"),
-            heading: format!("{}: against {}", sweep.title, sweep.noun()),
+            heading: sweep_words(&sweep),
             params: None,
             blocks,
         });
@@ -215,7 +215,7 @@ fn study_sections(analysis: &Analysis, target: Target) -> Vec<Section> {
         ];
         sections.push(Section {
             id: format!("depths-{index}"),
-            heading: format!("{}: against queue depth", sweep.title),
+            heading: sweep_words(&sweep),
             params: None,
             blocks,
         });

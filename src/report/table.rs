@@ -42,8 +42,10 @@ fn short_noun(noun: &str) -> &str {
 }
 
 /// The legend under a table with marked comparisons.
-pub const MARKS_LEGEND: &str = "★ a decided difference, = equivalent (within ±10%; syscalls ±1%, \
-     p99 ±15%), ~ undecided; comparisons paired round by round, exploratory (false discovery rate 5%).";
+pub const MARKS_LEGEND: &str = "★ decided different (beyond 3%; syscalls 1%, p99 15%), = no \
+     difference beyond that margin, ≈ within 10% but not shown within 3%, ~ undecided; each \
+     comparison paired round by round, its interval at 95% (the first screen's at its own level: \
+     see how to read this report).";
 
 impl Cells {
     /// The table without the columns headed `headers`.

@@ -373,7 +373,7 @@ mod tests {
             flag,
             "go=GOMAXPROCS=1 '/a b/contenders'/go/ringside-go http {port}"
         );
-        assert!(crate::studies::contender::Contender::parse(&flag).is_ok());
+        assert!(crate::studies::net::contender::Contender::parse(&flag).is_ok());
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //! Runs alternate engines (A B C A B C ...), never all of A then all of B: on this VM the
 //! run-to-run spread is ±30%, and drift would otherwise land on one engine.
 //!
-//! It prints the report's own sections (`report::terminal_text`): per connection count and
+//! It prints the report's own sections (`report::terminal_text`, handed over in its `Destination`): per connection count and
 //! payload the engines' table with each rung over its parent, decided, and the verdict.
 
 use std::process::ExitCode;
@@ -15,7 +15,6 @@ use std::time::Duration;
 
 use super::net::{per_message, NetCell, NetStudy};
 use crate::load::{LoadPlan, Mode, SLOW_READER_WINDOW_BYTES};
-use crate::report::terminal_text;
 use crate::row::Row;
 
 /// The echo study, as its flags asked for it.
@@ -68,7 +67,8 @@ pub fn run(study: &EchoStudy) -> anyhow::Result<ExitCode> {
         window_bytes: SLOW_READER_WINDOW_BYTES,
         ..net.load_plan(cell, INTEGRITY_PAYLOAD_BYTES, Mode::Stream)
     };
-    net.run(&payloads, plan_of, Some(&integrity), line, terminal_text)
+    let table = net.destination.render_terminal;
+    net.run(&payloads, plan_of, Some(&integrity), line, table)
 }
 
 /// The integrity stream's shape: what caught a short-send-ignoring server within 3 s

@@ -4,7 +4,7 @@
 //! outside over exactly the measured window, through the same cell as the echo study
 //! (`net::run_cell`), so the two studies differ only in what goes over the wire.
 //!
-//! It prints the report's own sections (`report::terminal_text`): per connection count and body
+//! It prints the report's own sections (`report::terminal_text`, handed over in its `Destination`): per connection count and body
 //! size the engines' table (requests/s, syscalls and CPU per request, p50 and p99) with each
 //! rung over its parent, decided, and the verdict.
 
@@ -13,7 +13,6 @@ use std::process::ExitCode;
 use super::net::{per_message, NetCell, NetStudy};
 use crate::load::{HttpLoad, LoadPlan, Mode};
 use crate::protocols::http::request_bytes;
-use crate::report::terminal_text;
 use crate::row::params::{Param, Params};
 use crate::row::Row;
 
@@ -54,5 +53,6 @@ pub fn run(study: &HttpStudy) -> anyhow::Result<ExitCode> {
         [] => vec![None],
         sizes => sizes.iter().map(|(bytes, _)| Some(*bytes)).collect(),
     };
-    net.run(&sizes, plan_of, None, line, terminal_text)
+    let table = net.destination.render_terminal;
+    net.run(&sizes, plan_of, None, line, table)
 }

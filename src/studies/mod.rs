@@ -13,7 +13,6 @@
 //! `net.rs` (and any other server program beside them, `contender.rs`); `serve.rs` is that child (`ringside serve`), `load.rs` the `load`
 //! subcommand (one load run against any server).
 
-pub mod contender;
 pub mod echo;
 pub mod fs;
 pub mod http;
@@ -249,6 +248,8 @@ pub struct Destination {
     pub markdown: bool,
     /// The report in Markdown, rendered by report/, which studies do not import.
     pub render_markdown: fn(&Document) -> String,
+    /// The report's own sections for the terminal (`report::terminal_text`), likewise.
+    pub render_terminal: fn(&[Row]) -> String,
     /// What was written where, for stderr, when the file's name did not say.
     pub said: Option<String>,
 }

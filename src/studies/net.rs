@@ -7,6 +7,7 @@
 //! the next.
 
 mod cell;
+pub mod contender;
 mod process;
 pub mod remote;
 mod sweep;
@@ -22,7 +23,6 @@ pub use process::{LastWords, ServerProcess};
 pub use remote::{LoadHost, LoadHosts};
 pub use sweep::{Runner, Sweep};
 
-use super::contender::{self, Contender};
 use super::serve::runs_event_loops;
 use super::{
     attribution_rounds, choose, finish, run_rounds, Cell, Chosen, Destination, Plan, Round, Rounds,
@@ -34,6 +34,7 @@ use crate::row::Row;
 use crate::system::limits::{ensure_fds, fds_for_connections};
 use crate::system::network::NetPath;
 use crate::system::pin::CpuSplit;
+use contender::Contender;
 use remote::Hosts;
 
 /// `serve echo`'s message size, which its `--work` is charged by.

@@ -29,7 +29,6 @@ use crate::engines::uring::ring::Helpers;
 use crate::engines::{EngineDef, Make, Workload};
 use crate::measure::{meter_for_run, BlockDevice, Meter};
 use crate::output::progress::Say;
-use crate::report::terminal_text;
 use crate::row::params::{Param, Params};
 use crate::row::{Row, Tally, PARTIAL_NOTE};
 use crate::system::limits::{memory_bytes_available, PinLimit};
@@ -283,7 +282,8 @@ impl FileStudy {
         progress.finish();
         drop(file);
         drop(scratch);
-        finish(outcome, &self.dir, &self.destination, terminal_text)
+        let table = self.destination.render_terminal;
+        finish(outcome, &self.dir, &self.destination, table)
     }
 
     /// The chosen engines that can drive this study's file: an IOPOLL ring completes only

@@ -32,7 +32,6 @@ use crate::engines::uring::ring::Helpers;
 use crate::engines::{EngineDef, Make};
 use crate::measure::{meter_for_run, BlockDevice};
 use crate::output::progress::Say;
-use crate::report::terminal_text;
 use crate::row::params::{Param, Params};
 use crate::row::{Row, Tally};
 use crate::studies::{
@@ -338,7 +337,8 @@ impl ReadStudy {
         drop(file);
         let env_dir = read_file.dir();
         drop(read_file);
-        finish(outcome, &env_dir, &self.destination, terminal_text)
+        let table = self.destination.render_terminal;
+        finish(outcome, &env_dir, &self.destination, table)
     }
 
     /// Opens the study's file for its reads, advised for their order.

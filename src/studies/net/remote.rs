@@ -24,7 +24,7 @@ use serde_json::{Map, Value};
 
 use super::process::LastWords;
 use crate::load::{LoadPlan, Mode, WindowEdge, CONNECT_ALLOWANCE, SERVER_NOT_MEASURED_NOTE};
-use crate::report::merge::merge_rows;
+use crate::row::merge::merge_rows;
 use crate::row::params::{Param, Params};
 use crate::row::{Document, LoadHostPart, Row, SCHEMA_VERSION};
 use crate::system::children::die_with_parent;

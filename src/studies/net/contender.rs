@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 
-use super::net::{measure_server, rig_params, LastWords, Rig, ServerProcess};
+use super::{measure_server, rig_params, LastWords, Rig, ServerProcess};
 use crate::load::{load_row, LoadPlan, LoadReport};
 use crate::measure::{counting_syscalls, process_tree, Measured, ProcessSyscallCounter};
 use crate::row::params::{Param, Params};
