@@ -1,0 +1,155 @@
+"""What bench/ scripts share: ringside's own analysis of results documents, for the scripts to
+format. Nothing here computes a figure: documents are read, pooled (rounds kept apart) and
+handed to `ringside report --format json` or `ringside compare --format json`, whose medians,
+ranges, ratios, intervals and outcomes the scripts print as they come.
+
+The binary is $RINGSIDE, else this checkout's target/release/ringside, else `ringside` on PATH.
+"""
+import json
+import os
+import pathlib
+import subprocess
+import tempfile
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def binary():
+    built = ROOT / "target" / "release" / "ringside"
+    return os.environ.get("RINGSIDE") or (str(built) if built.exists() else "ringside")
+
+
+def load(path):
+    """A JSON document, skipping any lines a tool printed before it (fio's notes)."""
+    text = pathlib.Path(path).read_text()
+    return json.loads(text[text.index("{"):])
+
+
+def pooled(paths, keep=None):
+    """One results document from several of the same study (rounds measured in separate
+    invocations): each document's runs renumbered after the previous document's, so a round
+    stays a round, and `keep(row)` choosing rows. The pooled rounds were fixed in advance, so the
+    rows' `looks` (an invocation's own sequential stops) are dropped."""
+    document, offset = None, 0
+    for path in paths:
+        one = load(path)
+        rows = [row for row in one["results"] if keep is None or keep(row)]
+        for row in rows:
+            row["run"] += offset
+            row.pop("looks", None)
+        offset += max((row["run"] for row in one["results"]), default=0)
+        if document is None:
+            document = dict(one, results=rows)
+        else:
+            document["results"] += rows
+    return document
+
+
+def _run(*args, document=None):
+    """Runs ringside with `args`, each document written to a temporary file first."""
+    with tempfile.TemporaryDirectory() as scratch:
+        argv = [binary()]
+        for index, arg in enumerate(args):
+            if isinstance(arg, dict):
+                path = os.path.join(scratch, f"document-{index}.json")
+                with open(path, "w") as handle:
+                    json.dump(arg, handle)
+                arg = path
+            argv.append(str(arg))
+        done = subprocess.run(argv, capture_output=True, text=True)
+    if done.returncode not in (0, 2):
+        raise SystemExit(f"{' '.join(argv[:2])}: {done.stderr.strip()}")
+    return json.loads(done.stdout)
+
+
+def report(document):
+    """`ringside report --format json` of a document (a path or a dict): the whole analysis."""
+    return _run("report", "--format", "json", document)
+
+
+def compare(base, new):
+    """`ringside compare --force --format json BASE NEW`: each engine and metric, B over A."""
+    return _run("compare", "--force", "--format", "json", base, new)
+
+
+def params(item):
+    """An exported study's or comparison's parameters as a dict of text."""
+    return dict(pair.split("=", 1) for pair in item["params"].split())
+
+
+def studies(analysis, **wanted):
+    """The analysis' studies whose parameters include `wanted` (values compared as text)."""
+    return [study for study in analysis["studies"]
+            if all(params(study).get(k) == str(v) for k, v in wanted.items())]
+
+
+def engine(study, name):
+    """An engine's (or contender's) figures in an exported study, or None."""
+    return next((e for e in study["engines"] + study["contenders"] if e["engine"] == name), None)
+
+
+def decided(analysis, study, subject, reference, metric="throughput"):
+    """The comparison of `subject` over `reference` the analysis decided in `study`, or None."""
+    return next((c for c in analysis["comparisons"]
+                 if c["study"] == study["study"] and c["params"] == study["params"]
+                 and (c["subject"], c["reference"], c["metric"]) == (subject, reference, metric)),
+                None)
+
+
+def spread(figure, digits=0, scale=1.0, sep="–"):
+    """An exported median and range, "median (min–max)", each times `scale` (a unit's)."""
+    if figure is None:
+        return "—"
+    median, low, high = (figure[k] * scale for k in ("median", "min", "max"))
+    return f"{median:,.{digits}f} ({low:,.{digits}f}{sep}{high:,.{digits}f})"
+
+
+def number(value, digits=2, scale=1.0):
+    return "—" if value is None else f"{value * scale:,.{digits}f}"
+
+
+OUTCOME = {"different": "different", "equivalent": "no difference beyond 3%",
+           "within": "within 10%", "undecided": "undecided"}
+
+
+def ratio(comparison, digits=2):
+    """A decided comparison as ringside states it: ratio, interval at its level, outcome."""
+    if comparison is None:
+        return "—"
+    interval = (f" [{comparison['low']:.{digits}f}–{comparison['high']:.{digits}f}]"
+                if comparison.get("low") is not None else " (no interval)")
+    return (f"{comparison['ratio']:.{digits}f}×{interval}, {comparison['rounds']} rounds, "
+            f"{OUTCOME.get(comparison['outcome'], comparison['outcome'])}")
+
+
+def change(row, digits=2):
+    """A `compare` row's B/A as ringside decided it."""
+    if row is None:
+        return "—"
+    interval = (f" [{row['low']:.{digits}f}–{row['high']:.{digits}f}]"
+                if row.get("low") is not None else " (no interval)")
+    return f"{row['ratio']:.{digits}f}×{interval} {OUTCOME.get(row['outcome'], row['outcome'])}"
+
+
+def fio_control(fio_json, workload, name, params_of, run, jobs=1):
+    """fio's own figures of one job as a control row of `workload` (as `ringside run` records
+    its fio controls: control, syscalls not counted, data not verified by ringside), so the
+    analysis pairs it round by round with the engine measured beside it. fio's usr/sys are a
+    share of one CPU averaged over its `jobs` (numjobs), so the process's CPU is that times the
+    jobs."""
+    job = fio_json["jobs"][0]
+    side = job["read"] if workload == "fs-read" else job["write"]
+    seconds = side["runtime"] / 1e3
+    percentile = side.get("clat_ns", {}).get("percentile", {})
+    return {
+        "workload": workload, "engine": name, "params": dict(params_of, control=True),
+        "run": run, "seconds": seconds, "ops": side["total_ios"], "bytes": side["io_bytes"],
+        "ops_per_sec": side["iops"], "bytes_per_sec": side["bw_bytes"], "syscalls": 0,
+        "syscalls_source": "none", "cpu_user_s": job["usr_cpu"] / 100 * seconds * jobs,
+        "cpu_sys_s": job["sys_cpu"] / 100 * seconds * jobs,
+        "ctx_switches_voluntary": job["ctx"], "ctx_switches_involuntary": 0,
+        "verified": False, "errors": 0,
+        "latency_ns_p50": percentile.get("50.000000"),
+        "latency_ns_p99": percentile.get("99.000000"),
+        "notes": ["fio's own figures, as a control: syscalls not counted, data not verified"],
+    }
