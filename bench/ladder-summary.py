@@ -20,14 +20,6 @@ def size(study):
     return params.get("payload_bytes") or params.get("body_bytes") or ""
 
 
-def rung(analysis, study, engine):
-    """The decided comparison of `engine` over the engine it is compared with as a rung (or
-    over the line's baseline): the first the analysis made with `engine` as its subject."""
-    return next((c for c in analysis["comparisons"]
-                 if c["study"] == study["study"] and c["params"] == study["params"]
-                 and c["subject"] == engine and c["metric"] == "throughput"), None)
-
-
 # A table's rows come from one file, or from several that set 8 alternates (idle-off-1.json, ...).
 tables = ["echo-64", "echo-large", "http", "http-16k", "http-64k", "echo-idle", "http-ladder"]
 tables += ["sqpoll-fifo-cpu1", "sqpoll-other-cpu1", "sqpoll-other-cpu0", "idle-off-*", "idle-10s-*"]
@@ -51,7 +43,7 @@ for name in tables:
         conns = ringside.params(study).get("connections")
         for engine in study["engines"]:
             counted = engine["counted"]
-            comparison = rung(analysis, study, engine["engine"])
+            comparison = ringside.rung(analysis, study, engine["engine"])
             decided = (f"over {comparison['reference']}: {ringside.ratio(comparison)}"
                        if comparison else "—")
             print(

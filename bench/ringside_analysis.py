@@ -96,6 +96,14 @@ def decided(analysis, study, subject, reference, metric="throughput"):
                 None)
 
 
+def rung(analysis, study, subject, metric="throughput"):
+    """The first comparison the analysis decided in `study` with `subject` as its subject on
+    `metric`: a rung over the engine it extends, or an engine over its line's baseline."""
+    return next((c for c in analysis["comparisons"]
+                 if c["study"] == study["study"] and c["params"] == study["params"]
+                 and c["subject"] == subject and c["metric"] == metric), None)
+
+
 def spread(figure, digits=0, scale=1.0, sep="–"):
     """An exported median and range, "median (min–max)", each times `scale` (a unit's)."""
     if figure is None:
