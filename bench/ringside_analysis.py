@@ -33,11 +33,12 @@ def pooled(paths, keep=None):
     document, offset = None, 0
     for path in paths:
         one = load(path)
+        last = max((row["run"] for row in one["results"]), default=0)
         rows = [row for row in one["results"] if keep is None or keep(row)]
         for row in rows:
             row["run"] += offset
             row.pop("looks", None)
-        offset += max((row["run"] for row in one["results"]), default=0)
+        offset += last
         if document is None:
             document = dict(one, results=rows)
         else:
