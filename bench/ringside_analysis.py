@@ -140,22 +140,22 @@ def change(row, digits=2):
     return f"{row['ratio']:.{digits}f}×{interval} {OUTCOME.get(row['outcome'], row['outcome'])}"
 
 
-def fio_control(fio_json, workload, name, params_of, run, jobs=1):
+def fio_control(fio_json, workload, name, params_of, run, jobs=1, cpu=None):
     """fio's own figures of one job as a control row of `workload` (as `ringside run` records
     its fio controls: control, syscalls not counted, data not verified by ringside), so the
     analysis pairs it round by round with the engine measured beside it. fio's usr/sys are a
     share of one CPU averaged over its `jobs` (numjobs), so the process's CPU is that times the
-    jobs."""
+    jobs; `cpu` (user and system seconds, e.g. from `/usr/bin/time`) replaces them when given."""
     job = fio_json["jobs"][0]
     side = job["read"] if workload == "fs-read" else job["write"]
     seconds = side["runtime"] / 1e3
     percentile = side.get("clat_ns", {}).get("percentile", {})
+    user, system = cpu or (job["usr_cpu"] / 100 * seconds * jobs, job["sys_cpu"] / 100 * seconds * jobs)
     return {
         "workload": workload, "engine": name, "params": dict(params_of, control=True),
         "run": run, "seconds": seconds, "ops": side["total_ios"], "bytes": side["io_bytes"],
         "ops_per_sec": side["iops"], "bytes_per_sec": side["bw_bytes"], "syscalls": 0,
-        "syscalls_source": "none", "cpu_user_s": job["usr_cpu"] / 100 * seconds * jobs,
-        "cpu_sys_s": job["sys_cpu"] / 100 * seconds * jobs,
+        "syscalls_source": "none", "cpu_user_s": user, "cpu_sys_s": system,
         "ctx_switches_voluntary": job["ctx"], "ctx_switches_involuntary": 0,
         "verified": False, "errors": 0,
         "latency_ns_p50": percentile.get("50.000000"),
