@@ -29,7 +29,7 @@ for server in servers:
             continue
         mark = "" if engine["verified"] else " NOT VERIFIED"
         mark += "!" if engine["left_out"] else ""
-        rate.append(f"{ringside.spread(engine['throughput'], 1, 1e-3).replace(' (', 'k (')}{mark}")
+        rate.append(f"{ringside.spread(engine['throughput'], 1, 1e-3, unit='k')}{mark}")
         cost.append(f"{engine['cpu_us_per_op']['median']:.1f} / "
                     f"{ringside.number(engine['syscalls_per_op'] and engine['syscalls_per_op']['median'])}")
     print(f"| {server} | " + " | ".join(rate) + " | " + " | ".join(cost) + " |")

@@ -105,12 +105,13 @@ def rung(analysis, study, subject, metric="throughput"):
                  and c["subject"] == subject and c["metric"] == metric), None)
 
 
-def spread(figure, digits=0, scale=1.0, sep="–"):
-    """An exported median and range, "median (min–max)", each times `scale` (a unit's)."""
+def spread(figure, digits=0, scale=1.0, sep="–", unit=""):
+    """An exported median and range, "median (min–max)", each times `scale` (a unit's), `unit`
+    after the median ("16.3k (15.6–18.0)")."""
     if figure is None:
         return "—"
     median, low, high = (figure[k] * scale for k in ("median", "min", "max"))
-    return f"{median:,.{digits}f} ({low:,.{digits}f}{sep}{high:,.{digits}f})"
+    return f"{median:,.{digits}f}{unit} ({low:,.{digits}f}{sep}{high:,.{digits}f})"
 
 
 def number(value, digits=2, scale=1.0):
@@ -138,6 +139,41 @@ def change(row, digits=2):
     interval = (f" [{row['low']:.{digits}f}–{row['high']:.{digits}f}]"
                 if row.get("low") is not None else " (no interval)")
     return f"{row['ratio']:.{digits}f}×{interval} {OUTCOME.get(row['outcome'], row['outcome'])}"
+
+
+def over_control(document, engine, control, keep=lambda row: True):
+    """The analysis' paired comparison of `engine` over the control `control` on the headline,
+    from a document of their rows alone (`keep` choosing the cell), so `engine` is the study's
+    baseline and the control is compared with it round by round."""
+    rows = [r for r in document["results"] if r["engine"] in (engine, control) and keep(r)]
+    analysis = report(dict(document, results=rows))
+    if not analysis["studies"]:
+        return None
+    return decided(analysis, analysis["studies"][0], engine, control)
+
+
+def helpers_table(analyses, per_fsync):
+    """The file studies' engines with their helper threads, one line per depth and engine, as
+    bench/threads.md and bench/files.md show them: `analyses` maps a depth to its analysis."""
+    flushes = "device flushes per fsync" if per_fsync else "device flushes per run"
+    print(f"| depth | engine | headline median (min–max) | seconds median | {flushes} | "
+          "io-wq workers | their ctx switches per op | ctx switches per op | CPU µs/op | verified "
+          "| over the first engine (decided) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for depth, analysis in analyses.items():
+        for study in analysis["studies"]:
+            first = study["engines"][0]["engine"]
+            for one in study["engines"]:
+                counted = one["counted"]
+                flush = counted["device_flushes_per_op" if per_fsync else "device_flushes"]
+                against = decided(analysis, study, one["engine"], first)
+                print(f"| {depth} | {one['engine']} | {spread(one['throughput'], 0)} "
+                      f"{study['unit']} | {counted['seconds']:.2f} | {number(flush)} | "
+                      f"{number(counted['iowq_workers'], 0)} | "
+                      f"{number(counted['iowq_ctx_switches_per_op'])} | "
+                      f"{number(counted['ctx_switches_per_op'])} | "
+                      f"{one['cpu_us_per_op']['median']:.1f} | "
+                      f"{'yes' if one['verified'] else 'NO'} | {ratio(against)} |")
 
 
 def fio_control(fio_json, workload, name, params_of, run, jobs=1, cpu=None):
