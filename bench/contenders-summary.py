@@ -22,7 +22,7 @@ print("|---" * (1 + 2 * len(counts)) + "|")
 for server in servers:
     rate, cost = [], []
     for study in cells:
-        engine = ringside.engine(study, server)
+        engine = ringside.engine_of(study, server)
         if engine is None:
             rate.append("—")
             cost.append("—")

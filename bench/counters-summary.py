@@ -29,7 +29,7 @@ for name in names:
             text = []
             for config in CONFIGS:
                 same = [s for s in analyses[config]["studies"] if s["params"] == study["params"]]
-                figures = ringside.engine(same[0], engine["engine"]) if same else None
+                figures = ringside.engine_of(same[0], engine["engine"]) if same else None
                 text.append(ringside.spread(figures and figures["throughput"], 0).replace(",", ""))
             ratios = []
             for pair in PAIRS:

@@ -33,7 +33,7 @@ for study in figures["before"]["studies"]:
     at = ringside.params(study).get("depth" if what == "read" else "rate_per_sec", "closed")
     after = next(s for s in figures["after"]["studies"] if s["params"] == study["params"])
     for engine in study["engines"]:
-        later = ringside.engine(after, engine["engine"])
+        later = ringside.engine_of(after, engine["engine"])
         row = next((r for r in changes if (r["engine"], r["params"], r["metric"])
                     == (engine["engine"], study["params"], "cpu_per_op")), None)
         print(f"| {engine['engine']} | {at} | {engine['cpu_us_per_op']['median']:.2f} | "

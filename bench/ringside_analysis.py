@@ -84,7 +84,7 @@ def studies(analysis, **wanted):
             if all(params(study).get(k) == str(v) for k, v in wanted.items())]
 
 
-def engine(study, name):
+def engine_of(study, name):
     """An engine's (or contender's) figures in an exported study, or None."""
     return next((e for e in study["engines"] + study["contenders"] if e["engine"] == name), None)
 
@@ -150,6 +150,37 @@ def over_control(document, engine, control, keep=lambda row: True):
     if not analysis["studies"]:
         return None
     return decided(analysis, analysis["studies"][0], engine, control)
+
+
+def fio_rounds(pairs, engine, fio_name, jobs, label=None, keep=lambda row: True):
+    """`engine`'s rows of each ringside document (those `keep` chooses: one cell) and fio's job
+    of the same round as a control, round i being the i-th (ringside path, fio path) of `pairs`;
+    `label` (ours, fio's) renames the two sides. Returns the first document and the rows."""
+    first, rows = None, []
+    for index, (ours, theirs) in enumerate(pairs, 1):
+        document = load(ours)
+        first = first or document
+        found = [dict(r, run=index) for r in document["results"]
+                 if r["engine"] == engine and keep(r)]
+        assert found and all(r["verified"] for r in found), f"{ours}: {engine} not verified"
+        control = fio_control(load(theirs), "fs-read", fio_name, found[0]["params"], index, jobs)
+        if label:
+            found = [dict(r, engine=label[0]) for r in found]
+            control["engine"] = label[1]
+        rows += found + [control]
+    return first, rows
+
+
+def against_fio(pairs, engine, fio_name, jobs):
+    """The analysis of `fio_rounds`: (the engine's figures, fio's, the engine over fio paired by
+    round), or None without a round."""
+    if not pairs:
+        return None
+    first, rows = fio_rounds(pairs, engine, fio_name, jobs)
+    analysis = report(dict(first, results=rows))
+    study = analysis["studies"][0]
+    return (engine_of(study, engine), engine_of(study, fio_name),
+            decided(analysis, study, engine, fio_name))
 
 
 def helpers_table(analyses, per_fsync):
