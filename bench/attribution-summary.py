@@ -1,38 +1,38 @@
 #!/usr/bin/env python3
 """Summarises bench/attribution.sh: per study, uring-defer over uring-multishot in the timed
-rounds (ratio and interval as `ringside report --format json` gives them) for requests/s and
-server CPU per request, and the same ratio in the study's attribution rounds (with the io_uring
-tracepoints on; median of the rounds' ratios), which the report never uses.
-Usage: bench/attribution-summary.py BINARY OUT_DIR"""
-import json
+rounds for requests/s and server CPU per request, as ringside's analysis decided them (`ringside
+report --format json`: ratio, interval at its level, outcome), and the same comparison in the
+study's attribution rounds alone (with the io_uring tracepoints on), which the report never
+uses: those rows handed to the analysis as rounds of their own.
+Usage: bench/attribution-summary.py OUT_DIR  (the binary: $RINGSIDE, else target/release)"""
 import pathlib
-import statistics
-import subprocess
 import sys
 
-binary, out = sys.argv[1], pathlib.Path(sys.argv[2])
-print("| study | rounds | requests/s ratio [95%] | server CPU/request ratio [95%] "
+import ringside_analysis as ringside
+
+out = pathlib.Path(sys.argv[-1])
+PAIR = ("uring-defer", "uring-multishot")
+METRICS = ("throughput", "cpu_per_op")
+
+
+def decided(analysis):
+    """The analysis' comparisons of the pair, by metric, in the document's one study."""
+    study = analysis["studies"][0]
+    return {m: ringside.decided(analysis, study, *PAIR, m) for m in METRICS}
+
+
+print("| study | rounds | requests/s ratio | server CPU/request ratio "
       "| attribution rounds: requests/s, CPU/request |")
 print("|---|---|---|---|---|")
 for path in sorted(out.glob("http-*.json")):
-    table = json.loads(subprocess.run([binary, "report", "--format", "json", str(path)],
-                                      check=True, capture_output=True).stdout)
-    cells = {}
-    for row in table:
-        if (row["family"], row["subject"], row["reference"]) == ("table", "uring-defer",
-                                                                 "uring-multishot"):
-            cells[row["metric"]] = row
-    shown = [f"{cells[m]['ratio']:.3f} [{cells[m]['low']:.3f}–{cells[m]['high']:.3f}]"
-             for m in ("throughput", "cpu_per_op")]
-    rows = json.loads(path.read_text())["results"]
-    by_run = {}
-    for row in rows:
-        if row.get("attribution"):
-            cpu = row["server_cpu_s"] / row["ops"] if row["ops"] else float("nan")
-            by_run.setdefault(row["run"], {})[row["engine"]] = (row["ops_per_sec"], cpu)
-    tput = [r["uring-defer"][0] / r["uring-multishot"][0] for r in by_run.values()]
-    cpu = [r["uring-defer"][1] / r["uring-multishot"][1] for r in by_run.values()]
-    attribution = (f"{statistics.median(tput):.3f}, {statistics.median(cpu):.3f}"
-                   if by_run else "—")
-    print(f"| {path.stem} | {cells['throughput']['rounds']} | {shown[0]} | {shown[1]} "
-          f"| {attribution} |")
+    timed = decided(ringside.report(path))
+    attribution = ringside.load(path)
+    attribution["results"] = [dict(row, attribution=False) for row in attribution["results"]
+                              if row.get("attribution")]
+    shown = "—"
+    if attribution["results"]:
+        rounds = decided(ringside.report(attribution))
+        shown = " / ".join(ringside.ratio(rounds[m], 3) for m in METRICS)
+    print(f"| {path.stem} | {timed['throughput']['rounds']} | "
+          f"{ringside.ratio(timed['throughput'], 3)} | {ringside.ratio(timed['cpu_per_op'], 3)} "
+          f"| {shown} |")

@@ -1,32 +1,40 @@
 #!/usr/bin/env python3
-"""Summarises bench/counters.sh: per study, engine and configuration, the median headline over
-the rounds with its min-max, and each configuration's median as a share of the uncounted one.
+"""Summarises bench/counters.sh as ringside's analysis and `compare` do: per study, engine and
+configuration, the headline's median over the rounds with its min–max (`ringside report
+--format json` of the configuration's rounds pooled), and each configuration against another
+as `ringside compare --format json` decides it (B over A: the median of every B/A ratio of
+their rounds, with its interval where the rounds allow one).
 Usage: bench/counters-summary.py OUT_DIR"""
-import json
 import pathlib
-import statistics
 import sys
 
+import ringside_analysis as ringside
+
 CONFIGS = ["none", "syscalls", "all"]
+PAIRS = [("none", "syscalls"), ("none", "all"), ("syscalls", "all")]
 out = pathlib.Path(sys.argv[1])
-cells = {}
-for path in sorted(out.glob("*.json")):
-    study, config, _round = path.stem.rsplit("-", 2)
-    for row in json.loads(path.read_text())["results"]:
-        headline = "bytes_per_sec" if row["workload"] == "fs-write" else "ops_per_sec"
-        scale = 1e-6 if headline == "bytes_per_sec" else 1.0
-        conn = row["params"].get("connections")
-        name = f"{study} {row['engine']}" + (f" c={conn}" if conn else "")
-        cells.setdefault(name, {}).setdefault(config, []).append(row[headline] * scale)
+names = sorted({path.stem.rsplit("-", 2)[0] for path in out.glob("*-*-*.json")})
 
 print("| cell | " + " | ".join(f"{c}: median (min–max)" for c in CONFIGS)
       + " | syscalls / none | all / none | all / syscalls |")
 print("|---|" + "---|" * (len(CONFIGS) + 3))
-for name, by_config in cells.items():
-    medians = {c: statistics.median(v) for c, v in by_config.items()}
-    text = [f"{medians[c]:.0f} ({min(by_config[c]):.0f}–{max(by_config[c]):.0f})"
-            for c in CONFIGS]
-    ratios = [medians["syscalls"] / medians["none"], medians["all"] / medians["none"],
-              medians["all"] / medians["syscalls"]]
-    print(f"| {name} | " + " | ".join(text) + " | "
-          + " | ".join(f"{r:.3f}" for r in ratios) + " |")
+for name in names:
+    documents = {c: ringside.pooled(sorted(out.glob(f"{name}-{c}-*.json"))) for c in CONFIGS}
+    analyses = {c: ringside.report(documents[c]) for c in CONFIGS}
+    changes = {pair: ringside.compare(documents[pair[0]], documents[pair[1]]) for pair in PAIRS}
+    for study in analyses["none"]["studies"]:
+        conn = ringside.params(study).get("connections")
+        for engine in study["engines"]:
+            cell = f"{name} {engine['engine']}" + (f" c={conn}" if conn else "")
+            text = []
+            for config in CONFIGS:
+                same = [s for s in analyses[config]["studies"] if s["params"] == study["params"]]
+                figures = ringside.engine_of(same[0], engine["engine"]) if same else None
+                text.append(ringside.spread(figures and figures["throughput"], 0).replace(",", ""))
+            ratios = []
+            for pair in PAIRS:
+                row = next((r for r in changes[pair] if r["engine"] == engine["engine"]
+                            and r["params"] == study["params"] and r["metric"] == "throughput"),
+                           None)
+                ratios.append(ringside.change(row, 3))
+            print(f"| {cell} | " + " | ".join(text) + " | " + " | ".join(ratios) + " |")

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Summarises bench/foreign.sh: foreign_cpu_share of the rows whose window lay inside the
-CPU-bound loop's, of those outside it, and of those that straddled an edge.
+"""Lists bench/foreign.sh's rows by where their window lay against the CPU-bound loop's: inside
+it, outside it, or across an edge, with each row's foreign_cpu_share in rising order. The
+analysis does not summarise this field, so the rows are listed, not summarised.
 Usage: bench/foreign-summary.py OUT_DIR"""
 import json
 import pathlib
-import statistics
 import sys
 
 out = pathlib.Path(sys.argv[1])
@@ -16,7 +16,7 @@ for row in json.loads((out / "echo.json").read_text())["results"]:
     key = ("inside the loop" if start <= a and b <= end
            else "outside it" if b <= start or a >= end else "across an edge")
     groups[key].append(share)
+print("| rows | n | each row's foreign_cpu_share, rising |")
+print("|---|---|---|")
 for key, shares in groups.items():
-    if shares:
-        print(f"{key}: {len(shares)} rows, foreign_cpu_share median {statistics.median(shares):.2f}"
-              f" ({min(shares):.2f}–{max(shares):.2f})")
+    print(f"| {key} | {len(shares)} | " + ", ".join(f"{s:.2f}" for s in sorted(shares)) + " |")

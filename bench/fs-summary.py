@@ -1,50 +1,51 @@
-"""Summarises a bench/fs.sh output directory as Markdown tables: medians over rounds."""
+#!/usr/bin/env python3
+"""Summarises a bench/fs.sh output directory as Markdown tables, from ringside's analysis: per
+study (write-4k, write-1m, cycle) ringside's rounds and fio's jobs of the same rounds in one
+document, fio's as controls (fio's own figures; its process CPU from /usr/bin/time), handed to
+`ringside report --format json`. Per contender: MB/s (the cycle: pages/s) median and the runs'
+range, median seconds, syscalls and CPU µs per operation (median), and, for fio's jobs, ringside's
+blocking over the job as the analysis decided it.
+Usage: fs-summary.py OUT_DIR"""
 import glob
-import json
 import os
-import statistics
 import sys
-from collections import defaultdict
+
+import ringside_analysis as ringside
 
 out = sys.argv[1]
-rows = defaultdict(list)  # (study, label) -> list of (MB/s or seconds, syscalls, cpu_s)
-
-
-def add(study, label, mbps, seconds, syscalls, cpu):
-    rows[(study, label)].append((mbps, seconds, syscalls, cpu))
-
-
+documents = {}
 for path in sorted(glob.glob(os.path.join(out, "ringside-*.json"))):
-    name = os.path.basename(path)
-    study = name.rsplit("-r", 1)[0].replace("ringside-", "")
-    for row in json.load(open(path))["results"]:
-        add(study, "ringside " + row["engine"], row["bytes_per_sec"] / 1e6, row["seconds"],
-            row["syscalls"], row["cpu_user_s"] + row["cpu_sys_s"])
+    study = os.path.basename(path).rsplit("-r", 1)[0].replace("ringside-", "")
+    documents.setdefault(study, []).append(path)
+pooled = {study: ringside.pooled(paths) for study, paths in documents.items()}
 for path in sorted(glob.glob(os.path.join(out, "fio-*.json"))):
-    name = os.path.basename(path)[4:].rsplit("-r", 1)[0]
-    job = json.load(open(path))["jobs"][0]
+    name, run = os.path.basename(path)[4:-len(".json")].rsplit("-r", 1)
     if name.startswith("cycle-"):
         study, label = "cycle", name[len("cycle-"):]
     else:
         label, bs = name.rsplit("-", 1)
         study = "write-" + bs
-    seconds = job["write"]["runtime"] / 1e3
-    user, system = open(path[: -len(".json")] + ".time").read().split()
-    cpu = float(user) + float(system)
-    add(study, "fio " + label, job["write"]["bw_bytes"] / 1e6, seconds, None, cpu)
+    document = pooled[study]
+    params = next(r["params"] for r in document["results"] if r["run"] == int(run))
+    user, system = (float(t) for t in open(path[: -len(".json")] + ".time").read().split())
+    workload = document["results"][0]["workload"]
+    document["results"].append(ringside.fio_control(ringside.load(path), workload, f"fio {label}",
+                                                    params, int(run), cpu=(user, system)))
 
-for study in sorted({s for s, _ in rows}):
+for study in sorted(pooled):
+    analysis = ringside.report(pooled[study])
     print(f"\n### {study}\n")
-    print("| contender | runs | MB/s median | MB/s min–max | seconds median | syscalls median "
-          "| process CPU s median |")
-    print("|---|---|---|---|---|---|---|")
-    for (s, label), values in rows.items():
-        if s != study:
-            continue
-        mbps = [v[0] for v in values]
-        secs = statistics.median(v[1] for v in values)
-        sc = [v[2] for v in values if v[2] is not None]
-        sc_text = f"{statistics.median(sc):.0f}" if sc else "n/a"
-        cpu = statistics.median(v[3] for v in values)
-        print(f"| {label} | {len(values)} | {statistics.median(mbps):.0f} | {min(mbps):.0f}–{max(mbps):.0f} "
-              f"| {secs:.3f} | {sc_text} | {cpu:.2f} |")
+    for one in analysis["studies"]:
+        print(f"| contender | runs | {one['unit']} median (min–max) | seconds median "
+              "| syscalls/op median | process CPU µs/op median | blocking over it (decided) |")
+        print("|---|---|---|---|---|---|---|")
+        for engine in one["engines"]:
+            control = engine["control"]
+            name = engine["engine"] if control else "ringside " + engine["engine"]
+            calls = ringside.number(engine["syscalls_per_op"] and engine["syscalls_per_op"]["median"], 4)
+            against = ringside.decided(analysis, one, "blocking", engine["engine"]) if control else None
+            print(f"| {name} | {engine['runs']} | {ringside.spread(engine['throughput'], 0)} | "
+                  f"{engine['counted']['seconds']:.3f} | "
+                  f"{calls} | "
+                  f"{engine['cpu_us_per_op']['median']:.2f} | "
+                  f"{ringside.ratio(against) if control else ''} |")

@@ -1,49 +1,49 @@
 #!/usr/bin/env python3
-"""Tables for bench/ladder-files.md from bench/ladder-files.sh's JSON: per study and engine, the
-median and the min-max range over all runs of every round of ops/s, MB/s, process CPU per
-operation (io-wq workers and the SQPOLL thread included), syscalls per operation and, for the
-page cycle, device flushes per fsync and p99 latency."""
-import json
-import statistics
+"""Tables for bench/ladder-files.md from bench/ladder-files.sh's JSON, as ringside's analysis
+summarises them: each study's rounds (one file each) pooled into one document and handed to
+`ringside report --format json`; per engine the median and the runs' range of the headline
+(MB/s for writes, also in kops/s at the study's block size; pages/s for the cycle), process CPU
+per operation (io-wq workers and the SQPOLL thread included), syscalls per operation, for the
+cycle device flushes per fsync and p99 latency, for writes each run's device writes per write
+as the rows give them, and the engine over the table's first as the analysis decided it.
+Usage: ladder-files-summary.py bench/ladder-files"""
 import sys
 from pathlib import Path
 
+import ringside_analysis as ringside
+
 out = Path(sys.argv[1])
+KIB = {"4k": 4096}
 
-
-def fmt(values, digits):
-    med = statistics.median(values)
-    return f"{med:.{digits}f} ({min(values):.{digits}f}-{max(values):.{digits}f})"
-
-
-for study in ["write-buffered", "write-direct", "write-depth4", "cycle-buffered", "cycle-direct"]:
-    rows = []
-    for path in sorted(out.glob(f"{study}-r*.json")):
-        rows += json.loads(path.read_text())["results"]
-    if not rows:
+for name in ["write-buffered", "write-direct", "write-depth4", "cycle-buffered", "cycle-direct"]:
+    paths = sorted(out.glob(f"{name}-r*.json"))
+    if not paths:
         continue
-    engines = {}
-    for row in rows:
-        engines.setdefault(row["engine"], []).append(row)
-    cycle = study.startswith("cycle")
-    print(f"\n### {study}\n")
-    print(
-        "| engine | runs | kops/s | MB/s | CPU µs/op | syscalls/op | "
-        + ("flushes/fsync | p99 µs |" if cycle else "device writes/op |")
-        + " verified |"
-    )
-    print("|---|---|---|---|---|---|---|" + ("---|" if cycle else ""))
-    for engine, runs in engines.items():
-        rate = [r["ops_per_sec"] / 1000 for r in runs]
-        mbs = [r["bytes_per_sec"] / 1e6 for r in runs]
-        cpu = [(r["cpu_user_s"] + r["cpu_sys_s"]) / r["ops"] * 1e6 for r in runs]
-        calls = [r["syscalls"] / r["ops"] for r in runs]
-        device = [(r.get("device_flushes" if cycle else "device_writes") or 0) / r["ops"] for r in runs]
-        extra = f"{fmt(device, 3)} |"
-        if cycle:
-            extra += f" {fmt([r['latency_ns_p99'] / 1000 for r in runs], 0)} |"
-        ok = all(r["verified"] and not r.get("errors") for r in runs)
-        print(
-            f"| `{engine}` | {len(runs)} | {fmt(rate, 1)} | {fmt(mbs, 0)} | {fmt(cpu, 2)} | "
-            f"{fmt(calls, 4)} | {extra} {'yes' if ok else 'NO'} |"
-        )
+    document = ringside.pooled(paths)
+    analysis = ringside.report(document)
+    cycle = name.startswith("cycle")
+    print(f"\n### {name}\n")
+    print("| engine | runs | " + ("kpages/s" if cycle else "MB/s | kops/s")
+          + " | CPU µs/op | syscalls/op | "
+          + ("flushes/fsync | p99 µs |" if cycle else "device writes/op, each run |")
+          + " verified | over the first engine (decided) |")
+    print("|---" * 9 + "|")
+    for study in analysis["studies"]:
+        block = KIB[ringside.params(study)["block_size"]] if not cycle else None
+        first = study["engines"][0]["engine"]
+        for engine in study["engines"]:
+            rows = [r for r in document["results"] if r["engine"] == engine["engine"]]
+            if cycle:
+                rate = ringside.spread(engine["throughput"], 1, 1e-3)
+                extra = (f"{ringside.number(engine['counted']['device_flushes_per_op'], 3)} | "
+                         f"{ringside.spread(engine['p99_us'], 0)} |")
+            else:
+                # MB/s to thousands of writes a second at the study's one block size.
+                rate = (f"{ringside.spread(engine['throughput'], 0)} | "
+                        f"{ringside.spread(engine['throughput'], 1, 1e6 / block / 1e3)}")
+                extra = ", ".join(f"{r['device_writes'] / r['ops']:.3f}" for r in rows) + " |"
+            against = ringside.decided(analysis, study, engine["engine"], first)
+            print(f"| `{engine['engine']}` | {engine['runs']} | {rate} | "
+                  f"{ringside.spread(engine['cpu_us_per_op'], 2)} | "
+                  f"{ringside.spread(engine['syscalls_per_op'], 4)} | {extra} "
+                  f"{'yes' if engine['verified'] else 'NO'} | {ringside.ratio(against)} |")

@@ -1,25 +1,23 @@
 #!/usr/bin/env python3
-"""Tables for bench/ladder.md from bench/ladder.sh's JSON: per engine and cell, the median and
-the min-max range over the runs of messages/s, server CPU per message, server syscalls per
-message and p99 latency; then the zero-copy notifications of set 5."""
+"""Tables for bench/ladder.md from bench/ladder.sh's JSON, as ringside's analysis summarises
+them (`ringside report --format json`; a table set as alternates in several files, e.g.
+idle-off-1.json, is pooled into one document first, runs renumbered): per cell and engine the
+median and the runs' range of messages/s, server CPU per message, server syscalls per message
+and p99 latency, io_uring's SQEs and CQEs per message where the rows counted them, and each
+rung over the engine it extends as the analysis decided it; then the zero-copy notifications
+of set 5, as the server counted them."""
 import json
-import statistics
 import sys
 from pathlib import Path
+
+import ringside_analysis as ringside
 
 out = Path(sys.argv[1])
 
 
-def size(params):
-    for key in ("payload_bytes", "body_bytes"):
-        if key in params:
-            return params[key]
-    return ""
-
-
-def fmt(values, digits):
-    med = statistics.median(values)
-    return f"{med:.{digits}f} ({min(values):.{digits}f}-{max(values):.{digits}f})"
+def size(study):
+    params = ringside.params(study)
+    return params.get("payload_bytes") or params.get("body_bytes") or ""
 
 
 # A table's rows come from one file, or from several that set 8 alternates (idle-off-1.json, ...).
@@ -31,35 +29,34 @@ for name in tables:
     paths = sorted(out.glob(f"{name}.json"))
     if not paths:
         continue
-    rows = [row for path in paths for row in json.loads(path.read_text())["results"]]
-    cells = {}
-    for row in rows:
-        params = row["params"]
-        key = (params.get("connections"), size(params), row["engine"])
-        cells.setdefault(key, []).append(row)
+    analysis = ringside.report(ringside.pooled(paths))
     print(f"\n### {name}\n")
-    # Rows with io_uring's own events (--ring-events) add SQEs and CQEs per message.
-    events = any(row.get("sqes_submitted") is not None for row in rows)
+    events = any(e["counted"]["sqes_per_op"] is not None
+                 for study in analysis["studies"] for e in study["engines"])
     extra = " SQEs/msg | CQEs/msg |" if events else ""
-    print(f"| conns | size | engine | msg/s | server CPU µs/msg | syscalls/msg | p99 µs | ok |{extra}")
-    print("|---|---|---|---|---|---|---|---|" + ("---|---|" if events else ""))
-    for (conns, size_bytes, engine), runs in sorted(cells.items(), key=lambda c: (c[0][0], str(c[0][1]))):
-        rate = [r["ops_per_sec"] / 1000 for r in runs]
-        cpu = [(r["cpu_user_s"] + r["cpu_sys_s"]) / r["ops"] * 1e6 for r in runs if r["ops"]]
-        calls = [r["syscalls"] / r["ops"] for r in runs if r["ops"] and r.get("syscalls") is not None]
-        p99 = [r["latency_ns_p99"] / 1000 for r in runs if r.get("latency_ns_p99")]
-        ok = all(r["verified"] and not r["errors"] for r in runs)
-        print(
-            f"| {conns} | {size_bytes} | `{engine}` | {fmt(rate, 1)}k | {fmt(cpu, 2)} | "
-            f"{fmt(calls, 3) if calls else '-'} | {fmt(p99, 0) if p99 else '-'} | "
-            f"{'yes' if ok else 'NO'} ({len(runs)} runs) |"
-            + (
-                f" {fmt([r['sqes_submitted'] / r['ops'] for r in runs], 2)} |"
-                f" {fmt([r['cqes_posted'] / r['ops'] for r in runs], 2)} |"
-                if events
-                else ""
+    print(f"| conns | size | engine | msg/s | server CPU µs/msg | syscalls/msg | p99 µs | ok |"
+          f"{extra} decided |")
+    print("|---" * (9 + 2 * events) + "|")
+    studies = sorted(analysis["studies"],
+                     key=lambda s: (int(ringside.params(s).get("connections", 0)), str(size(s))))
+    for study in studies:
+        conns = ringside.params(study).get("connections")
+        for engine in study["engines"]:
+            counted = engine["counted"]
+            comparison = ringside.rung(analysis, study, engine["engine"])
+            decided = (f"over {comparison['reference']}: {ringside.ratio(comparison)}"
+                       if comparison else "—")
+            print(
+                f"| {conns} | {size(study)} | `{engine['engine']}` | "
+                f"{ringside.spread(engine['throughput'], 1, 1e-3, '-')}k | "
+                f"{ringside.spread(engine['cpu_us_per_op'], 2, sep='-')} | "
+                f"{ringside.spread(engine['syscalls_per_op'], 3, sep='-')} | "
+                f"{ringside.spread(engine['p99_us'], 0, sep='-')} | "
+                f"{'yes' if engine['verified'] else 'NO'} ({engine['runs']} runs) |"
+                + (f" {ringside.number(counted['sqes_per_op'])} |"
+                   f" {ringside.number(counted['cqes_per_op'])} |" if events else "")
+                + f" {decided} |"
             )
-        )
 
 zc = sorted(out.glob("zc-*.json"))
 zc = [p for p in zc if not p.name.endswith("-load.json")]

@@ -1,58 +1,42 @@
 #!/usr/bin/env python3
 """Before against after, from the JSON documents `DIR/{before,after}-rROUND.json` that
-bench/reliability-read.sh and bench/reliability-http.sh write: for each cell (engine, and depth
-for reads), the median CPU µs per operation of each build over every run, and the after/before
-ratio of each round's medians (its median and range), with the operations per second.
+bench/reliability-read.sh and bench/reliability-http.sh write: each build's rounds pooled into
+one document, then per cell (engine, and depth for reads or the offered rate for HTTP) each
+build's median CPU µs per operation and operations per second as ringside's analysis gives them,
+and after over before as `ringside compare --format json` decides it (the median of every ratio
+between the two builds' runs, its 95% interval and outcome).
 
   python3 bench/reliability-summary.py read DIR   # CPU per read: the process's user + sys
-  python3 bench/reliability-summary.py http DIR   # server CPU per request (server_cpu_us_per_op)
+  python3 bench/reliability-summary.py http DIR   # server CPU per request, at one offered rate
 """
-
-import glob
-import json
-import re
-import statistics
 import sys
-from collections import defaultdict
+from pathlib import Path
 
-what, folder = sys.argv[1], sys.argv[2]
-cpu_us = defaultdict(list)  # (build, round, cell) -> [µs per operation]
-rate = defaultdict(list)  # the same -> [operations per second]
-for path in sorted(glob.glob(f"{folder}/*-r*.json")):
-    build, round_ = re.match(r".*/(\w+)-r(\d+)\.json", path).groups()
-    for row in json.load(open(path))["results"]:
-        assert row["verified"], path
-        if what == "read":
-            cell = (row["engine"], row["params"]["depth"])
-            per_op = (row["cpu_user_s"] + row["cpu_sys_s"]) * 1e6 / row["ops"]
-        else:
-            cell = (row["engine"], row["params"].get("rate_per_sec", "closed"))
-            per_op = row["server_cpu_us_per_op"]
-        cpu_us[(build, int(round_), cell)].append(per_op)
-        rate[(build, int(round_), cell)].append(row["ops_per_sec"])
+import ringside_analysis as ringside
+
+what, folder = sys.argv[1], Path(sys.argv[2])
+builds = {b: ringside.pooled(sorted(folder.glob(f"{b}-r*.json"))) for b in ("before", "after")}
+for document in builds.values():
+    for row in document["results"]:
+        # Open-loop rows at one offered rate are equal-load rows, which `compare` leaves out;
+        # without `offered_rate` they are a study of their own (`rate_per_sec` stays in their
+        # parameters), so both builds' runs at that rate are compared like any other study's.
+        row.pop("offered_rate", None)
+figures = {b: ringside.report(builds[b]) for b in builds}
+changes = ringside.compare(builds["before"], builds["after"])
 
 unit = {"read": "read", "http": "request (server)"}[what]
-cells = sorted({cell for (_, _, cell) in cpu_us}, key=str)
-rounds = sorted({round_ for (_, round_, _) in cpu_us})
-print(
-    f"| engine | {'depth' if what == 'read' else 'rate'} | CPU µs/{unit} before | after | "
-    "after − before | after/before per round: median (range) | ops/s before | after |"
-)
-print("|---|---|---|---|---|---|---|---|")
-for cell in cells:
-    every = {
-        build: [v for r in rounds for v in cpu_us[(build, r, cell)]] for build in ("before", "after")
-    }
-    ratios = [
-        statistics.median(cpu_us[("after", r, cell)]) / statistics.median(cpu_us[("before", r, cell)])
-        for r in rounds
-    ]
-    before, after = (statistics.median(every[b]) for b in ("before", "after"))
-    ops = [
-        statistics.median([v for r in rounds for v in rate[(b, r, cell)]]) for b in ("before", "after")
-    ]
-    print(
-        f"| {cell[0]} | {cell[1]} | {before:.2f} | {after:.2f} | {after - before:+.2f} | "
-        f"{statistics.median(ratios):.2f} ({min(ratios):.2f}–{max(ratios):.2f}) | "
-        f"{ops[0] / 1e3:.0f}k | {ops[1] / 1e3:.0f}k |"
-    )
+print(f"| engine | {'depth' if what == 'read' else 'rate'} | CPU µs/{unit} before | after | "
+      "after/before (decided) | ops/s before | after |")
+print("|---|---|---|---|---|---|---|")
+for study in figures["before"]["studies"]:
+    at = ringside.params(study).get("depth" if what == "read" else "rate_per_sec", "closed")
+    after = next(s for s in figures["after"]["studies"] if s["params"] == study["params"])
+    for engine in study["engines"]:
+        later = ringside.engine_of(after, engine["engine"])
+        row = next((r for r in changes if (r["engine"], r["params"], r["metric"])
+                    == (engine["engine"], study["params"], "cpu_per_op")), None)
+        print(f"| {engine['engine']} | {at} | {engine['cpu_us_per_op']['median']:.2f} | "
+              f"{later['cpu_us_per_op']['median']:.2f} | {ringside.change(row)} | "
+              f"{engine['throughput']['median'] / 1e3:.0f}k | "
+              f"{later['throughput']['median'] / 1e3:.0f}k |")

@@ -1,15 +1,17 @@
 //! `ringside report DIR --format json|csv`: the analysis as data, for scripts and write-ups to
 //! format instead of recomputing. JSON carries every decided comparison (its family, ratio,
 //! interval at its level, rounds, outcome and p-values) and every statement of the first screen
-//! with the comparisons it rests on; CSV the comparisons alone, one row each.
+//! with the comparisons it rests on, and each study's engines with the figures its tables show
+//! (`studies`); CSV the comparisons alone, one row each.
 
 use serde::Serialize;
 
 use crate::analysis::Analysis;
 use crate::model::comparison::{Comparison, Metric};
 use crate::model::equal_load::EqualLoad;
-use crate::model::study::Study;
+use crate::model::study::{EngineSummary, Study, PERCENTILES};
 use crate::stats::rank::Outcome;
+use crate::stats::Spread;
 
 /// One decided comparison.
 #[derive(Clone, Debug, Serialize)]
@@ -116,6 +118,139 @@ pub struct Export<'a> {
     pub first_screen: &'a crate::analysis::Screen,
     pub regimes: Vec<(String, Option<crate::model::regime::CellRegime>)>,
     pub comparisons: Vec<VerdictRow>,
+    /// Each study with its engines' figures, in the report's order.
+    pub studies: Vec<StudyFigures>,
+}
+
+/// A study's figures as its table shows them: what a write-up prints beside the comparisons.
+#[derive(Serialize)]
+pub struct StudyFigures {
+    pub study: String,
+    pub workload: String,
+    pub params: String,
+    /// The headline's unit (`MB/s`, `reads/s`, …): what `throughput` is in.
+    pub unit: String,
+    pub rounds: usize,
+    pub engines: Vec<EngineFigures>,
+    pub contenders: Vec<EngineFigures>,
+}
+
+/// The middle and the ends of one figure over an engine's runs.
+#[derive(Serialize)]
+pub struct Range {
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+impl From<Spread> for Range {
+    fn from(spread: Spread) -> Range {
+        Range {
+            median: spread.median,
+            min: spread.min,
+            max: spread.max,
+        }
+    }
+}
+
+/// One engine's runs in one study, summarised as the report's tables and causes read them.
+#[derive(Serialize)]
+pub struct EngineFigures {
+    pub engine: String,
+    pub control: bool,
+    pub runs: usize,
+    pub verified: bool,
+    /// Runs that did not verify and were left out of the figures.
+    pub left_out: Vec<u32>,
+    pub failure: Option<String>,
+    pub server_api: Option<String>,
+    /// The headline, in the study's unit.
+    pub throughput: Range,
+    pub cpu_us_per_op: Range,
+    pub syscalls_per_op: Option<Range>,
+    pub p99_us: Option<Range>,
+    /// The median over the runs of each latency percentile, in µs (null where the rows lack it).
+    pub latency_us: Option<serde_json::Map<String, serde_json::Value>>,
+    pub rss_peak_mib: Option<Range>,
+    /// What the kernel counted (the medians the causes read): per operation, seconds, shares.
+    pub counted: Counted,
+}
+
+/// The medians over an engine's runs of what the kernel counted, each count per operation (the
+/// median count over the median operations, as the causes divide them).
+#[derive(Serialize)]
+pub struct Counted {
+    pub ops: f64,
+    pub seconds: f64,
+    pub ctx_switches_per_op: Option<f64>,
+    pub sqes_per_op: Option<f64>,
+    pub cqes_per_op: Option<f64>,
+    pub iowq_punts_per_op: Option<f64>,
+    pub iowq_workers: Option<f64>,
+    pub iowq_ctx_switches_per_op: Option<f64>,
+    pub device_flushes_per_op: Option<f64>,
+    /// The device's flushes in a run (a run that fsyncs once flushes once, others' fsyncs aside).
+    pub device_flushes: Option<f64>,
+    pub client_cpu_share: Option<f64>,
+    pub client_saturated_share: f64,
+    pub server_busy_share: Option<f64>,
+    pub client_busy_share: Option<f64>,
+}
+
+impl EngineFigures {
+    fn of(engine: &EngineSummary) -> EngineFigures {
+        let figures = &engine.figures;
+        let latency_us = engine.latency_us.as_ref().map(|medians| {
+            (PERCENTILES.iter().zip(medians))
+                .map(|((name, _), &us)| (name.to_string(), serde_json::json!(us)))
+                .collect()
+        });
+        EngineFigures {
+            engine: engine.engine.clone(),
+            control: engine.control,
+            runs: engine.runs,
+            verified: engine.verified,
+            left_out: engine.left_out.clone(),
+            failure: engine.failure.clone(),
+            server_api: engine.server_api.clone(),
+            throughput: engine.throughput.into(),
+            cpu_us_per_op: engine.cpu_us_per_op.into(),
+            syscalls_per_op: engine.syscalls_per_op.map(Range::from),
+            p99_us: engine.p99_us.map(Range::from),
+            latency_us,
+            rss_peak_mib: engine.rss_peak_mib.map(Range::from),
+            counted: Counted {
+                ops: figures.ops,
+                seconds: figures.seconds,
+                ctx_switches_per_op: figures.per_op(Some(figures.ctx_switches)),
+                sqes_per_op: figures.per_op(figures.sqes_submitted),
+                cqes_per_op: figures.per_op(figures.cqes_posted),
+                iowq_punts_per_op: figures.per_op(figures.iowq_punts),
+                iowq_workers: figures.iowq_workers,
+                iowq_ctx_switches_per_op: figures.per_op(figures.iowq_ctx_switches),
+                device_flushes_per_op: figures.per_op(figures.device_flushes),
+                device_flushes: figures.device_flushes,
+                client_cpu_share: figures.client_cpu_share,
+                client_saturated_share: figures.client_saturated_share,
+                server_busy_share: figures.server_busy_share,
+                client_busy_share: figures.client_busy_share,
+            },
+        }
+    }
+}
+
+impl StudyFigures {
+    fn of(study: &Study) -> StudyFigures {
+        StudyFigures {
+            study: study.title.clone(),
+            workload: study.workload.clone(),
+            params: study.params_text(),
+            unit: study.unit(),
+            rounds: study.rounds(),
+            engines: study.engines.iter().map(EngineFigures::of).collect(),
+            contenders: study.contenders.iter().map(EngineFigures::of).collect(),
+        }
+    }
 }
 
 pub fn export(analysis: &Analysis) -> Export<'_> {
@@ -128,6 +263,7 @@ pub fn export(analysis: &Analysis) -> Export<'_> {
             .map(|(study, regime)| (study.title.clone(), regime.clone()))
             .collect(),
         comparisons: verdict_rows(analysis),
+        studies: analysis.studies.iter().map(StudyFigures::of).collect(),
     }
 }
 
