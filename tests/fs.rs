@@ -318,7 +318,8 @@ fn forcing_io_uring_off_leaves_blocking_running() {
         .iter()
         .map(|r| &r["engine"])
         .collect();
-    assert_eq!(engines, ["blocking"]);
+    // The baseline and its A/A copy: both blocking, neither needs io_uring.
+    assert_eq!(engines, ["blocking", "blocking#2"]);
     let only_uring = ringside()
         .env("RINGSIDE_FORCE_NO_URING", "1")
         .args(["fs", "cycle", "--size", "1m", "-e", "uring-link", "--dir"])
