@@ -4,11 +4,16 @@ rounds for requests/s and server CPU per request, as ringside's analysis decided
 report --format json`: ratio, interval at its level, outcome), and the same comparison in the
 study's attribution rounds alone (with the io_uring tracepoints on), which the report never
 uses: those rows handed to the analysis as rounds of their own.
-Usage: bench/attribution-summary.py OUT_DIR  (the binary: $RINGSIDE, else target/release)"""
+Usage: bench/attribution-summary.py [BINARY] OUT_DIR  (the binary: BINARY, else $RINGSIDE, else
+target/release/ringside)"""
+import os
 import pathlib
 import sys
 
-import ringside_analysis as ringside
+if len(sys.argv) == 3:
+    # The first form of this script took the binary first.
+    os.environ["RINGSIDE"] = sys.argv[1]
+import ringside_analysis as ringside  # noqa: E402
 
 out = pathlib.Path(sys.argv[-1])
 PAIR = ("uring-defer", "uring-multishot")

@@ -68,15 +68,33 @@ def parity(mode):
                   f"**{ringside.ratio(over)}** |")
 
 
-def builds(prefix):
-    """The before and after builds' rounds of `prefix`, each pooled into one document."""
-    return {which: ringside.pooled(sorted(glob.glob(os.path.join(out, f"{prefix}-{which}-r*.json"))))
-            for which in ("before", "after")}
-
-
-def change(changes, engine, params, metric="throughput"):
-    return next((r for r in changes if (r["engine"], r["params"], r["metric"])
-                 == (engine, params, metric)), None)
+def before_after(prefix, verified=False):
+    """Each cell (engine, depth) of the before and after builds' rounds of `prefix`, each build's
+    rounds pooled: (engine, depth, before's figures, after's, after over before as `compare`
+    decides it on reads/s), in engine and depth order; none when a build did not run."""
+    documents = {which: ringside.pooled(
+                     sorted(glob.glob(os.path.join(out, f"{prefix}-{which}-r*.json"))))
+                 for which in ("before", "after")}
+    if not all(d and d["results"] for d in documents.values()):
+        return []
+    if verified:
+        for document in documents.values():
+            for row in document["results"]:
+                assert row["verified"], f"{prefix}: {row['engine']} not verified"
+    before, after = (ringside.report(documents[w]) for w in ("before", "after"))
+    changes = ringside.compare(documents["before"], documents["after"])
+    cells = []
+    for study in before["studies"]:
+        later = next((s for s in after["studies"] if s["params"] == study["params"]), None)
+        for figures in study["engines"]:
+            second = later and ringside.engine_of(later, figures["engine"])
+            if second is None:
+                continue
+            change = next((r for r in changes if (r["engine"], r["params"], r["metric"])
+                           == (figures["engine"], study["params"], "throughput")), None)
+            depth = int(ringside.params(study)["depth"])
+            cells.append((figures["engine"], depth, figures, second, change))
+    return sorted(cells, key=lambda cell: cell[:2])
 
 
 def fixes():
@@ -86,21 +104,9 @@ def fixes():
     print("| cache | engine | depth | before (main) | after | after over before (decided) |")
     print("|---|---|---|---|---|---|")
     for mode in ["warm", "direct"]:
-        documents = builds(f"fixes-{mode}")
-        if not all(d and d["results"] for d in documents.values()):
-            continue
-        before, after = (ringside.report(documents[w]) for w in ("before", "after"))
-        changes = ringside.compare(documents["before"], documents["after"])
-        cells = sorted(((e["engine"], int(ringside.params(s)["depth"]), s, e)
-                        for s in before["studies"] for e in s["engines"]), key=lambda c: c[:2])
-        for engine, depth, study, figures in cells:
-            later = [ringside.engine_of(s, engine) for s in after["studies"]
-                     if s["params"] == study["params"]]
-            if not later or later[0] is None:
-                continue
-            print(f"| {mode} | {engine} | {depth} | {k(figures['throughput'])} | "
-                  f"{k(later[0]['throughput'])} | "
-                  f"{ringside.change(change(changes, engine, study['params']))} |")
+        for engine, depth, first, second, change in before_after(f"fixes-{mode}"):
+            print(f"| {mode} | {engine} | {depth} | {k(first['throughput'])} | "
+                  f"{k(second['throughput'])} | {ringside.change(change)} |")
 
 
 def study(cache):
@@ -134,28 +140,12 @@ def submit():
           "before → after | after over before (decided) |")
     print("|---|---|---|---|---|---|---|---|---|")
     for mode in ["direct", "warm"]:
-        documents = builds(f"submit-{mode}")
-        if not all(d and d["results"] for d in documents.values()):
-            continue
-        for document in documents.values():
-            for row in document["results"]:
-                assert row["verified"], f"submit-{mode}: {row['engine']} not verified"
-        before, after = (ringside.report(documents[w]) for w in ("before", "after"))
-        changes = ringside.compare(documents["before"], documents["after"])
-        cells = sorted(((e["engine"], int(ringside.params(s)["depth"]), s, e)
-                        for s in before["studies"] for e in s["engines"]), key=lambda c: c[:2])
-        for engine, depth, one, first in cells:
-            later = [ringside.engine_of(s, engine) for s in after["studies"]
-                     if s["params"] == one["params"]]
-            if not later or later[0] is None:
-                continue
-            second = later[0]
+        for engine, depth, first, second, change in before_after(f"submit-{mode}", verified=True):
             print(f"| {mode} | {engine} | {depth} | {k(first['throughput'])} | "
                   f"{first['cpu_us_per_op']['median']:.2f} | {k(second['throughput'])} | "
                   f"{second['cpu_us_per_op']['median']:.2f} | "
                   f"{first['syscalls_per_op']['median']:.2f} → "
-                  f"{second['syscalls_per_op']['median']:.2f} | "
-                  f"**{ringside.change(change(changes, engine, one['params']))}** |")
+                  f"{second['syscalls_per_op']['median']:.2f} | **{ringside.change(change)}** |")
 
 
 def perf_counts(path):

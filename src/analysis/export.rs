@@ -275,3 +275,56 @@ pub fn csv(rows: &[VerdictRow]) -> anyhow::Result<String> {
     }
     Ok(String::from_utf8(writer.into_inner()?)?)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::study::tests::paired_rows;
+
+    #[test]
+    fn the_export_carries_each_engines_figures_beside_its_comparisons() {
+        let rows = paired_rows(
+            &[("blocking", 1000.0, 1000), ("uring-ring", 1500.0, 10)],
+            12,
+        );
+        let analysis = Analysis::of_rows(&rows);
+        let exported = serde_json::to_value(export(&analysis)).unwrap();
+        let study = &exported["studies"][0];
+        assert_eq!(study["unit"], "MB/s");
+        assert_eq!(study["rounds"], 12);
+        let engines = study["engines"].as_array().unwrap();
+        let names: Vec<&str> = engines
+            .iter()
+            .map(|e| e["engine"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["blocking", "uring-ring"]);
+        // The table's figures: the median and the runs' range of the rows' own MB/s.
+        let rates: Vec<f64> = (rows.iter())
+            .filter(|row| row.engine == "uring-ring")
+            .map(|row| row.bytes_per_sec / 1e6)
+            .collect();
+        let throughput = &engines[1]["throughput"];
+        let (low, high) = (
+            throughput["min"].as_f64().unwrap(),
+            throughput["max"].as_f64().unwrap(),
+        );
+        let near = |a: f64, b: f64| (a - b).abs() < 1e-9 * b;
+        assert!(near(
+            low,
+            rates.iter().copied().fold(f64::INFINITY, f64::min)
+        ));
+        assert!(near(
+            high,
+            rates.iter().copied().fold(f64::NEG_INFINITY, f64::max)
+        ));
+        assert!(low < throughput["median"].as_f64().unwrap());
+        assert_eq!(engines[1]["syscalls_per_op"]["median"], 0.01);
+        assert_eq!(engines[1]["counted"]["ops"], 1000.0);
+        // Beside the comparison those figures are compared by: uring-ring over blocking.
+        let compared = (exported["comparisons"].as_array().unwrap().iter())
+            .find(|c| c["subject"] == "uring-ring" && c["reference"] == "blocking")
+            .unwrap();
+        assert_eq!(compared["study"], study["study"]);
+        assert!((compared["ratio"].as_f64().unwrap() - 1.5).abs() < 0.05);
+    }
+}
