@@ -109,8 +109,9 @@ pub fn run(args: &RunPlan) -> anyhow::Result<ExitCode> {
             eprintln!("ringside run: {line}");
         }
     };
+    contenders::sweep_sources(&say);
     let built = match (&contenders_dir, args.path.network) {
-        (Ok(dir), Network::Loopback) => contenders::build(&args.contenders, dir, say),
+        (Ok(dir), Network::Loopback) => contenders::build(&args.contenders, dir, &say),
         _ => None,
     };
     let (mut references, mut contender_notes) = contenders::choose(
