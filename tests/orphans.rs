@@ -2,7 +2,8 @@
 //! with it by their parent-death signal) and its scratch directory is removed by the next study
 //! that makes one there; `run`'s watchdog ends a step past its limit with its servers and its
 //! scratch directory, even a step that cannot act on SIGTERM; `run` killed while it builds the
-//! reference contenders leaves no compiler running and its sources only until the next `run`.
+//! reference contenders leaves no compiler running and its sources only until the next `run`,
+//! and killed during a step nothing in its results directory.
 
 mod common;
 
@@ -317,4 +318,45 @@ fn sigkill_during_the_contender_build_leaves_no_build_and_the_next_run_sweeps_it
         "{stderr}"
     );
     assert_eq!(scratch_dirs(&tmp), Vec::<String>::new());
+}
+
+/// Goal: SIGKILL of `run` during a step leaves nothing in its results directory: the step's
+/// rows go to a file with no name, which goes with the last process that holds it. Before, the
+/// step (sent SIGTERM as its parent died) wrote its finished runs into `.step.json` there, for
+/// no one. Method: `run --quick` killed half a second into its first step; every process of
+/// the case must go, and the results directory must be empty.
+#[test]
+fn sigkill_of_run_during_a_step_leaves_nothing_in_its_results_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let mark = "orphans-run-step-output";
+    let args = [
+        "run",
+        "--quick",
+        "--quiet",
+        "--contenders",
+        "none",
+        "--out",
+        "results",
+    ];
+    let mut run = ringside(mark, dir.path(), &args).spawn().unwrap();
+    wait_until("a step", IO_TIMEOUT, || {
+        described(mark)
+            .iter()
+            .any(|process| process.contains(" --output "))
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    sigkill(&mut run);
+    let gone = wait_until("no process of the run left", ORPHANS_GONE_WITHIN, || {
+        processes_left(mark).is_empty()
+    });
+    let results: Vec<String> = (std::fs::read_dir(dir.path().join("results")).unwrap())
+        .flatten()
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        results,
+        Vec::<String>::new(),
+        "left in the results directory"
+    );
+    eprintln!("the killed run's step gone {gone:?} after SIGKILL, nothing left");
 }
