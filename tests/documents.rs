@@ -1,11 +1,12 @@
 //! Results documents from other hosts, crafted to hurt: `merge` and `report` read them with
 //! bounded memory and time, and refuse a bad one in a sentence that names its row, exit 1,
-//! never an allocation the header asked for, a panic or a hang.
+//! never an allocation the header asked for, a panic or a hang. What is not a regular file of
+//! at most `--max-input` bytes is refused before it is read, whichever command reads it.
 
 mod common;
 
 use std::io::Write;
-use std::os::unix::process::CommandExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -64,11 +65,20 @@ fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
 
 /// Runs ringside with `args` under `ADDRESS_SPACE_BYTES`, killed past `COMMAND_TIME_MAX`.
 fn ringside(args: &[&Path]) -> Output {
+    ringside_measured(args).0
+}
+
+/// `ringside`, and the peak resident memory of the process (its rusage, from wait4), in bytes.
+fn ringside_measured(args: &[&Path]) -> (Output, u64) {
+    let outputs = tempfile::tempdir().unwrap();
+    let stdout = outputs.path().join("stdout");
+    let stderr = outputs.path().join("stderr");
     let mut command = Command::new(BIN);
     command
         .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&stdout).unwrap())
+        .stderr(std::fs::File::create(&stderr).unwrap());
     // SAFETY: the hook only calls setrlimit, which is async-signal-safe.
     unsafe {
         command.pre_exec(|| {
@@ -82,16 +92,30 @@ fn ringside(args: &[&Path]) -> Output {
             }
         })
     };
-    let mut child = command.spawn().unwrap();
+    let child = command.spawn().unwrap();
+    let pid = child.id() as libc::pid_t;
     let started = Instant::now();
-    while child.try_wait().unwrap().is_none() {
+    let (status, usage) = loop {
+        let mut status = 0;
+        // SAFETY: rusage is plain data; wait4 on our own child, which std never waits for.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        let reaped = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
+        if reaped == pid {
+            break (status, usage);
+        }
         if started.elapsed() > COMMAND_TIME_MAX {
-            child.kill().unwrap();
+            // SAFETY: kill(2) on our own child, not yet reaped.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
             panic!("ringside {args:?} ran past {COMMAND_TIME_MAX:?}");
         }
         std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().unwrap()
+    };
+    let output = Output {
+        status: std::process::ExitStatus::from_raw(status),
+        stdout: std::fs::read(&stdout).unwrap(),
+        stderr: std::fs::read(&stderr).unwrap(),
+    };
+    (output, usage.ru_maxrss as u64 * 1024)
 }
 
 /// Asserts a refusal: exit 1, no panic, and stderr containing each of `says`.
@@ -214,4 +238,171 @@ fn report_refuses_nan_and_infinity_and_draws_extremes_finite() {
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(html.contains("<svg"));
     assert!(!html.contains("NaN"), "a NaN reached the page");
+}
+
+/// What a command reading a document may hold at its peak while it refuses one that is too
+/// large or not a file: the binary and its libraries (6 MB measured). Before, `merge` held
+/// 2,054 MB for a 2 GiB file, and read `/dev/zero` until it had 24 GB.
+const REFUSAL_RSS_MAX: u64 = 64 << 20;
+
+/// Goal: every command that reads a document (`merge`, `report`, `compare`, `claims
+/// --claims-dir`) refuses what is not a regular file, or holds more than `--max-input`, before
+/// it reads a byte of it, in a sentence, exit 1, within a few MB; and a document with anything
+/// but whitespace after its JSON value. Method: a sparse 2 GiB file (no disk, 2 GiB if read),
+/// a valid document with 4 MiB of whitespace after it under `--max-input 1m`, `/dev/zero`, and
+/// a FIFO nobody writes to (whose open blocked before), each given to each command; a valid
+/// document with one byte after it; the peak RSS of each refusal from wait4.
+#[test]
+fn what_is_not_a_regular_file_within_the_bound_is_refused_before_it_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let huge = dir.path().join("huge.json");
+    std::fs::File::create(&huge)
+        .unwrap()
+        .set_len(2 << 30)
+        .unwrap();
+    let good = host_document().to_string();
+    let spaced = write(
+        dir.path(),
+        "spaced.json",
+        &(good.clone() + &" ".repeat(4 << 20)),
+    );
+    let fifo = dir.path().join("fifo.json");
+    rustix::fs::mkfifoat(
+        rustix::fs::CWD,
+        &fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+    )
+    .unwrap();
+    let zero = Path::new("/dev/zero");
+    let cases: [(&Path, &[&str], &str); 4] = [
+        (
+            &huge,
+            &[],
+            "it holds 2147483648 bytes (2048 MiB), more than --max-input",
+        ),
+        (
+            &spaced,
+            &["--max-input", "1m"],
+            "more than --max-input allows (1048576 bytes",
+        ),
+        (zero, &[], "it is a character device, not a regular file"),
+        (&fifo, &[], "it is a FIFO, not a regular file"),
+    ];
+    let out = dir.path().join("out");
+    for (input, flags, says) in cases {
+        let flags: Vec<&Path> = flags.iter().map(Path::new).collect();
+        let commands: [Vec<&Path>; 3] = [
+            vec!["merge".as_ref(), input, input],
+            vec!["report".as_ref(), input, "--out".as_ref(), &out],
+            vec!["compare".as_ref(), input, input],
+        ];
+        for mut command in commands {
+            command.extend(&flags);
+            let (output, peak) = ringside_measured(&command);
+            assert_refused(&output, &[says]);
+            assert!(
+                peak < REFUSAL_RSS_MAX,
+                "{command:?}: peak RSS {} MiB",
+                peak >> 20
+            );
+        }
+    }
+    let claims = dir.path().join("claims");
+    std::fs::create_dir(&claims).unwrap();
+    rustix::fs::mkfifoat(
+        rustix::fs::CWD,
+        &claims.join("mine.toml"),
+        rustix::fs::Mode::from_raw_mode(0o600),
+    )
+    .unwrap();
+    let listed = ringside(&[
+        "claims".as_ref(),
+        "list".as_ref(),
+        "--claims-dir".as_ref(),
+        &claims,
+    ]);
+    assert_refused(&listed, &["mine.toml", "it is a FIFO, not a regular file"]);
+
+    let trailing = write(dir.path(), "trailing.json", &(good.clone() + "\n x"));
+    let output = ringside(&["merge".as_ref(), trailing.as_path(), trailing.as_path()]);
+    assert_refused(
+        &output,
+        &["trailing.json cannot be used: it is not JSON: trailing characters"],
+    );
+    // Whitespace after the value is JSON's own (RFC 8259), within the bound.
+    let newline = write(dir.path(), "newline.json", &(good + "\n\n"));
+    let output = ringside(&["merge".as_ref(), newline.as_path(), newline.as_path()]);
+    assert!(output.status.success(), "{output:?}");
+}
+
+/// HdrHistogram's V2 header with `digits` and `highest`, and `counts` as V2 writes them (ZigZag
+/// LEB128, a negative number a run of zeros), deflated and in base64 as a row carries it.
+fn crafted_histogram(digits: u32, highest: u64, counts: &[i64]) -> String {
+    use base64::Engine as _;
+    let mut payload = Vec::new();
+    for &count in counts {
+        let mut zigzag = ((count << 1) ^ (count >> 63)) as u64;
+        while zigzag >= 0x80 {
+            payload.push(zigzag as u8 | 0x80);
+            zigzag >>= 7;
+        }
+        payload.push(zigzag as u8);
+    }
+    let mut inner = 0x1c84_9313u32.to_be_bytes().to_vec();
+    inner.extend((payload.len() as u32).to_be_bytes());
+    inner.extend(0u32.to_be_bytes());
+    inner.extend(digits.to_be_bytes());
+    inner.extend(1u64.to_be_bytes());
+    inner.extend(highest.to_be_bytes());
+    inner.extend(1.0f64.to_be_bytes());
+    inner.extend(payload);
+    let mut deflate = flate2::write::ZlibEncoder::new(Vec::new(), Default::default());
+    deflate.write_all(&inner).unwrap();
+    let compressed = deflate.finish().unwrap();
+    let mut bytes = 0x1c84_9314u32.to_be_bytes().to_vec();
+    bytes.extend((compressed.len() as u32).to_be_bytes());
+    bytes.extend(compressed);
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// Goal: a histogram whose header the library reads but whose meaning no ringside histogram
+/// has is refused by what is wrong, with the row and the host named. Before, `merge` took each
+/// of these three with exit 0 and merged percentiles from them. Method: a host document with
+/// one such histogram merged with a good one: no significant digit, values tracked to i64::MAX
+/// ns, and counts that run past the histogram's counters.
+#[test]
+fn merge_refuses_histograms_whose_header_reads_but_means_nothing_ringside_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = write(dir.path(), "host.json", &host_document().to_string());
+    let counters = ringside::stats::histogram::new_latency().distinct_values();
+    let past = format!("counts run to index 60001, past its {counters} counters");
+    let cases = [
+        (
+            crafted_histogram(0, 100_000_000_000, &[5, -3, 7]),
+            "keeps 0 significant digits".to_string(),
+        ),
+        (
+            crafted_histogram(3, i64::MAX as u64, &[5, -3, 7]),
+            "tracks 1 to 9223372036854775807 ns".to_string(),
+        ),
+        (crafted_histogram(3, 100_000_000_000, &[1, -60_000]), past),
+    ];
+    for (index, (histogram, says)) in cases.iter().enumerate() {
+        let mut crafted = host_document();
+        crafted["results"][0]["latency_ns_histogram"] = histogram.as_str().into();
+        let crafted = write(
+            dir.path(),
+            &format!("crafted{index}.json"),
+            &crafted.to_string(),
+        );
+        let output = ringside(&["merge".as_ref(), host.as_path(), crafted.as_path()]);
+        assert_refused(
+            &output,
+            &[
+                "row 1 (echo epoll run 1)",
+                "host 2's latency histogram",
+                says,
+            ],
+        );
+    }
 }

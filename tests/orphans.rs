@@ -1,7 +1,9 @@
 //! No orphans, whatever dies: a study killed with SIGKILL leaves no server running (they die
 //! with it by their parent-death signal) and its scratch directory is removed by the next study
 //! that makes one there; `run`'s watchdog ends a step past its limit with its servers and its
-//! scratch directory, even a step that cannot act on SIGTERM.
+//! scratch directory, even a step that cannot act on SIGTERM; `run` killed while it builds the
+//! reference contenders leaves no compiler running and its sources only until the next `run`,
+//! and killed during a step nothing in its results directory.
 
 mod common;
 
@@ -229,4 +231,132 @@ fn steps_past_their_limit_leave_no_server_and_no_scratch() {
         "{notes}"
     );
     eprintln!("run --quick with 3 s steps took {:?}", started.elapsed());
+}
+
+/// The processes of case `mark` and what each runs, for a failure's message.
+fn described(mark: &str) -> Vec<String> {
+    (processes_marked(mark).into_iter())
+        .map(|pid| {
+            let command = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            format!(
+                "{pid}: {}",
+                String::from_utf8_lossy(&command).replace('\0', " ")
+            )
+        })
+        .collect()
+}
+
+/// How soon after `run` is killed every process of its contender build must be gone.
+const BUILD_GONE_WITHIN: Duration = Duration::from_secs(1);
+
+/// Goal: SIGKILL of `run` while it builds the reference contenders leaves no process of the
+/// build alive a second later, the compilers included, and the next `run` removes the sources
+/// it unpacked under `$TMPDIR`. Before, `bash build.sh`, `cargo` and its `rustc`s ran on, and
+/// the `ringside-contenders-*` directory stayed. Method: `run --quick` with an empty contenders
+/// directory (so it builds), killed once the build has a process of its own beyond the shells
+/// (a compiler); then a `run` that names a contender it cannot build, which stops before its
+/// first step: every `run` sweeps first, whatever it does next.
+#[test]
+fn sigkill_during_the_contender_build_leaves_no_build_and_the_next_run_sweeps_its_sources() {
+    let dir = tempfile::tempdir().unwrap();
+    let mark = "orphans-contender-build";
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let contenders = dir.path().join("contenders");
+    let args = ["run", "--quick", "--quiet", "--out", "results"];
+    let mut run = ringside(mark, dir.path(), &args)
+        .env("TMPDIR", &tmp)
+        .env("RINGSIDE_CONTENDERS", &contenders)
+        .spawn()
+        .unwrap();
+    let compiling = || {
+        described(mark).iter().any(|process| {
+            let program = process.split_whitespace().nth(1).unwrap_or_default();
+            !["sh", "bash", "cp", "mkdir"]
+                .iter()
+                .any(|shell| program.ends_with(shell))
+                && !program.ends_with("ringside")
+        })
+    };
+    let started = Instant::now();
+    while !compiling() {
+        if started.elapsed() > IO_TIMEOUT || run.try_wait().unwrap().is_some() {
+            sigkill(&mut run);
+            let _ = std::fs::remove_dir_all(&contenders);
+            return eprintln!("skipped: no toolchain compiled a contender here (go, cargo)");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let building = described(mark);
+    sigkill(&mut run);
+    std::thread::sleep(BUILD_GONE_WITHIN);
+    assert_eq!(
+        described(mark),
+        Vec::<String>::new(),
+        "alive {BUILD_GONE_WITHIN:?} after SIGKILL; building were {building:?}"
+    );
+    let left = scratch_dirs(&tmp);
+    assert!(
+        left.len() == 1 && left[0].starts_with("ringside-contenders-"),
+        "{left:?}"
+    );
+    let not_a_dir = dir.path().join("not-a-directory");
+    std::fs::write(&not_a_dir, "").unwrap();
+    let next = ringside(
+        mark,
+        dir.path(),
+        &["run", "--quick", "--contenders", "node"],
+    )
+    .env("TMPDIR", &tmp)
+    .env("RINGSIDE_CONTENDERS", &not_a_dir)
+    .output()
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&next.stderr);
+    assert_eq!(next.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!("removed {}", tmp.join(&left[0]).display())),
+        "{stderr}"
+    );
+    assert_eq!(scratch_dirs(&tmp), Vec::<String>::new());
+}
+
+/// Goal: SIGKILL of `run` during a step leaves nothing in its results directory: the step's
+/// rows go to a file with no name, which goes with the last process that holds it. Before, the
+/// step (sent SIGTERM as its parent died) wrote its finished runs into `.step.json` there, for
+/// no one. Method: `run --quick` killed half a second into its first step; every process of
+/// the case must go, and the results directory must be empty.
+#[test]
+fn sigkill_of_run_during_a_step_leaves_nothing_in_its_results_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let mark = "orphans-run-step-output";
+    let args = [
+        "run",
+        "--quick",
+        "--quiet",
+        "--contenders",
+        "none",
+        "--out",
+        "results",
+    ];
+    let mut run = ringside(mark, dir.path(), &args).spawn().unwrap();
+    wait_until("a step", IO_TIMEOUT, || {
+        described(mark)
+            .iter()
+            .any(|process| process.contains(" --output "))
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    sigkill(&mut run);
+    let gone = wait_until("no process of the run left", ORPHANS_GONE_WITHIN, || {
+        processes_left(mark).is_empty()
+    });
+    let results: Vec<String> = (std::fs::read_dir(dir.path().join("results")).unwrap())
+        .flatten()
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        results,
+        Vec::<String>::new(),
+        "left in the results directory"
+    );
+    eprintln!("the killed run's step gone {gone:?} after SIGKILL, nothing left");
 }

@@ -21,6 +21,8 @@ pub struct ClaimsArgs {
     /// `claims/`; see docs/claims.md): they join the shipped ones.
     #[arg(long, global = true, value_name = "DIR")]
     pub claims_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub input_limit: super::common::InputArgs,
     /// The network experiments' load on other hosts (`claims run`), and the address the
     /// servers listen on for them: a NIC on its route opens the claims that need one (`claims
     /// list --listen-on ADDR` says which).
@@ -78,6 +80,7 @@ pub enum ClaimsFormat {
 
 impl ClaimsArgs {
     pub fn run(&self) -> anyhow::Result<ExitCode> {
+        self.input_limit.apply();
         let claims = load(self.claims_dir.as_deref())?;
         super::load_hosts::route_through(self.load_hosts.listen_on)?;
         match &self.command {
@@ -134,8 +137,8 @@ pub fn load(dir: Option<&Path>) -> anyhow::Result<Vec<Claim>> {
         dir.display()
     );
     for path in files {
-        let text = std::fs::read_to_string(&path)
-            .map_err(|error| anyhow::anyhow!("cannot read {}: {error}", path.display()))?;
+        let text = crate::system::input::read_document(&path)
+            .map_err(|error| anyhow::anyhow!("cannot read {}: {error:#}", path.display()))?;
         let name = path.file_name().unwrap_or_default().to_string_lossy();
         let claim = Claim::parse(&name, &text)
             .map_err(|error| anyhow::anyhow!("{} is not a claim: {error:#}", path.display()))?;

@@ -42,6 +42,23 @@ pub struct EnginesArgs {
     pub long: bool,
 }
 
+/// How large a document `report`, `compare`, `merge` and `claims --claims-dir` read.
+#[derive(Args, Debug, Clone)]
+pub struct InputArgs {
+    /// The largest document read (k/m/g suffixes); a larger one, or anything but a regular
+    /// file (a FIFO, /dev/zero), is refused before a byte of it is read.
+    #[arg(long, global = true, value_name = "SIZE", default_value = "512m")]
+    #[arg(value_parser = size_arg)]
+    pub max_input: u64,
+}
+
+impl InputArgs {
+    /// Sets the bound for every document this process reads.
+    pub fn apply(&self) {
+        crate::system::input::set_input_limit(self.max_input);
+    }
+}
+
 /// Where results go: every subcommand that writes rows has these.
 #[derive(Args, Debug, Clone)]
 pub struct OutputArgs {

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::common::{output_form, positive_duration_arg, ExportArgs, SayArgs};
+use super::common::{output_form, positive_duration_arg, ExportArgs, InputArgs, SayArgs};
 use super::load_hosts::LoadHostArgs;
 use super::net::{server_thread_counts, PathArgs};
 use crate::output::Format;
@@ -27,6 +27,8 @@ pub struct ReportArgs {
     /// every comparison the report decides (ratio, interval, rounds, outcome), for scripts.
     #[arg(long, value_enum, default_value_t = ReportFormat::Html)]
     pub format: ReportFormat,
+    #[command(flatten)]
+    pub input_limit: InputArgs,
 }
 
 /// What `report` produces.
@@ -39,6 +41,7 @@ pub enum ReportFormat {
 
 impl ReportArgs {
     pub fn run(&self) -> anyhow::Result<ExitCode> {
+        self.input_limit.apply();
         match self.format {
             ReportFormat::Html => crate::report::run(&self.input, self.out.as_deref()),
             format => crate::report::print_verdicts(&self.input, format == ReportFormat::Csv),
@@ -60,10 +63,13 @@ pub struct MergeArgs {
     /// ends in: .json, .csv, or .md for the report in Markdown].
     #[arg(long, value_enum)]
     pub format: Option<Format>,
+    #[command(flatten)]
+    pub input_limit: InputArgs,
 }
 
 impl MergeArgs {
     pub fn run(&self) -> anyhow::Result<ExitCode> {
+        self.input_limit.apply();
         let (form, said) = output_form(self.format, self.output.as_deref(), Format::Json);
         let code = crate::report::merge::run(&Merge {
             inputs: self.inputs.clone(),
@@ -96,10 +102,13 @@ pub struct CompareArgs {
     /// B/A and the ratio to the baseline, each with its interval and outcome).
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
+    #[command(flatten)]
+    pub input_limit: InputArgs,
 }
 
 impl CompareArgs {
     pub fn run(&self) -> anyhow::Result<ExitCode> {
+        self.input_limit.apply();
         crate::report::compare::run(&Comparison {
             base: self.base.clone(),
             new: self.new.clone(),

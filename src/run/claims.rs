@@ -15,14 +15,13 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 
 use super::contenders::{self, Choice};
-use super::{spawn_step, step_limit, wait_bounded, write_results};
+use super::{spawn_step, step_limit, wait_bounded, write_results, StepOutput};
 use crate::engines::{self, Workload};
 use crate::model::claim::{Claim, MachineNeeds};
 use crate::model::claim_verdict::{CLAIM_PARAM, UNAVAILABLE};
 use crate::model::study::studies;
 use crate::output::progress::{time_text, took_line, Progress, Say};
 use crate::report::claims::{claim_block, summary_markdown, ClaimReport, ClaimRow};
-use crate::report::load::load_document;
 use crate::row::{Document, Row};
 use crate::studies::ENGINE_FAILED_EXIT;
 use crate::system::stop::{interrupted_exit_code, is_interrupted_exit, stop_flag, stopped};
@@ -269,13 +268,18 @@ impl Experiment<'_> {
     /// Runs the claim's study as a child process and returns its rows, tagged with the claim.
     fn run(&self, claim: &Claim, contenders: &[String]) -> (Status, Vec<Row>) {
         let experiment = &claim.experiment;
-        let file = self.out.join(".claim.json");
+        let file = match StepOutput::new(self.out) {
+            Ok(file) => file,
+            Err(error) => {
+                let why = format!("no file for its rows in {}: {error}", self.out.display());
+                return (Status::Failed(why), Vec::new());
+            }
+        };
         let mut command = Command::new(self.exe);
         command
             .args(experiment.command_words())
-            .args(experiment.args(self.quick))
-            .args(["--format", "json", "--output"])
-            .arg(&file);
+            .args(experiment.args(self.quick));
+        file.pass_to(&mut command);
         if experiment.command.starts_with("fs") {
             command.arg("--dir").arg(self.scratch);
         } else {
@@ -298,10 +302,7 @@ impl Experiment<'_> {
         let limit = step_limit(estimate);
         let status =
             spawn_step(command, self.progress).and_then(|child| wait_bounded(child, limit, |_| {}));
-        let mut rows = load_document(&file)
-            .map(|document| document.results)
-            .unwrap_or_default();
-        let _ = std::fs::remove_file(&file);
+        let mut rows = file.rows();
         for row in &mut rows {
             let id = serde_json::Value::from(claim.id.as_str());
             row.params.insert(CLAIM_PARAM.into(), id);

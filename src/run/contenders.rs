@@ -5,12 +5,22 @@
 //! once, from the embedded sources unpacked under `$TMPDIR` (`build`); `auto` takes those that
 //! are built and can run here and notes why it left out the others, and never fails the run.
 //! Only a contender named explicitly is an error when it cannot run.
+//!
+//! The build dies with ringside, grandchildren included: `build.sh` runs `guarded`
+//! (`system::children`), in a process group of its own under a shell that the kernel sends
+//! SIGTERM when ringside exits and that then kills the whole group, the compilers `cargo` and
+//! `go` started among it; Ctrl-C is passed on to it. The sources' directory is a scratch
+//! directory, locked while ringside lives, so the next `run` removes one a killed ringside left
+//! (`sweep_sources`). Before, SIGKILL of `run` during the build left `bash build.sh`, `cargo`
+//! and its `rustc`s running, and the sources under `$TMPDIR` for good.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Instant;
 
 use anyhow::Context;
+
+use crate::studies::fs::scratch::{sweep, Scratch};
+use crate::system::children::{self, guarded};
 
 /// Which reference contenders join the run (`--contenders auto|none|LIST`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -300,15 +310,16 @@ pub fn build(choice: &Choice, dir: &Path, say: impl Fn(String)) -> Option<String
         dir.display()
     ));
     let started = Instant::now();
-    let output = Command::new("bash")
-        .arg(sources.path().join("build.sh"))
+    let mut command = guarded("bash");
+    command
+        .arg(sources.dir().join("build.sh"))
         .arg(dir)
-        .args(&names)
-        .output();
+        .args(&names);
+    let output = children::output(&mut command);
     let seconds = started.elapsed().as_secs_f64();
     let output = match output {
         Ok(output) => output,
-        Err(error) => return not_built(format!("cannot run bash: {error}")),
+        Err(error) => return not_built(format!("cannot run sh: {error}")),
     };
     if output.status.success() {
         return Some(format!(
@@ -328,15 +339,25 @@ pub fn build(choice: &Choice, dir: &Path, say: impl Fn(String)) -> Option<String
     ))
 }
 
-/// The embedded sources, written into a fresh directory under `$TMPDIR` that is removed when
-/// the returned value drops.
-fn unpack_sources() -> anyhow::Result<tempfile::TempDir> {
-    let root = tempfile::Builder::new()
-        .prefix("ringside-contenders-")
-        .tempdir()
+/// Removes the contender sources a killed ringside left under `$TMPDIR` (and any other scratch
+/// directory there whose owner is gone), each said by `say`. Every `run` does this first, so
+/// one that builds nothing sweeps too.
+pub fn sweep_sources(say: impl Fn(String)) {
+    for (stale, bytes) in sweep(&std::env::temp_dir()) {
+        say(format!(
+            "removed {} ({bytes} bytes), left by a ringside that was killed",
+            stale.display()
+        ));
+    }
+}
+
+/// The embedded sources, written into a fresh scratch directory under `$TMPDIR` that is removed
+/// when the returned value drops.
+fn unpack_sources() -> anyhow::Result<Scratch> {
+    let root = Scratch::create_for(&std::env::temp_dir(), "contenders")
         .context("cannot create a directory for the contenders' sources under $TMPDIR")?;
     for (path, text) in SOURCES {
-        let file = root.path().join(path);
+        let file = root.dir().join(path);
         if let Some(parent) = file.parent() {
             std::fs::create_dir_all(parent)
                 .with_context(|| format!("cannot create {}", parent.display()))?;
@@ -477,7 +498,7 @@ mod tests {
         let unpacked = unpack_sources().unwrap();
         for (path, text) in SOURCES {
             assert_eq!(
-                std::fs::read_to_string(unpacked.path().join(path)).unwrap(),
+                std::fs::read_to_string(unpacked.dir().join(path)).unwrap(),
                 text
             );
         }

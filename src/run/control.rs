@@ -6,7 +6,7 @@
 //! their rows are never `verified`. A missing tool is a note, never a failure.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use anyhow::Context;
 use serde_json::{Map, Value};
@@ -19,6 +19,7 @@ use crate::row::Row;
 use crate::row::SyscallSource;
 use crate::stats::per_second;
 use crate::studies::net::{Rig, ServerProcess};
+use crate::system::children::{self, guarded};
 use crate::system::network::{NetPath, PathPlan};
 use crate::system::pin::CpuSplit;
 use crate::system::tuning::{Idle, Sched};
@@ -67,8 +68,8 @@ fn fio_job(
         Some(other) => other.to_string(),
         None => String::new(),
     };
-    let output = Command::new("fio")
-        .arg("--name=ringside-control")
+    let mut fio = guarded("fio");
+    fio.arg("--name=ringside-control")
         .arg(format!("--filename={}", file.display()))
         .args([
             "--rw=write",
@@ -85,9 +86,8 @@ fn fio_job(
                 .and_then(Value::as_u64)
                 .unwrap_or(1)
         ))
-        .args(engine_args)
-        .output()
-        .context("cannot start fio")?;
+        .args(engine_args);
+    let output = children::output(&mut fio).context("cannot start fio")?;
     anyhow::ensure!(
         output.status.success(),
         "fio failed: {}",
@@ -229,15 +229,13 @@ pub fn wrk_http(rows: &[Row], duration: &str) -> anyhow::Result<Vec<Row>> {
             let mut server = ServerProcess::start(engine, &rig, &NetPath::Loopback)?;
             let mut meter = ProcessMeter::new(server.child.id() as i32);
             meter.start().context("cannot measure the server")?;
-            let output = Command::new("taskset")
-                .args(["-c", &rig.client_cpu().to_string(), "wrk", "-t1"])
+            let mut wrk = guarded("taskset");
+            wrk.args(["-c", &rig.client_cpu().to_string(), "wrk", "-t1"])
                 .arg(format!("-c{connections}"))
                 .arg(format!("-d{}", wrk_duration(duration)?))
                 .arg("--latency")
-                .arg(format!("http://{}/", server.address))
-                .stdin(Stdio::null())
-                .output()
-                .context("cannot start wrk")?;
+                .arg(format!("http://{}/", server.address));
+            let output = children::output(&mut wrk).context("cannot start wrk")?;
             let measured = meter.stop().context("cannot measure the server")?;
             server.stop()?;
             anyhow::ensure!(

@@ -5,7 +5,6 @@
 //! runtime. Engines alternate run by run as ringside's do; rows carry `params.control: true`.
 
 use std::path::Path;
-use std::process::Command;
 
 use anyhow::Context;
 use serde_json::{Map, Value};
@@ -13,6 +12,7 @@ use serde_json::{Map, Value};
 use super::control::{fio_row, parse_fio_json};
 use crate::row::params::{Param, Params};
 use crate::row::Row;
+use crate::system::children::{self, guarded};
 
 /// fio's engines and how each reaches a depth: jobs for psync, an iodepth for the others.
 const FIO_READ_ENGINES: [(&str, &str, bool); 3] = [
@@ -83,8 +83,8 @@ fn fio_job(
         _ => ["--direct=0", "--invalidate=0"],
     };
     let (numjobs, iodepth) = if jobs { (depth, 1) } else { (1, depth) };
-    let output = Command::new("fio")
-        .arg("--name=ringside-read-control")
+    let mut fio = guarded("fio");
+    fio.arg("--name=ringside-read-control")
         .arg(format!("--filename={}", file.display()))
         .args([rw, engine_arg, "--group_reporting", "--output-format=json"])
         .args(cache)
@@ -92,9 +92,8 @@ fn fio_job(
         .arg(format!("--size={}", text(Param::Size)))
         .arg(format!("--numjobs={numjobs}"))
         .arg(format!("--iodepth={iodepth}"))
-        .arg(format!("--runtime={runtime}"))
-        .output()
-        .context("cannot start fio")?;
+        .arg(format!("--runtime={runtime}"));
+    let output = children::output(&mut fio).context("cannot start fio")?;
     anyhow::ensure!(
         output.status.success(),
         "fio failed: {}",

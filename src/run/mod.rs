@@ -162,10 +162,11 @@ pub fn run(args: &RunPlan) -> anyhow::Result<ExitCode> {
             eprintln!("ringside run: {line}");
         }
     };
+    contenders::sweep_sources(&said);
     // Contenders listen on 127.0.0.1 only: not beside a veth pair or load hosts.
     let loopback_only = args.path.network == Network::Loopback && args.load_hosts.is_empty();
     let built = match (&contenders_dir, loopback_only) {
-        (Ok(dir), true) => contenders::build(&args.contenders, dir, said),
+        (Ok(dir), true) => contenders::build(&args.contenders, dir, &said),
         _ => None,
     };
     // Nothing ran when the run stops here: the results directory goes if it is still empty.
@@ -393,13 +394,21 @@ fn run_step(context: &StepContext, collected: &mut Collected) -> bool {
     let Some(args) = args_for_this_kernel(scheduled, collected) else {
         return false;
     };
-    let file = out.join(".step.json");
+    let file = match StepOutput::new(out) {
+        Ok(file) => file,
+        Err(error) => {
+            collected.failed_steps += 1;
+            collected.note(format!(
+                "{}: not run, no file for its rows in {}: {error}",
+                step.name,
+                out.display()
+            ));
+            return false;
+        }
+    };
     let mut command = Command::new(exe);
-    command
-        .args(step.command)
-        .args(&args)
-        .args(["--format", "json", "--output"])
-        .arg(&file);
+    command.args(step.command).args(&args);
+    file.pass_to(&mut command);
     if step.takes_dir {
         command.arg("--dir").arg(scratch);
     }
@@ -458,10 +467,7 @@ fn run_step(context: &StepContext, collected: &mut Collected) -> bool {
     };
     let status =
         spawn_step(command, progress).and_then(|child| wait_bounded(child, limit, advance));
-    let rows = load_document(&file)
-        .map(|document| document.results)
-        .unwrap_or_default();
-    let _ = std::fs::remove_file(&file);
+    let rows = file.rows();
     if matches!(status, Ok(None)) {
         // A step the watchdog had to kill could not remove its scratch directory.
         for (stale, bytes) in crate::studies::fs::scratch::sweep(scratch) {
@@ -556,6 +562,54 @@ fn failure_notes(step: &str, rows: &[Row]) -> Vec<String> {
 /// minutes. An engine stuck waiting for a completion must not hang the whole study.
 pub(crate) fn step_limit(estimate: Duration) -> Duration {
     (estimate * 10).max(Duration::from_secs(120))
+}
+
+/// Where a step writes its rows: a file with no name in the results directory (O_TMPFILE, or
+/// one unlinked as it is made), open in this process and passed to the step as
+/// `--output /proc/self/fd/N`. Nothing of it outlives the last process that holds it: a
+/// `.step.json` stayed in the results directory of a `run` killed during a step (the step, sent
+/// SIGTERM as its parent died, wrote its finished runs there for no one to read).
+pub(crate) struct StepOutput {
+    file: std::fs::File,
+}
+
+impl StepOutput {
+    pub(crate) fn new(out: &Path) -> std::io::Result<StepOutput> {
+        Ok(StepOutput {
+            file: tempfile::tempfile_in(out)?,
+        })
+    }
+
+    /// The file as this process names it; the step inherits the same descriptor number.
+    fn path(&self) -> PathBuf {
+        use std::os::fd::AsRawFd;
+        PathBuf::from(format!("/proc/self/fd/{}", self.file.as_raw_fd()))
+    }
+
+    /// Makes `command`'s child inherit the file and write its rows into it as JSON.
+    pub(crate) fn pass_to(&self, command: &mut Command) {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::process::CommandExt;
+        command
+            .args(["--format", "json", "--output"])
+            .arg(self.path());
+        let fd = self.file.as_raw_fd();
+        // SAFETY: the hook makes one fcntl(2) on a descriptor this process owns, which is
+        // async-signal-safe, and allocates nothing.
+        unsafe {
+            command.pre_exec(move || match libc::fcntl(fd, libc::F_SETFD, 0) {
+                -1 => Err(std::io::Error::last_os_error()),
+                _ => Ok(()),
+            });
+        }
+    }
+
+    /// The rows the step wrote (none if it wrote no document).
+    pub(crate) fn rows(&self) -> Vec<Row> {
+        load_document(&self.path())
+            .map(|document| document.results)
+            .unwrap_or_default()
+    }
 }
 
 /// How long a step has to end after the watchdog's SIGTERM before its process group is killed:

@@ -32,9 +32,12 @@ const V2_DEFLATE_COOKIE: u32 = 0x1c84_9314;
 /// A V2 header: cookie, payload length, normalizing offset, significant digits (4 bytes each),
 /// lowest and highest trackable value, integer-to-double ratio (8 bytes each).
 const V2_HEADER_BYTES: usize = 40;
-/// Where the header keeps the payload length and the significant digits.
+/// Where the header keeps the payload length, the significant digits and the lowest and highest
+/// trackable values.
 const V2_PAYLOAD_LENGTH_AT: usize = 4;
 const V2_DIGITS_AT: usize = 12;
+const V2_LOWEST_AT: usize = 16;
+const V2_HIGHEST_AT: usize = 24;
 /// Counters of the largest histogram at `SIGNIFICANT_DIGITS` (1 to u64::MAX): 56,320, 450 KB.
 /// At 5 digits, the format's limit, it would be 6.3 million (50 MB), hence the digits' bound.
 const COUNTERS_MAX: usize = 56_320;
@@ -64,9 +67,16 @@ pub fn decode(text: &str) -> anyhow::Result<Histogram<u64>> {
         .map_err(|error| anyhow::anyhow!("a latency histogram is not base64: {error}"))?;
     let inflated = inflate(&bytes)?;
     check_header(&inflated)?;
-    Deserializer::new()
+    let histogram: Histogram<u64> = Deserializer::new()
         .deserialize(&mut inflated.as_slice())
-        .map_err(|error| anyhow::anyhow!("a latency histogram does not deserialize: {error}"))
+        .map_err(|error| anyhow::anyhow!("a latency histogram does not deserialize: {error}"))?;
+    // The library read as many bytes of counts as the header declares (at most those present).
+    let declared = split_word(&inflated[V2_PAYLOAD_LENGTH_AT..]).map_or(0, |(word, _)| word);
+    let counts = inflated[V2_HEADER_BYTES..]
+        .get(..declared as usize)
+        .unwrap_or_default();
+    check_counts(counts, histogram.distinct_values())?;
+    Ok(histogram)
 }
 
 /// The V2 encoding inside the deflate wrapper, inflated into at most `INFLATED_BYTES_MAX`.
@@ -118,11 +128,53 @@ fn check_header(inflated: &[u8]) -> anyhow::Result<()> {
     );
     let digits = word(V2_DIGITS_AT);
     anyhow::ensure!(
-        digits <= u32::from(SIGNIFICANT_DIGITS),
+        (1..=u32::from(SIGNIFICANT_DIGITS)).contains(&digits),
         "a latency histogram keeps {digits} significant digits; ringside writes \
-         {SIGNIFICANT_DIGITS} and reads at most that many"
+         {SIGNIFICANT_DIGITS} and reads 1 to {SIGNIFICANT_DIGITS}"
+    );
+    let long = |at: usize| u64::from(word(at)) << 32 | u64::from(word(at + 4));
+    let (lowest, highest) = (long(V2_LOWEST_AT), long(V2_HIGHEST_AT));
+    anyhow::ensure!(
+        lowest >= 1 && highest <= LATENCY_NS_MAX,
+        "a latency histogram tracks {lowest} to {highest} ns; ringside's track 1 ns to \
+         {LATENCY_NS_MAX} ns (100 s) and reads none beyond"
     );
     Ok(())
+}
+
+/// Refuses counts that run past the histogram's `counters`: the library takes a run of zeros
+/// past the end as read and keeps what came before it, so a histogram that says more than it
+/// can hold would read as a plausible one. The payload is HdrHistogram's V2 counts, each a
+/// ZigZag LEB128 varint (its ninth byte all value): a count, or minus the length of a run of
+/// zero counts.
+fn check_counts(payload: &[u8], counters: usize) -> anyhow::Result<()> {
+    let mut index: u64 = 0;
+    let mut rest = payload;
+    while let Some((zigzag, used)) = varint(rest) {
+        let number = (zigzag >> 1) as i64 ^ -((zigzag & 1) as i64);
+        index = index.saturating_add(if number < 0 { number.unsigned_abs() } else { 1 });
+        rest = &rest[used..];
+    }
+    anyhow::ensure!(
+        index <= counters as u64,
+        "a latency histogram's counts run to index {index}, past its {counters} counters"
+    );
+    Ok(())
+}
+
+/// The LEB128 varint at the start of `bytes` as HdrHistogram writes it, and its length.
+fn varint(bytes: &[u8]) -> Option<(u64, usize)> {
+    let mut value = 0u64;
+    for (at, &byte) in bytes.iter().enumerate().take(9) {
+        if at == 8 {
+            return Some((value | u64::from(byte) << 56, 9));
+        }
+        value |= u64::from(byte & 0x7f) << (7 * at);
+        if byte & 0x80 == 0 {
+            return Some((value, at + 1));
+        }
+    }
+    None
 }
 
 /// The big-endian u32 at the start of `bytes`, and the rest.
@@ -166,15 +218,63 @@ mod tests {
 
     /// A V2 header declaring `payload_bytes` of counts, followed by `payload`.
     fn v2(payload_bytes: u32, digits: u32, payload: &[u8]) -> Vec<u8> {
+        v2_tracking(payload_bytes, digits, LATENCY_NS_MAX, payload)
+    }
+
+    /// `v2` with `highest` as its highest trackable value.
+    fn v2_tracking(payload_bytes: u32, digits: u32, highest: u64, payload: &[u8]) -> Vec<u8> {
         let mut bytes = V2_COOKIE.to_be_bytes().to_vec();
         bytes.extend(payload_bytes.to_be_bytes());
         bytes.extend(0u32.to_be_bytes());
         bytes.extend(digits.to_be_bytes());
         bytes.extend(1u64.to_be_bytes());
-        bytes.extend(LATENCY_NS_MAX.to_be_bytes());
+        bytes.extend(highest.to_be_bytes());
         bytes.extend(1.0f64.to_be_bytes());
         bytes.extend(payload);
         bytes
+    }
+
+    /// Counts as V2 writes them: ZigZag LEB128, a negative number a run of zeros.
+    fn counts(numbers: &[i64]) -> Vec<u8> {
+        let mut bytes = Vec::new();
+        for &number in numbers {
+            let mut zigzag = ((number << 1) ^ (number >> 63)) as u64;
+            while zigzag >= 0x80 {
+                bytes.push(zigzag as u8 | 0x80);
+                zigzag >>= 7;
+            }
+            bytes.push(zigzag as u8);
+        }
+        bytes
+    }
+
+    /// Three headers the library reads without complaint, each with a meaning no ringside
+    /// histogram has: no significant digit, values tracked to i64::MAX ns (292 years), and
+    /// counts that run past the counters (the library kept the first and took the rest as
+    /// read). Each was merged silently before; each is refused now, by what is wrong.
+    #[test]
+    fn a_valid_header_with_a_meaning_no_ringside_histogram_has_is_refused_by_name() {
+        let few = counts(&[5, -100, 7]);
+        let no_digits = wrapped(&v2(few.len() as u32, 0, &few), 0);
+        let error = decode(&no_digits).unwrap_err().to_string();
+        assert!(error.contains("keeps 0 significant digits"), "{error}");
+        let forever = wrapped(&v2_tracking(few.len() as u32, 3, i64::MAX as u64, &few), 0);
+        let error = decode(&forever).unwrap_err().to_string();
+        assert!(
+            error.contains("tracks 1 to 9223372036854775807 ns"),
+            "{error}"
+        );
+        let past = counts(&[1, -60_000]);
+        let counters = new_latency().distinct_values();
+        let beyond = wrapped(&v2(past.len() as u32, 3, &past), 0);
+        let error = decode(&beyond).unwrap_err().to_string();
+        let says = format!("counts run to index 60001, past its {counters} counters");
+        assert!(error.contains(&says), "{error}");
+        // What ringside writes still reads, its last run of zeros ending at the last counter.
+        let mut full = new_latency();
+        full.record(LATENCY_NS_MAX).unwrap();
+        full.record(1).unwrap();
+        assert_eq!(decode(&encode(&full).unwrap()).unwrap(), full);
     }
 
     #[test]

@@ -51,6 +51,15 @@ impl Scratch {
             parent.is_dir(),
             "--dir {parent_shown} is not a directory; create it or point --dir at one"
         );
+        Scratch::create_for(parent, "").map_err(|error| {
+            anyhow::anyhow!("cannot create a scratch directory in {parent_shown} ({error}); pick a writable --dir")
+        })
+    }
+
+    /// `create`, for anything ringside writes and must not leave behind (`run`'s contender
+    /// sources): `label` names what it holds (`ringside-LABEL-PID-RANDOM`), and killed, it is
+    /// swept like a study's.
+    pub fn create_for(parent: &Path, label: &str) -> std::io::Result<Scratch> {
         for (stale, bytes) in sweep(parent) {
             eprintln!(
                 "ringside: removed {} ({} bytes), the scratch directory of a ringside that was \
@@ -59,20 +68,21 @@ impl Scratch {
                 bytes
             );
         }
+        let label = match label {
+            "" => String::new(),
+            label => format!("{label}-"),
+        };
         let dir = parent.join(format!(
-            "{SCRATCH_PREFIX}{}-{}",
+            "{SCRATCH_PREFIX}{label}{}-{}",
             std::process::id(),
             fastrand::u32(..)
         ));
-        let refused = |error: std::io::Error| {
-            anyhow::anyhow!("cannot create a scratch directory in {parent_shown} ({error}); pick a writable --dir")
-        };
-        std::fs::create_dir(&dir).map_err(refused)?;
+        std::fs::create_dir(&dir)?;
         let lock = match lock(&dir) {
             Ok(lock) => lock,
             Err(error) => {
                 let _ = std::fs::remove_dir_all(&dir);
-                return Err(refused(error));
+                return Err(error);
             }
         };
         let file = dir.join("data.bin");
@@ -81,6 +91,10 @@ impl Scratch {
             file,
             _lock: lock,
         })
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
     }
 
     pub fn file_path(&self) -> &Path {
@@ -147,15 +161,29 @@ pub fn sweep(parent: &Path) -> Vec<(PathBuf, u64)> {
         if free.is_err() {
             continue; // Its owner lives.
         }
-        let bytes: u64 = (std::fs::read_dir(&dir).into_iter().flatten().flatten())
-            .filter_map(|file| file.metadata().ok())
-            .map(|metadata| metadata.len())
-            .sum();
+        let bytes = bytes_under(&dir);
         if std::fs::remove_dir_all(&dir).is_ok() {
             removed.push((dir, bytes));
         }
     }
     removed
+}
+
+/// The bytes of the files under `dir`, at any depth (symbolic links not followed).
+fn bytes_under(dir: &Path) -> u64 {
+    (std::fs::read_dir(dir).into_iter().flatten().flatten())
+        .filter_map(|entry| {
+            Some((
+                entry.path(),
+                entry.file_type().ok()?,
+                entry.metadata().ok()?,
+            ))
+        })
+        .map(|(path, kind, metadata)| match kind.is_dir() {
+            true => bytes_under(&path),
+            false => metadata.len(),
+        })
+        .sum()
 }
 
 /// Reads the first `data.len()` bytes of `path` back and compares them with `data`, through

@@ -75,6 +75,14 @@ pub struct Connection {
 }
 
 impl Connection {
+    /// Chunks the connection holds: queued to send, and received buffers sent with zero copy
+    /// whose notification is still due. Both count against its reading, so a peer that never
+    /// reads cannot take the shared pool: its zero-copy sends complete while the bytes sit
+    /// in its socket, and the notifications, with the buffers, come only once it reads.
+    pub fn holding(&self) -> usize {
+        self.pending.len() + self.held.len()
+    }
+
     pub fn new(socket: Socket, generation: u32, own_buffer: Box<[u8]>) -> Connection {
         Connection {
             socket,

@@ -579,7 +579,7 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
             && !connection.closing
             && !connection.queued
             && !connection.close_after_send
-            && R::may_read(connection.pending.len())
+            && R::may_read(connection.holding())
     }
 }
 

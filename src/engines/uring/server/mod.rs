@@ -37,8 +37,9 @@
 //! Invariants that keep bytes in order and memory bounded, asserted in `Connection::check` after
 //! every completion: one send in flight per connection (two sends in flight on one socket may
 //! complete out of order); a connection's chunks queue in order behind it; a connection with too
-//! many queued chunks has its multishot recv cancelled until it drains, so one slow reader
-//! cannot hold the whole buffer pool; an fd is closed only when the kernel holds no operation of
+//! many queued chunks (or, with zero copy, buffers whose notification is still due) has its
+//! multishot recv cancelled until they drain, so one slow reader cannot hold the whole buffer
+//! pool; an fd is closed only when the kernel holds no operation of
 //! it. `user_data` is a `Token` (op kind, connection slot, generation), so a completion that
 //! outlives its connection is recognised.
 //!

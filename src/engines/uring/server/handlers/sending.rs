@@ -73,10 +73,13 @@ impl<R: ReceiveStrategy, S: SendStrategy> Server<'_, R, S> {
             }
         }
         debug_assert_eq!(rest, 0, "sent more than was queued");
-        let connection = &self.connections[slot];
         if continues {
             return; // Its next completion says what else went out.
         }
+        if S::NOTIFIES {
+            self.limit_backlog(sq, slot);
+        }
+        let connection = &self.connections[slot];
         if connection.closing {
             self.release_pending(slot);
         } else if !connection.pending.is_empty() {
@@ -179,10 +182,11 @@ impl<R: ReceiveStrategy, S: SendStrategy> Server<'_, R, S> {
     }
 
     /// Cancels the multishot recv of a connection whose client does not read its echoes fast
-    /// enough; `rearm_or_close` re-arms it once the queue has drained.
+    /// enough (its chunks queued, or sent with zero copy and not yet notified: `holding`);
+    /// `rearm_or_close` re-arms it once they have gone.
     pub(super) fn limit_backlog(&mut self, sq: &mut SubmissionQueue<'_>, slot: usize) {
         let connection = &self.connections[slot];
-        let backed_up = connection.pending.len() >= CHUNKS_PER_CONNECTION_MAX;
+        let backed_up = connection.holding() >= CHUNKS_PER_CONNECTION_MAX;
         if backed_up && connection.recv_armed && !connection.cancel_sent {
             self.cancel(sq, slot, Op::Recv);
         }
