@@ -85,9 +85,9 @@ fn report_renders_markdown_and_html_from_a_real_run() {
         );
         assert!(html.contains(&engine), "{engine} missing from report.html");
     }
-    assert!(markdown.contains("## fs-write") && markdown.contains("## fs-cycle"));
+    assert!(markdown.contains(WRITES) && markdown.contains(CYCLE));
     assert!(markdown.contains("× the MB/s of"), "no verdict: {markdown}");
-    assert_answer_first(&markdown, "## fs-write");
+    assert_answer_first(&markdown, WRITES);
     assert!(
         markdown.contains("echo: skipped"),
         "the skipped step is not noted"
@@ -312,10 +312,7 @@ fn run_quick_writes_all_four_files_and_its_report_re_renders_the_same() {
         std::fs::read_to_string(again.path().join("report.md")).unwrap(),
         first
     );
-    assert!(
-        first.contains("## fs-write") && first.contains("## fs-cycle"),
-        "{first}"
-    );
+    assert!(first.contains(WRITES) && first.contains(CYCLE), "{first}");
     let scratch: Vec<_> = std::fs::read_dir(out.path())
         .unwrap()
         .map(|e| e.unwrap().file_name())
@@ -439,27 +436,43 @@ fn ctrl_c_stops_run_in_the_current_step_and_still_reports() {
     assert!(out.path().join("results.csv").exists() && out.path().join("report.html").exists());
 }
 
-/// The report opens with the answer: the machine, a finding per study and the features that
-/// helped and hurt, all before `first_table`.
+/// The sections of run --quick's two file studies, headed in words.
+const WRITES: &str = "## buffered 4 KiB writes";
+const CYCLE: &str = "## the fsync page cycle";
+
+/// The report opens with the answer, all before `first_table`: the headline, a table of what
+/// wins, by how much and how sure, then what to do about it, the features that helped and
+/// hurt, the caveats, and each answer in full; the integrity checks (cells only contenders ran)
+/// come after the answers, never among them.
 fn assert_answer_first(page: &str, first_table: &str) {
     let answer = page
         .find("The answer on this machine")
         .expect("no answer section");
-    let table = page.find(first_table).expect("no study table");
-    assert!(answer < table, "the answer comes after the tables");
+    let table = answer + page[answer..].find(first_table).expect("no study table");
     let screen = &page[answer..table];
-    for study in ["fs-write", "fs-cycle"] {
+    let mut at = 0;
+    for heading in [
+        "what wins",
+        "by how much",
+        "how sure",
+        "What to do about it",
+        "Features that made a decided difference",
+        "Features that cost",
+        "Caveats",
+        "Each answer in full",
+    ] {
+        let found = screen[at..].find(heading);
+        assert!(
+            found.is_some(),
+            "{heading} missing or out of order in {screen}"
+        );
+        at += found.unwrap();
+    }
+    for study in ["4 KiB writes", "page cycle"] {
         assert!(screen.contains(study), "{study} missing from the answer");
     }
-    for heading in [
-        "Features that made a decided difference here",
-        "Features that hurt here",
-        "Caveats",
-    ] {
-        assert!(
-            screen.contains(heading),
-            "{heading} missing from the answer"
-        );
+    if let Some(integrity) = screen.find("Integrity checks") {
+        assert!(integrity > at, "integrity checks among the answers");
     }
     assert!(
         screen.contains(" rounds") || screen.contains(" round)"),
@@ -576,15 +589,31 @@ fn the_html_report_draws_in_headless_chromium() {
     );
     let built = String::from_utf8_lossy(&dom.stdout);
     assert!(built.matches("<svg").count() >= 6);
-    // The answer opens with its sentences, then its charts, one per study.
+    // The answer opens with its sentences and its table, then its charts, one per study.
     let answer = built.find("The answer on this machine").unwrap();
-    let first_sentence = answer + built[answer..].find("<li>").unwrap();
+    let headline = answer + built[answer..].find("class=\"headline\"").unwrap();
+    let table = answer + built[answer..].find("class=\"answers\"").unwrap();
     let first_chart = answer + built[answer..].find("<svg").unwrap();
     assert!(
-        first_sentence < first_chart,
-        "a chart above the answer's sentences"
+        headline < table && table < first_chart,
+        "a chart above the answer's sentences and table"
     );
-    assert_answer_first(&built, "<table");
+    assert_answer_first(&built, "id=\"s0\"");
+    // Every chart has a title and a text alternative; every section links somewhere.
+    for svg in built.split("<svg").skip(1) {
+        assert!(
+            svg.contains("<title>") && svg.contains("<desc>"),
+            "a chart without a title: {}",
+            &svg[..svg.len().min(300)]
+        );
+    }
+    for section in built.split("<section").skip(1) {
+        let section = &section[..section.find("</section>").unwrap_or(section.len())];
+        assert!(
+            section.contains("<a "),
+            "a section without a link: {section}"
+        );
+    }
     let screenshot = [
         format!("--screenshot={}", shot.display()),
         "--window-size=1200,4000".into(),

@@ -283,7 +283,13 @@ impl FileStudy {
         progress.finish();
         drop(file);
         drop(scratch);
-        finish(outcome, &self.dir, &self.destination, terminal_text)
+        finish(
+            outcome,
+            &self.dir,
+            &self.destination,
+            self.say,
+            terminal_text,
+        )
     }
 
     /// The chosen engines that can drive this study's file: an IOPOLL ring completes only

@@ -338,7 +338,13 @@ impl ReadStudy {
         drop(file);
         let env_dir = read_file.dir();
         drop(read_file);
-        finish(outcome, &env_dir, &self.destination, terminal_text)
+        finish(
+            outcome,
+            &env_dir,
+            &self.destination,
+            self.say,
+            terminal_text,
+        )
     }
 
     /// Opens the study's file for its reads, advised for their order.
