@@ -141,7 +141,7 @@ impl OutputArgs {
             exports,
             markdown: form.markdown,
             render_markdown: render_markdown_report,
-            render_answer: render_answer,
+            render_answer,
             said,
         })
     }
