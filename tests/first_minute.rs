@@ -137,6 +137,50 @@ fn json_goes_beside_any_format_and_output_takes_the_form_its_name_says() {
     assert!(stderr(&again).contains("replacing the reports that were there"));
 }
 
+/// Goal: a study ends as `run` does, with its answer (the report's headline sentences) and
+/// where its results are, after its table; `-q` leaves both out. Method: a real two-engine
+/// file study of 1 MiB, two rounds, its results to a file.
+#[test]
+fn a_study_ends_with_its_answer_and_where_its_results_are() {
+    use ringside::engines::{find, Workload};
+    let rung = ["uring-single", "threads"]
+        .into_iter()
+        .find(|name| find(Workload::FsWrite, name).is_ok_and(|e| e.availability().is_ok()));
+    let Some(rung) = rung else {
+        eprintln!("skipped: no second file engine can run here");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("w.json");
+    let engines = format!("blocking,{rung}");
+    let study = |quiet: &[&str]| {
+        Command::new(BIN)
+            .args(["fs", "write", "--size", "1m", "--runs", "2", "-e", &engines])
+            .arg("--dir")
+            .arg(dir.path())
+            .arg("-o")
+            .arg(&out)
+            .args(quiet)
+            .output()
+            .unwrap()
+    };
+    let output = study(&[]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let said = stderr(&output);
+    let lines: Vec<&str> = said.lines().collect();
+    let [.., answer, path] = lines.as_slice() else {
+        panic!("{said}");
+    };
+    assert_eq!(*path, format!("ringside: the results: {}", out.display()));
+    assert!(
+        answer.starts_with("The answer ") || answer.starts_with("On this machine "),
+        "{said}"
+    );
+    let quiet = study(&["-q"]);
+    assert!(quiet.status.success(), "{}", stderr(&quiet));
+    assert_eq!(stderr(&quiet), "", "-q says nothing but failures");
+}
+
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }

@@ -301,7 +301,24 @@ fn run_quick_writes_all_four_files_and_its_report_re_renders_the_same() {
         .iter()
         .filter(|line| line.contains("building the reference"))
         .count();
-    assert!(lines.len() <= 1 + 6 + 1 + building, "{stderr}");
+    // Then a blank line, the answer (the headline sentences and the answers' table) and the
+    // report's path.
+    let blank = lines.iter().position(|line| line.is_empty());
+    let blank = blank.unwrap_or_else(|| panic!("no answer after the steps: {stderr}"));
+    assert!(blank <= 1 + 6 + building, "{stderr}");
+    let answer = &lines[blank + 1..lines.len() - 1];
+    assert!(
+        answer
+            .first()
+            .is_some_and(|line| ["On this machine ", "Of the ", "The answer "]
+                .iter()
+                .any(|start| line.starts_with(start))),
+        "{stderr}"
+    );
+    assert!(
+        answer.iter().any(|line| line.contains("what wins")),
+        "{stderr}"
+    );
     let first = std::fs::read_to_string(out.path().join("report.md")).unwrap();
     assert_wrk_control(&out.path().join("results.json"), &first);
     assert_reference_contenders(&out.path().join("results.json"), &first);
@@ -442,31 +459,43 @@ fn ctrl_c_stops_run_in_the_current_step_and_still_reports() {
     assert!(out.path().join("results.csv").exists() && out.path().join("report.html").exists());
 }
 
-/// The headings of the quick run's file studies, in words.
+/// The sections of run --quick's two file studies, headed in words.
 const WRITES: &str = "## buffered 4 KiB writes";
 const CYCLE: &str = "## the fsync page cycle";
 
-/// The report opens with the answer: the machine, a finding per study and the features that
-/// helped and hurt, all before `first_table`.
+/// The report opens with the answer, all before `first_table`: the headline, a table of what
+/// wins, by how much and how sure, then what to do about it, the features that helped and
+/// hurt, the caveats, and each answer in full; the integrity checks (cells only contenders ran)
+/// come after the answers, never among them.
 fn assert_answer_first(page: &str, first_table: &str) {
     let answer = page
         .find("The answer on this machine")
         .expect("no answer section");
-    let table = page.find(first_table).expect("no study table");
-    assert!(answer < table, "the answer comes after the tables");
+    let table = answer + page[answer..].find(first_table).expect("no study table");
     let screen = &page[answer..table];
-    for study in [&WRITES[3..], &CYCLE[3..]] {
-        assert!(screen.contains(study), "{study} missing from the answer");
-    }
+    let mut at = 0;
     for heading in [
+        "what wins",
+        "by how much",
+        "how sure",
+        "What to do about it",
         "Features that made a decided difference",
         "Features that cost",
         "Caveats",
+        "Each answer in full",
     ] {
+        let found = screen[at..].find(heading);
         assert!(
-            screen.contains(heading),
-            "{heading} missing from the answer"
+            found.is_some(),
+            "{heading} missing or out of order in {screen}"
         );
+        at += found.unwrap();
+    }
+    for study in ["4 KiB writes", "page cycle"] {
+        assert!(screen.contains(study), "{study} missing from the answer");
+    }
+    if let Some(integrity) = screen.find("Integrity checks") {
+        assert!(integrity > at, "integrity checks among the answers");
     }
     assert!(
         screen.contains(" rounds") || screen.contains(" round)"),
@@ -581,15 +610,33 @@ fn the_html_report_draws_in_headless_chromium() {
     );
     let built = String::from_utf8_lossy(&dom.stdout);
     assert!(built.matches("<svg").count() >= 6);
-    // The answer opens with its sentences, then its charts, one per study.
+    // The answer opens with its sentences and its table, then its charts, one per study.
     let answer = built.find("The answer on this machine").unwrap();
-    let first_sentence = answer + built[answer..].find("<li>").unwrap();
+    let headline = answer + built[answer..].find("class=\"headline\"").unwrap();
+    let table = answer + built[answer..].find("class=\"answers\"").unwrap();
     let first_chart = answer + built[answer..].find("<svg").unwrap();
     assert!(
-        first_sentence < first_chart,
-        "a chart above the answer's sentences"
+        headline < table && table < first_chart,
+        "a chart above the answer's sentences and table"
     );
-    assert_answer_first(&built, "<table");
+    assert_answer_first(&built, "id=\"s0\"");
+    // Every chart has a title and a text alternative; every section links somewhere.
+    for svg in built.split("<svg").skip(1) {
+        assert!(
+            svg.contains("<title>") && svg.contains("<desc>"),
+            "a chart without a title: {}",
+            &svg[..svg.len().min(300)]
+        );
+    }
+    // (A section that draws its own heading opens with its own section: its text is the next.)
+    for section in built.split("<section").skip(1) {
+        let section = &section[..section.find("</section>").unwrap_or(section.len())];
+        let body = section.split_once('>').map_or("", |(_, body)| body.trim());
+        assert!(
+            body.is_empty() || section.contains("<a "),
+            "a section without a link: {section}"
+        );
+    }
     let screenshot = [
         format!("--screenshot={}", shot.display()),
         "--window-size=1200,4000".into(),

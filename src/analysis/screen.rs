@@ -41,6 +41,107 @@ pub struct Answer {
     pub verdict: Verdict,
     /// The comparisons the answer rests on.
     pub comparisons: Vec<Comparison>,
+    /// The engines that won, where some did: the leader's tie (a study's line) or those that
+    /// used less server CPU (equal load).
+    pub leaders: Vec<String>,
+    /// The answer as a line of the first screen's table.
+    pub summary: Summary,
+}
+
+/// An answer as the first screen's table says it: what wins, by how much, how sure.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Summary {
+    pub wins: String,
+    pub by: String,
+    pub sure: String,
+}
+
+impl Summary {
+    /// The line of an answer from its verdict, leaders and decided comparisons: the leaders'
+    /// largest decided difference, or the closest engine where the baseline stayed ahead, each
+    /// with the interval and level it was decided at.
+    fn of(answer: &Answer) -> Summary {
+        let comparisons = &answer.comparisons;
+        let effect = |c: &&Comparison| c.ratio.ln().abs();
+        let reference = comparisons.first().map_or("", |c| c.reference.as_str());
+        let sure =
+            |c: &Comparison| format!("decided at {}: {}", c.confidence_text(), c.interval_text());
+        let by = |c: &Comparison| {
+            let said = format!("{:.2}× {} than {}", c.ratio, c.word(), c.reference);
+            match c.metric {
+                Metric::CpuPerOp => format!("{said} in server CPU at equal load"),
+                _ => said,
+            }
+        };
+        match answer.verdict {
+            Verdict::Pays => {
+                let best = (comparisons.iter())
+                    .filter(|c| c.is_different() && c.better())
+                    .filter(|c| answer.leaders.contains(&c.subject))
+                    .max_by(|a, b| effect(a).total_cmp(&effect(b)));
+                let tie = match (answer.winner.is_none(), answer.leaders.len()) {
+                    (true, 2..) => " (tied)",
+                    _ => "",
+                };
+                Summary {
+                    wins: format!("{}{tie}", answer.leaders.join(", ")),
+                    by: best.map_or_else(String::new, by),
+                    sure: best.map_or_else(String::new, sure),
+                }
+            }
+            Verdict::BaselineAhead => {
+                let closest = comparisons
+                    .iter()
+                    .min_by(|a, b| effect(a).total_cmp(&effect(b)));
+                Summary {
+                    wins: format!("{reference} (the baseline)"),
+                    by: closest.map_or_else(String::new, |c| {
+                        format!("{}, the closest: {:.2}× {}", c.subject, c.ratio, c.word())
+                    }),
+                    sure: closest.map_or_else(String::new, sure),
+                }
+            }
+            Verdict::NoDifference => {
+                let all_equivalent = comparisons.iter().all(|c| c.outcome == Outcome::Equivalent);
+                let level = comparisons.first().map_or_else(String::new, |c| {
+                    format!(
+                        "decided at {}, {}",
+                        c.confidence_text(),
+                        rounds_text(c.rounds)
+                    )
+                });
+                Summary {
+                    wins: "no engine".to_string(),
+                    by: match all_equivalent {
+                        true => format!("no difference beyond 3% from {reference}"),
+                        false => format!("every engine within 10% of {reference}"),
+                    } + match comparisons.first().map(|c| c.metric) {
+                        Some(Metric::CpuPerOp) => " in server CPU at equal load",
+                        _ => "",
+                    },
+                    sure: level,
+                }
+            }
+            Verdict::Undecided => Summary {
+                wins: "not told apart".to_string(),
+                by: "—".to_string(),
+                sure: (comparisons.iter())
+                    .filter_map(|c| c.detectable)
+                    .reduce(f64::min)
+                    .map_or("undecided".to_string(), |share| {
+                        format!(
+                            "undecided: this run could tell apart differences beyond {:.0}%",
+                            share * 100.0
+                        )
+                    }),
+            },
+            Verdict::Nothing => Summary {
+                wins: "—".to_string(),
+                by: "—".to_string(),
+                sure: "not compared: its answer says why".to_string(),
+            },
+        }
+    }
 }
 
 /// Where an answer stands.
@@ -70,6 +171,12 @@ pub struct Feature {
     pub comparisons: Vec<Comparison>,
     /// The study of each comparison (its title), in the same order.
     pub studies: Vec<String>,
+    /// The engines between `engine` and `parent` that did not run (the ratio covers them too).
+    pub via: Vec<String>,
+    /// The workload of the studies.
+    pub workload: String,
+    /// Each comparison's study in words, with its depth where the words lack it.
+    pub places: Vec<String>,
 }
 
 /// The first screen.
@@ -84,6 +191,9 @@ pub struct Screen {
     pub integrity: Vec<Answer>,
     pub helped: Vec<Feature>,
     pub hurt: Vec<Feature>,
+    /// What to do about it: the decided features as settings to use or leave out, and where the
+    /// baseline stayed ahead.
+    pub settings: Vec<String>,
     pub caveats: Vec<String>,
 }
 
@@ -116,6 +226,7 @@ impl Screen {
         Screen {
             questions: asked.len(),
             headline: headline(&answers),
+            settings: settings(&helped, &hurt, &answers),
             answers,
             integrity,
             helped,
@@ -132,9 +243,14 @@ impl Screen {
     }
 
     /// The lists under the answers: heading, items, and what to say when there are none.
-    pub fn lists(&self) -> [(&'static str, Vec<String>, &'static str); 3] {
+    pub fn lists(&self) -> [(&'static str, Vec<String>, &'static str); 4] {
         let texts = |features: &[Feature]| features.iter().map(|f| f.text.clone()).collect();
         [
+            (
+                "What to do about it",
+                self.settings.clone(),
+                "nothing decided to change",
+            ),
             (
                 "Features that made a decided difference (an engine over the engine it extends)",
                 texts(&self.helped),
@@ -226,6 +342,16 @@ fn words_except(study: &Study, left_out: &[Param]) -> String {
     }
 }
 
+/// A study in words with its queue depth where the words lack it ("buffered 4 KiB writes at
+/// depth 128"): the depth a decided rung was measured at.
+fn place(study: &Study) -> String {
+    let said = words(study);
+    match study.params.param(Param::Depth).and_then(Value::as_u64) {
+        Some(depth) if !said.contains("depth") => format!("{said} at depth {depth}"),
+        _ => said,
+    }
+}
+
 fn format_count_bytes(bytes: u64) -> String {
     match bytes {
         b if b >= 1024 && b.is_multiple_of(1024) => format_size(b),
@@ -270,6 +396,8 @@ fn study_answer(
         winner: None,
         verdict: Verdict::Nothing,
         comparisons: Vec::new(),
+        leaders: Vec::new(),
+        summary: Summary::default(),
     };
     if study.measured().is_empty() && !study.contenders.is_empty() {
         let verified = study.contenders.iter().filter(|c| c.verified).count();
@@ -278,6 +406,7 @@ fn study_answer(
              the study's section).",
             study.contenders.len()
         );
+        answer.summary = Summary::of(&answer);
         return answer;
     }
     let mut text = regime.map_or(String::new(), |regime| format!("{}: ", regime.text()));
@@ -286,12 +415,13 @@ fn study_answer(
     } else {
         match load {
             Some((_, load)) => {
-                let (said, verdict, comparisons) = load_text(load);
+                let (said, verdict, comparisons, leaders) = load_text(load);
                 text.push_str(&format!(
                     "at equal load, which compares the servers, {said}"
                 ));
                 answer.verdict = verdict;
                 answer.comparisons = comparisons;
+                answer.leaders = leaders;
             }
             None => text.push_str(
                 "no equal-load sweep ran at these connections (`--sweep` compares the servers \
@@ -300,6 +430,7 @@ fn study_answer(
         }
     }
     answer.text = text;
+    answer.summary = Summary::of(&answer);
     answer
 }
 
@@ -387,6 +518,7 @@ fn line_answer(study: &Study, answer: &mut Answer, text: &mut String) {
         if sole {
             answer.winner = Some(leader.to_string());
         }
+        answer.leaders = group.iter().map(|name| name.to_string()).collect();
         return;
     }
     let slower: Vec<&(&EngineSummary, Comparison)> = slower.collect();
@@ -475,13 +607,14 @@ pub fn zones(comparisons: &[Comparison]) -> String {
 }
 
 /// An equal-load comparison's verdict at its rate: (the sentence, where it stands, the
-/// comparisons it rests on).
-fn load_text(load: &EqualLoad) -> (String, Verdict, Vec<Comparison>) {
+/// comparisons it rests on, the engines decided cheaper).
+fn load_text(load: &EqualLoad) -> (String, Verdict, Vec<Comparison>, Vec<String>) {
     let noun = op_noun(&load.workload);
     let Some((rate, left_out)) = load.verdict_rate() else {
         return (
             format!("no offered rate was held by epoll and most engines, so no server CPU per {noun} is compared."),
             Verdict::Nothing,
+            Vec::new(),
             Vec::new(),
         );
     };
@@ -496,6 +629,7 @@ fn load_text(load: &EqualLoad) -> (String, Verdict, Vec<Comparison>) {
             ),
             Verdict::Nothing,
             comparisons,
+            Vec::new(),
         );
     }
     let verdict = if comparisons.iter().any(|c| c.is_different() && c.better()) {
@@ -533,6 +667,7 @@ fn load_text(load: &EqualLoad) -> (String, Verdict, Vec<Comparison>) {
         format_count(rate),
         rounds_text(rounds)
     );
+    let leaders = cheaper.iter().map(|c| c.subject.clone()).collect();
     let said = match cheaper.as_slice() {
         [] => format!(
             "{at} no engine was shown to use less server CPU per {noun} than {reference}: {}.",
@@ -550,13 +685,13 @@ fn load_text(load: &EqualLoad) -> (String, Verdict, Vec<Comparison>) {
             )
         }
     };
-    (said, verdict, comparisons)
+    (said, verdict, comparisons, leaders)
 }
 
 /// The answer of an equal-load comparison whose closed-loop study is not in the document.
 fn load_answer(index: usize, load: &EqualLoad) -> Answer {
-    let (text, verdict, comparisons) = load_text(load);
-    Answer {
+    let (text, verdict, comparisons, leaders) = load_text(load);
+    let mut answer = Answer {
         study: None,
         load: Some(index),
         words: format!("{} at equal load", load.title()),
@@ -565,7 +700,11 @@ fn load_answer(index: usize, load: &EqualLoad) -> Answer {
         winner: None,
         verdict,
         comparisons,
-    }
+        leaders,
+        summary: Summary::default(),
+    };
+    answer.summary = Summary::of(&answer);
+    answer
 }
 
 /// The decided features: each screen question of a rung (an engine over the nearest engine of
@@ -650,9 +789,74 @@ fn features(studies: &[Study], asked: &[Question]) -> (Vec<Feature>, Vec<Feature
                 .iter()
                 .map(|(i, _, _)| studies[*i].title.clone())
                 .collect(),
+            via: via.clone(),
+            workload: study.workload.clone(),
+            places: same.iter().map(|(i, _, _)| place(&studies[*i])).collect(),
         });
     }
     (helped, hurt)
+}
+
+/// "at least 1.27× faster (1.44× [1.27–1.64] at 99.6%, past the 3% margin)", "slower by at least
+/// 5% (…)": a decided difference by the end of its interval nearest no difference, and the
+/// margin the whole interval cleared.
+fn at_least(c: &Comparison) -> String {
+    let (low, high) = (c.low.unwrap_or(c.ratio), c.high.unwrap_or(c.ratio));
+    let bound = match c.ratio > 1.0 {
+        true => format!("at least {low:.2}× {}", c.word()),
+        false => format!("{} by at least {:.0}%", c.word(), (1.0 - high) * 100.0),
+    };
+    format!(
+        "{bound} ({:.2}× [{low:.2}–{high:.2}] at {}, past the {:.0}% margin)",
+        c.ratio,
+        c.confidence_text(),
+        c.metric.margin() * 100.0
+    )
+}
+
+/// What to do about it, from decided comparisons only: each feature that helped as a setting to
+/// use, each that cost as one to leave out (what the engine adds, in the engine table's words),
+/// and where the baseline stayed ahead, the baseline to keep, each with how much at least.
+fn settings(helped: &[Feature], hurt: &[Feature], answers: &[Answer]) -> Vec<String> {
+    let mut said = Vec::new();
+    for (verb, features) in [("Use", helped), ("Leave out", hurt)] {
+        for feature in features {
+            let names = feature.via.iter().rev().chain([&feature.engine]);
+            let added: Vec<&str> = names
+                .filter_map(|name| crate::engines::addition(&feature.workload, name))
+                .collect();
+            let places: Vec<String> = (feature.comparisons.iter().zip(&feature.places))
+                .map(|(c, place)| format!("{} in {place}", at_least(c)))
+                .collect();
+            said.push(format!(
+                "{verb} {} ({} over {}): {}.",
+                added.join("; then "),
+                feature.engine,
+                feature.parent,
+                places.join("; ")
+            ));
+        }
+    }
+    for answer in answers
+        .iter()
+        .filter(|a| a.verdict == Verdict::BaselineAhead)
+    {
+        let effect = |c: &&Comparison| c.ratio.ln().abs();
+        let Some(closest) =
+            (answer.comparisons.iter()).min_by(|a, b| effect(a).total_cmp(&effect(b)))
+        else {
+            continue;
+        };
+        said.push(format!(
+            "Keep {} for {}: every other engine was decided {}; the closest, {}, {}.",
+            closest.reference,
+            answer.words,
+            closest.word(),
+            closest.subject,
+            at_least(closest)
+        ));
+    }
+    said
 }
 
 /// One or two sentences from the decided answers: where an engine beat the baseline (its best
@@ -959,6 +1163,63 @@ mod tests {
             analysis.screen.headline,
             ["On this machine the baseline stayed ahead for buffered writes (0.90×)."]
         );
+    }
+
+    /// Goal: what to do about it turns each decided feature into a setting in the engine
+    /// table's words, with how much it bought at least and the margin its interval cleared; where
+    /// the baseline stayed ahead it says to keep the baseline; an undecided rung is no setting.
+    /// The first screen's table says what wins, by how much and how sure.
+    #[test]
+    fn what_to_do_turns_decided_features_into_settings() {
+        let analysis = analysed(paired_rows(
+            &[
+                ("blocking", 1000.0, 1000),
+                ("uring-single", 300.0, 1000),
+                ("uring-batch", 600.0, 10),
+                ("uring-ring", 603.0, 10),
+            ],
+            12,
+        ));
+        let settings = &analysis.screen.settings;
+        let said = |start: &str, inside: &str| {
+            settings
+                .iter()
+                .any(|s| s.starts_with(start) && s.contains(inside))
+        };
+        assert!(
+            said(
+                "Use batches: fill --depth SQEs, submit, wait for all, repeat (uring-batch over \
+                 uring-single): at least ",
+                "× faster (2.00× ["
+            ),
+            "{settings:?}"
+        );
+        assert!(
+            said(
+                "Leave out blocking's one operation at a time through io_uring",
+                "(uring-single over blocking): slower by at least "
+            ),
+            "{settings:?}"
+        );
+        assert!(
+            said(
+                "Keep blocking for buffered writes: every other engine was decided slower; the \
+                 closest, uring-",
+                "past the 3% margin)."
+            ),
+            "{settings:?}"
+        );
+        assert!(
+            settings.iter().all(|s| !s.contains("(uring-ring over")),
+            "{settings:?}"
+        );
+        let summary = &analysis.screen.answers[0].summary;
+        assert_eq!(summary.wins, "blocking (the baseline)");
+        assert!(
+            summary.by.contains(", the closest: 0.60× slower"),
+            "{summary:?}"
+        );
+        assert!(summary.sure.starts_with("decided at 9"), "{summary:?}");
     }
 
     /// Goal: an A/A copy calibrates and answers nothing: it is not in the line, the screen or

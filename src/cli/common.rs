@@ -159,6 +159,7 @@ impl OutputArgs {
             markdown: form.markdown,
             render_markdown: render_markdown_report,
             render_terminal: crate::report::terminal_text,
+            render_answer,
             said,
         })
     }
@@ -220,6 +221,12 @@ pub fn output_form(
 fn render_markdown_report(document: &Document) -> String {
     let analysis = crate::analysis::Analysis::of(document);
     crate::report::markdown::render_markdown(document, &analysis)
+}
+
+/// The answer a study ends with: the report's headline sentences.
+fn render_answer(document: &Document) -> String {
+    let analysis = crate::analysis::Analysis::of(document);
+    crate::report::markdown::answer_text(&analysis, false)
 }
 
 /// Refuses a results file that cannot be written, creating nothing that stays: an existing file

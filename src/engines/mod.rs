@@ -142,6 +142,19 @@ pub fn parent_name(workload: &str, engine: &str) -> Option<&'static str> {
     def.parent(workload).map(|parent| parent.name)
 }
 
+/// What the engine called `engine` adds to the engine it extends in the workload called
+/// `workload`, in the table's words less the parent's name ("SQPOLL: a kernel thread submits,
+/// syscalls near zero"): the setting a decided rung stands for. None for an unknown name.
+pub fn addition(workload: &str, engine: &str) -> Option<&'static str> {
+    let workload = Workload::ALL.into_iter().find(|w| w.name() == workload)?;
+    let base = engine.split_once('#').map_or(engine, |(base, _)| base);
+    let def = engines_of(workload).find(|def| def.name == base)?;
+    Some(match def.about.split_once(" + ") {
+        Some((parent, added)) if def.over.iter().any(|over| parent.starts_with(over)) => added,
+        _ => def.about,
+    })
+}
+
 /// How the engine called `engine` serves its connections in the workload called `workload`
 /// (a copy, `epoll#2`, as its engine): None for a contender or an unknown name.
 pub fn serving_of(workload: &str, engine: &str) -> Option<Serving> {

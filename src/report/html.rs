@@ -6,7 +6,9 @@
 
 use crate::analysis::Analysis;
 pub use crate::output::html::escape;
-use crate::report::outline::{answer_charts, load_id, study_id, Block, Outline, Target, GLOSSARY};
+use crate::report::outline::{
+    answer_cells, answer_charts, answer_id, load_id, study_id, Block, Outline, Target, GLOSSARY,
+};
 use crate::report::table::Cells;
 use crate::row::Document;
 
@@ -18,7 +20,8 @@ code{background:#f3f3f3;padding:0 .2rem}pre{background:#f7f7f7;padding:.5rem;ove
 .answer{border:2px solid #2a6;border-radius:.4rem;padding:.2rem 1.2rem 1rem;background:#f6fbf7}\
 .answer li{margin:.3rem 0}.answer h3{margin:1rem 0 .3rem;font-size:1rem}\
 .headline{font-size:1.15rem;font-weight:bold}a.term{color:inherit}\
-.charts{display:flex;flex-wrap:wrap;gap:0 .6rem}.charts figure{margin:.3rem 0}";
+.charts{display:flex;flex-wrap:wrap;gap:0 .6rem}.charts figure{margin:.3rem 0}\
+table.answers{font-size:.9rem}table.answers td,table.answers th{text-align:left}";
 
 pub fn render_html(document: &Document, analysis: &Analysis) -> anyhow::Result<String> {
     let mut page = format!(
@@ -53,6 +56,10 @@ pub fn render_html(document: &Document, analysis: &Analysis) -> anyhow::Result<S
                 page.push_str(&draw_block(block));
             }
         }
+        if section.heading.is_empty() {
+            // A section that draws its own heading (the claims) still links back.
+            page.push_str("<p><a href=\"#answer\">↑ back to the answer</a></p>\n");
+        }
         if section.id == "environment" {
             let full = serde_json::to_string_pretty(&document.env).unwrap_or_default();
             page.push_str(&format!(
@@ -85,7 +92,7 @@ fn draw_block(block: &Block) -> String {
             let legend = legend
                 .as_ref()
                 .map_or(String::new(), |l| format!("<p>{}</p>\n", linked(l)));
-            format!("{}{legend}", table(cells))
+            format!("{}{legend}", table(cells, None))
         }
         Block::Charts(svgs) => svgs
             .iter()
@@ -96,34 +103,30 @@ fn draw_block(block: &Block) -> String {
     }
 }
 
-/// The first screen: the headline, the machine, each study's answer linked to its section, the
-/// lists, then one chart per study.
+/// The first screen: the headline, the machine, the answers' table (each study linked to its
+/// section), one chart per study, then the lists (what to do about it first), each answer in
+/// full, and the integrity checks below them.
 fn answer_section(analysis: &Analysis) -> anyhow::Result<String> {
     let screen = &analysis.screen;
     let mut text = String::from(
         "<section class=\"answer\" id=\"answer\">\n<h2>The answer on this machine</h2>\n",
     );
     for sentence in &screen.headline {
-        text.push_str(&format!("<p class=\"headline\">{}</p>\n", escape(sentence)));
+        text.push_str(&format!("<p class=\"headline\">{}</p>\n", linked(sentence)));
     }
     text.push_str(&format!(
-        "<p>{}. <a href=\"#how-to-read\">How to read this report</a>.</p>\n<ul>\n",
+        "<p>{}. <a href=\"#how-to-read\">How to read this report</a>.</p>\n",
         escape(&analysis.machine)
     ));
-    let link = |answer: &crate::analysis::Answer| match (answer.study, answer.load) {
-        (Some(index), _) => study_id(index),
-        (None, Some(index)) => load_id(index),
-        (None, None) => "answer".to_string(),
-    };
-    for answer in &screen.answers {
-        text.push_str(&format!(
-            "<li><a href=\"#{}\"><b>{}</b></a>: {}</li>\n",
-            link(answer),
-            escape(&answer.words),
-            linked(&answer.text)
-        ));
+    if !screen.answers.is_empty() {
+        let links: Vec<String> = screen.answers.iter().map(answer_id).collect();
+        text.push_str(&table(&answer_cells(analysis), Some(&links)));
     }
-    text.push_str("</ul>\n");
+    text.push_str("<div class=\"charts\">\n");
+    for svg in answer_charts(analysis)? {
+        text.push_str(&format!("<figure>{svg}</figure>\n"));
+    }
+    text.push_str("</div>\n");
     for (heading, items, empty) in screen.lists() {
         text.push_str(&format!("<h3>{}</h3>\n<ul>\n", escape(heading)));
         if items.is_empty() {
@@ -134,12 +137,24 @@ fn answer_section(analysis: &Analysis) -> anyhow::Result<String> {
         }
         text.push_str("</ul>\n");
     }
+    if !screen.answers.is_empty() {
+        text.push_str("<h3>Each answer in full</h3>\n<ul>\n");
+        for answer in &screen.answers {
+            text.push_str(&format!(
+                "<li><a href=\"#{}\"><b>{}</b></a>: {}</li>\n",
+                answer_id(answer),
+                escape(&answer.words),
+                linked(&answer.text)
+            ));
+        }
+        text.push_str("</ul>\n");
+    }
     if !screen.integrity.is_empty() {
-        text.push_str("<h3>Integrity checks</h3>\n<ul>\n");
+        text.push_str("<h3>Integrity checks (only contenders ran these: no answer)</h3>\n<ul>\n");
         for answer in &screen.integrity {
             text.push_str(&format!(
                 "<li><a href=\"#{}\">{}</a>: {}</li>\n",
-                link(answer),
+                answer_id(answer),
                 escape(&answer.words),
                 escape(&answer.text)
             ));
@@ -147,13 +162,9 @@ fn answer_section(analysis: &Analysis) -> anyhow::Result<String> {
         text.push_str("</ul>\n");
     }
     text.push_str(&format!(
-        "<p><a href=\"#g-levels\">Levels</a>: {}</p>\n<div class=\"charts\">\n",
+        "<p><a href=\"#g-levels\">Levels</a>: {}</p>\n</section>\n",
         escape(&analysis.levels_text())
     ));
-    for svg in answer_charts(analysis)? {
-        text.push_str(&format!("<figure>{svg}</figure>\n"));
-    }
-    text.push_str("</div>\n</section>\n");
     Ok(text)
 }
 
@@ -217,17 +228,29 @@ pub fn linked(text: &str) -> String {
     out
 }
 
-fn table(cells: &Cells) -> String {
-    let row = |tag: &str, line: &[String]| {
-        let inner: String = line
-            .iter()
-            .map(|cell| format!("<{tag}>{}</{tag}>", escape(cell)))
+/// A table; with `links`, each line's first cell links to the anchor of the same index.
+fn table(cells: &Cells, links: Option<&[String]>) -> String {
+    let row = |tag: &str, line: &[String], link: Option<&String>| {
+        let inner: String = (line.iter().enumerate())
+            .map(|(column, cell)| match (column, link) {
+                (0, Some(anchor)) => {
+                    format!("<{tag}><a href=\"#{anchor}\">{}</a></{tag}>", escape(cell))
+                }
+                // The answers' verdict words link to how to read them, as in the sentences.
+                (_, Some(_)) => format!("<{tag}>{}</{tag}>", linked(cell)),
+                _ => format!("<{tag}>{}</{tag}>", escape(cell)),
+            })
             .collect();
         format!("<tr>{inner}</tr>\n")
     };
-    let mut text = format!("<table>\n{}", row("th", &cells.header));
-    for line in &cells.lines {
-        text.push_str(&row("td", line));
+    let class = if links.is_some() {
+        " class=\"answers\""
+    } else {
+        ""
+    };
+    let mut text = format!("<table{class}>\n{}", row("th", &cells.header, None));
+    for (index, line) in cells.lines.iter().enumerate() {
+        text.push_str(&row("td", line, links.and_then(|links| links.get(index))));
     }
     text.push_str("</table>\n");
     text

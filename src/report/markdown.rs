@@ -7,7 +7,7 @@
 use comfy_table::{presets, ContentArrangement, Table};
 
 use crate::analysis::Analysis;
-use crate::report::outline::{Block, Outline, Target};
+use crate::report::outline::{answer_cells, Block, Outline, Target};
 use crate::report::table::Cells;
 use crate::row::Document;
 
@@ -99,7 +99,8 @@ fn draw_block(block: &Block, style: Style) -> String {
     }
 }
 
-/// The first screen in Markdown: the headline, the machine, each study's answer, the lists.
+/// The first screen in Markdown: the headline, the machine, the answers' table, the lists
+/// (what to do about it first), each answer in full, then the integrity checks below them.
 fn answer_section(analysis: &Analysis) -> String {
     let screen = &analysis.screen;
     let mut text = String::from("## The answer on this machine\n\n");
@@ -107,33 +108,52 @@ fn answer_section(analysis: &Analysis) -> String {
         text.push_str(&format!("**{sentence}**\n"));
     }
     text.push_str(&format!("\n{}.\n\n", analysis.machine));
-    for answer in &screen.answers {
-        text.push_str(&format!("- **{}**: {}\n", answer.words, answer.text));
+    if !screen.answers.is_empty() {
+        text.push_str(&format!(
+            "{}\n\n",
+            draw(answer_cells(analysis), Style::Markdown)
+        ));
     }
     for (heading, items, empty) in screen.lists() {
-        text.push_str(&format!("\n**{heading}**\n\n"));
+        text.push_str(&format!("**{heading}**\n\n"));
         if items.is_empty() {
             text.push_str(&format!("- {empty}\n"));
         }
         for item in items {
             text.push_str(&format!("- {item}\n"));
         }
+        text.push('\n');
+    }
+    if !screen.answers.is_empty() {
+        text.push_str("**Each answer in full**\n\n");
+        for answer in &screen.answers {
+            text.push_str(&format!("- **{}**: {}\n", answer.words, answer.text));
+        }
+        text.push('\n');
     }
     if !screen.integrity.is_empty() {
-        text.push_str("\n**Integrity checks**\n\n");
+        text.push_str("**Integrity checks** (only contenders ran these: no answer)\n\n");
         for answer in &screen.integrity {
             text.push_str(&format!("- {}: {}\n", answer.words, answer.text));
         }
+        text.push('\n');
     }
-    text.push_str(&format!("\n{}\n\n", analysis.levels_text()));
+    text.push_str(&format!("{}\n\n", analysis.levels_text()));
     text
 }
 
-/// The headline and each study's answer as the terminal ends a run with them.
-pub fn answer_text(analysis: &Analysis) -> String {
+/// The answer as the terminal ends a run or a study with it: the headline sentences, and with
+/// `table` the first screen's table drawn to fit the terminal. Empty when nothing was answered.
+pub fn answer_text(analysis: &Analysis, table: bool) -> String {
     let mut text = String::new();
     for sentence in &analysis.screen.headline {
         text.push_str(&format!("{sentence}\n"));
+    }
+    if table && !analysis.screen.answers.is_empty() {
+        text.push_str(&format!(
+            "{}\n",
+            draw(answer_cells(analysis), Style::Terminal)
+        ));
     }
     text
 }

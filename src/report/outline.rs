@@ -9,7 +9,7 @@ use crate::analysis::Analysis;
 use crate::report::answer_chart::answer_chart;
 use crate::report::chart::{
     contenders_chart, equal_load_charts, ladder_chart, latency_chart, syscalls_chart,
-    thread_sweep_charts, throughput_chart,
+    thread_sweep_charts, throughput_chart, with_title,
 };
 use crate::report::contenders::{contender_cells, contender_verdicts};
 use crate::report::depths::{depth_cells, depth_charts, depth_sweeps, depth_verdicts};
@@ -80,11 +80,45 @@ fn bold(text: String) -> Block {
     }
 }
 
-fn charts(target: Target, draw: impl FnOnce() -> anyhow::Result<Vec<String>>) -> Block {
+/// A section's charts; each without a `<title>` of its own gets one from the section's heading
+/// and the chart's caption, and a text alternative that points at the table holding its figures.
+fn charts(
+    target: Target,
+    heading: &str,
+    draw: impl FnOnce() -> anyhow::Result<Vec<String>>,
+) -> Block {
     Block::Charts(match target {
         // A chart that fails to draw is left out; the table above it holds its figures.
-        Target::Page => draw().unwrap_or_default(),
+        Target::Page => (draw().unwrap_or_default().into_iter())
+            .map(|svg| match svg.contains("<title>") {
+                true => svg,
+                false => {
+                    let title = match caption(&svg) {
+                        Some(caption) => format!("{heading}: {caption}"),
+                        None => heading.to_string(),
+                    };
+                    let said = format!("{title}. Its figures are in the section's table above it.");
+                    with_title(svg, &title, &said)
+                }
+            })
+            .collect(),
         Target::Text => Vec::new(),
+    })
+}
+
+/// The text of a chart's first `<text>` element, its caption (plotters draws it first), with
+/// the entities plotters wrote read back.
+fn caption(svg: &str) -> Option<String> {
+    let start = svg.find("<text")?;
+    let body = &svg[start..];
+    let open = body.find('>')? + 1;
+    let close = body.find("</text>")?;
+    let text = body.get(open..close)?.trim();
+    (!text.is_empty()).then(|| {
+        text.replace("&lt;", "<")
+            .replace("&gt;", ">")
+            .replace("&quot;", "\"")
+            .replace("&amp;", "&")
     })
 }
 
@@ -137,8 +171,9 @@ fn study_sections(analysis: &Analysis, target: Target) -> Vec<Section> {
         if let Some(sentence) = regimes_sentence(study, analysis.regime(index)) {
             blocks.push(text(sentence));
         }
+        let heading = words(study);
         if !study.engines.is_empty() {
-            blocks.push(charts(target, || {
+            blocks.push(charts(target, &heading, || {
                 let drawn = [
                     Some(throughput_chart(study)?),
                     ladder_chart(study)?,
@@ -152,7 +187,7 @@ fn study_sections(analysis: &Analysis, target: Target) -> Vec<Section> {
             blocks.push(Block::Heading("Contenders".to_string()));
             blocks.push(Block::List(contender_verdicts(study)));
             blocks.push(Block::Table(table, None));
-            blocks.push(charts(target, || {
+            blocks.push(charts(target, &heading, || {
                 Ok(contenders_chart(study)?.into_iter().collect())
             }));
         }
@@ -166,7 +201,7 @@ fn study_sections(analysis: &Analysis, target: Target) -> Vec<Section> {
         }
         sections.push(Section {
             id: study_id(index),
-            heading: words(study),
+            heading,
             params: (!study.params.is_empty()).then(|| study.params_text()),
             blocks,
         });
@@ -178,10 +213,11 @@ fn study_sections(analysis: &Analysis, target: Target) -> Vec<Section> {
         }
         blocks.push(Block::Table(equal_load_cells(load), None));
         blocks.push(bold(equal_load::verdict(load)));
-        blocks.push(charts(target, || equal_load_charts(load)));
+        let heading = format!("{} at equal load", load.title());
+        blocks.push(charts(target, &heading, || equal_load_charts(load)));
         sections.push(Section {
             id: load_id(index),
-            heading: format!("{} at equal load", load.title()),
+            heading,
             params: None,
             blocks,
         });
@@ -199,23 +235,25 @@ fn study_sections(analysis: &Analysis, target: Target) -> Vec<Section> {
             blocks.push(Block::List(verdicts));
         }
         blocks.push(Block::Table(sweep_cells(&sweep), None));
-        blocks.push(charts(target, || thread_sweep_charts(&sweep)));
+        let heading = sweep_words(&sweep);
+        blocks.push(charts(target, &heading, || thread_sweep_charts(&sweep)));
         sections.push(Section {
             id: format!("sweep-{index}"),
-            heading: sweep_words(&sweep),
+            heading,
             params: None,
             blocks,
         });
     }
     for (index, sweep) in depth_sweeps(studies).into_iter().enumerate() {
+        let heading = sweep_words(&sweep);
         let blocks = vec![
             Block::List(depth_verdicts(&sweep)),
             Block::Table(depth_cells(&sweep), None),
-            charts(target, || depth_charts(&sweep)),
+            charts(target, &heading, || depth_charts(&sweep)),
         ];
         sections.push(Section {
             id: format!("depths-{index}"),
-            heading: sweep_words(&sweep),
+            heading,
             params: None,
             blocks,
         });
@@ -342,6 +380,37 @@ fn environment(document: &Document) -> Section {
         heading: "Environment".to_string(),
         params: None,
         blocks,
+    }
+}
+
+/// The first screen's table: per answer the study in words, what wins, by how much and how
+/// sure, as the analysis decided them.
+pub fn answer_cells(analysis: &Analysis) -> Cells {
+    let lines = (analysis.screen.answers.iter())
+        .map(|answer| {
+            let summary = &answer.summary;
+            vec![
+                answer.words.clone(),
+                summary.wins.clone(),
+                summary.by.clone(),
+                summary.sure.clone(),
+            ]
+        })
+        .collect();
+    Cells {
+        header: ["study", "what wins", "by how much", "how sure"]
+            .map(String::from)
+            .to_vec(),
+        lines,
+    }
+}
+
+/// The anchor of the section an answer links to.
+pub fn answer_id(answer: &crate::analysis::Answer) -> String {
+    match (answer.study, answer.load) {
+        (Some(index), _) => study_id(index),
+        (None, Some(index)) => load_id(index),
+        (None, None) => "answer".to_string(),
     }
 }
 

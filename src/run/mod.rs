@@ -274,7 +274,7 @@ pub fn run(args: &RunPlan) -> anyhow::Result<ExitCode> {
         println!("{}", out.display());
     }
     let report = (written.iter()).find_map(|(path, form)| (*form == Written::Html).then_some(path));
-    say_the_end(report, say);
+    say_the_end(&document, report, say);
     Ok(if stopped() {
         ExitCode::from(interrupted_exit_code())
     } else if collected.failed_steps > 0 {
@@ -286,14 +286,22 @@ pub fn run(args: &RunPlan) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// The end of a run on the terminal (stderr, after the results directory on stdout): the answer
-/// and where the report is. The answer's sentences, from the run's analysis, go above the
-/// report's path here.
-fn say_the_end(report: Option<&PathBuf>, say: Say) {
+/// The end of a run on the terminal (stderr, after the results directory on stdout), as
+/// hyperfine ends with its comparison: the answer (the report's headline sentences and its
+/// table, from the one analysis) and where the report is.
+fn say_the_end(document: &Document, report: Option<&PathBuf>, say: Say) {
     if stopped() {
         eprintln!("ringside run: interrupted; the report covers the steps that finished");
     }
-    if let (Some(report), false) = (report, say.quiet && !stopped()) {
+    if say.quiet && !stopped() {
+        return;
+    }
+    let answer =
+        crate::report::markdown::answer_text(&crate::analysis::Analysis::of(document), true);
+    if !answer.is_empty() {
+        eprint!("\n{answer}");
+    }
+    if let Some(report) = report {
         eprintln!("ringside run: the report: {}", report.display());
     }
 }

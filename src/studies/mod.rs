@@ -250,6 +250,9 @@ pub struct Destination {
     pub render_markdown: fn(&Document) -> String,
     /// The report's own sections for the terminal (`report::terminal_text`), likewise.
     pub render_terminal: fn(&[Row]) -> String,
+    /// The answer a study ends with on stderr (the report's headline sentences), rendered by
+    /// report/ from the one analysis.
+    pub render_answer: fn(&Document) -> String,
     /// What was written where, for stderr, when the file's name did not say.
     pub said: Option<String>,
 }
@@ -673,6 +676,7 @@ pub fn finish(
     outcome: Outcome,
     env_dir: &Path,
     destination: &Destination,
+    say: Say,
     table: impl FnOnce(&[Row]) -> String,
 ) -> anyhow::Result<ExitCode> {
     let failed: Vec<&str> = outcome
@@ -693,24 +697,40 @@ pub fn finish(
         .count();
     let document = Document::new(crate::probe::environment(env_dir), outcome.rows);
     destination.write(&document, table)?;
-    if outcome.interrupted {
-        eprintln!("ringside: {}", interrupted_summary(&document.results));
-        return Ok(ExitCode::from(interrupted_exit_code()));
+    let (code, said) = if outcome.interrupted {
+        (
+            interrupted_exit_code(),
+            Some(interrupted_summary(&document.results)),
+        )
+    } else if unverified > 0 {
+        (
+            1,
+            Some(format!(
+                "{unverified} run(s) did not verify their data; see the 'verified' column"
+            )),
+        )
+    } else if failed_runs > 0 {
+        (
+            ENGINE_FAILED_EXIT,
+            Some(format!(
+                "{failed_runs} run(s) failed ({failed_engines}); each has a row that says why, \
+                 the others were measured"
+            )),
+        )
+    } else {
+        (0, None)
+    };
+    if let Some(said) = said {
+        eprintln!("ringside: {said}");
     }
-    if unverified > 0 {
-        eprintln!(
-            "ringside: {unverified} run(s) did not verify their data; see the 'verified' column"
-        );
-        return Ok(ExitCode::from(1));
+    // The study ends with its answer and where its results are, as `run` does.
+    if !say.quiet {
+        eprint!("{}", (destination.render_answer)(&document));
+        if let Some(path) = &destination.path {
+            eprintln!("ringside: the results: {}", path.display());
+        }
     }
-    if failed_runs > 0 {
-        eprintln!(
-            "ringside: {failed_runs} run(s) failed ({failed_engines}); each has a row that says \
-             why, the others were measured"
-        );
-        return Ok(ExitCode::from(ENGINE_FAILED_EXIT));
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok(ExitCode::from(code))
 }
 
 #[cfg(test)]

@@ -493,7 +493,11 @@ impl NetStudy {
             outcome.interrupted = more.interrupted;
         }
         progress.finish();
-        finish(outcome, Path::new("."), &self.destination, table)
+        let say = Say {
+            quiet: self.quiet,
+            verbose: self.verbose,
+        };
+        finish(outcome, Path::new("."), &self.destination, say, table)
     }
 }
 

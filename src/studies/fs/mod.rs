@@ -283,7 +283,7 @@ impl FileStudy {
         drop(file);
         drop(scratch);
         let table = self.destination.render_terminal;
-        finish(outcome, &self.dir, &self.destination, table)
+        finish(outcome, &self.dir, &self.destination, self.say, table)
     }
 
     /// The chosen engines that can drive this study's file: an IOPOLL ring completes only

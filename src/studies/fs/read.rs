@@ -338,7 +338,7 @@ impl ReadStudy {
         let env_dir = read_file.dir();
         drop(read_file);
         let table = self.destination.render_terminal;
-        finish(outcome, &env_dir, &self.destination, table)
+        finish(outcome, &env_dir, &self.destination, self.say, table)
     }
 
     /// Opens the study's file for its reads, advised for their order.
