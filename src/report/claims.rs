@@ -330,6 +330,7 @@ pub fn cause(one: &Judged) -> Option<String> {
     let better = comparison.better();
     let mut reasons: Vec<Reason> = Vec::new();
     let sides = [(subject, reference, true), (reference, subject, false)];
+    let mut seen: Vec<String> = Vec::new();
     for (ours, theirs, is_subject) in sides {
         let about = Subject {
             figures: &ours.figures,
@@ -338,6 +339,13 @@ pub fn cause(one: &Judged) -> Option<String> {
             noun,
         };
         for found in causes(&about) {
+            // A rule that weighs both sides (context switches) fires for each: said once.
+            let names = [ours.engine.engine.as_str(), theirs.engine.engine.as_str()];
+            let skeleton = skeleton(&found.text, &names);
+            if seen.contains(&skeleton) {
+                continue;
+            }
+            seen.push(skeleton);
             // A help for the subject, or a hurt for the reference, explains the subject doing
             // better.
             let helps_subject = (found.direction == Direction::Helps) == is_subject;
@@ -417,6 +425,18 @@ pub fn cause(one: &Judged) -> Option<String> {
         }
     }
     Some(parts.join(". "))
+}
+
+/// A cause's words without its figures and the engines' names: equal for the same rule said
+/// from either side.
+fn skeleton(text: &str, names: &[&str]) -> String {
+    let mut text = text.to_string();
+    for name in names {
+        text = text.replace(name, "");
+    }
+    text.chars()
+        .filter(|c| !c.is_ascii_digit() && *c != '.')
+        .collect()
 }
 
 /// "uring-link 0.01 syscalls, 0.26 device flushes, 1.9 context switches per page, io-wq 8
