@@ -623,6 +623,20 @@ pub struct Document {
     /// Sentences about the document as a whole (a study step skipped, a control tool missing).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// The claim files `ringside claims run` judged these rows against, as it read them: the
+    /// report judges a user's own claims as it does the shipped ones, and `claims merge` tells
+    /// two versions of one claim apart.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub claims: Vec<ClaimFile>,
+}
+
+/// A claim file as a document keeps it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClaimFile {
+    /// Its name ("seed000-echo.toml").
+    pub file: String,
+    pub text: String,
 }
 
 impl Document {
@@ -635,6 +649,7 @@ impl Document {
             env,
             results,
             notes: Vec::new(),
+            claims: Vec::new(),
         }
     }
 }

@@ -93,11 +93,12 @@ fn a_new_claim_file_runs_without_code() {
         "{text}"
     );
     assert!(text.contains("8 rounds"), "{text}");
-    assert!(text.contains("=> reproduced"), "{text}");
+    // A quick form's verdicts are a first look, in every view.
     assert!(
-        text.contains("cause: ") && text.contains("counted uring-ring"),
+        text.contains("=> provisional (8 rounds): reproduced"),
         "{text}"
     );
+    assert!(text.contains("cause: uring-ring: "), "{text}");
     let rows: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("claims.json")).unwrap()).unwrap();
     let rows = rows.as_array().unwrap();
@@ -105,19 +106,49 @@ fn a_new_claim_file_runs_without_code() {
     for row in rows {
         assert_eq!(row["claim"], "test-write-tie");
         assert_eq!(row["rounds"], 8, "{row}");
+        assert_eq!(row["provisional"], true, "{row}");
+        assert_eq!(row["asked_by"], "analysis", "{row}");
         assert!(row["low"].as_f64().unwrap() <= row["ratio"].as_f64().unwrap());
     }
     assert_eq!(rows[1]["verdict_key"], "reproduced", "{}", rows[1]);
     for file in ["claims.md", "results.json", "report.md"] {
         assert!(out.join(file).exists(), "{file}");
     }
+    // The report judges the user's claim as it judges the shipped ones: the document keeps it.
     let report = std::fs::read_to_string(out.join("report.md")).unwrap();
-    // The report names the command and the rows' `claim` parameter, but its claims section
-    // judges only the shipped claims.
+    assert!(report.contains("### test-write-tie"), "{report}");
+    assert!(report.contains("provisional (8 rounds)"), "{report}");
+    // The ledger across machines, of this one machine, with no claims directory: the document
+    // carries its claim.
+    let merged = Command::new(BIN)
+        .args(["claims", "merge"])
+        .arg(out.join("results.json"))
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&merged.stdout);
     assert!(
-        !report.contains("### test-write-tie"),
-        "only shipped claims in the report's section"
+        merged.status.success(),
+        "{table}{}",
+        String::from_utf8_lossy(&merged.stderr)
     );
+    assert!(table.contains("| test-write-tie | syscalls |"), "{table}");
+    assert!(
+        table.contains("- test-write-tie / syscalls: reproduced on 1 of 1 machine"),
+        "{table}"
+    );
+    // A document that is not ringside's is refused by name, and nothing is printed.
+    let crafted = dir.path().join("crafted.json");
+    std::fs::write(&crafted, r#"{"schema_version": 99, "results": []}"#).unwrap();
+    let refused = Command::new(BIN)
+        .args(["claims", "merge"])
+        .arg(out.join("results.json"))
+        .arg(&crafted)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("crafted.json is refused"), "{stderr}");
+    assert!(refused.stdout.is_empty());
 }
 
 #[test]
@@ -136,6 +167,14 @@ fn a_claim_file_that_does_not_hold_together_is_refused_by_name() {
         (
             CLAIM.replace("id = \"test-write-tie\"", "id = \"other\""),
             "file's name",
+        ),
+        (
+            CLAIM.replace("where = { block_size", "where = { block_sise"),
+            "where names 'block_sise', which is no parameter ringside's rows carry (did you mean 'block_size'?)",
+        ),
+        (
+            CLAIM.replace("ratio = [0.01, 0.5]", "at_least = 2.0"),
+            "at_least = 2",
         ),
     ];
     for (text, expected) in cases {

@@ -42,8 +42,28 @@ pub enum ClaimsCommand {
     },
     /// Run claims' experiments and judge each claim: the published figure, the one measured
     /// here with its interval and rounds, the verdict (reproduced, not reproduced, reversed,
-    /// inconclusive, cannot test here) and the kernel-counted cause.
+    /// inconclusive, below what this machine resolves, cannot test here) and the
+    /// kernel-counted cause.
     Run(ClaimsRunArgs),
+    /// The ledger across machines: each claim's tests judged on each machine's results document
+    /// (`results.json` of `claims run`, one per machine), one table of verdicts and measured
+    /// ratios with each machine's CPU, kernel, filesystem and root, and a line per test saying
+    /// where it was reproduced and where not. A document that is not a ringside results
+    /// document is refused by name.
+    Merge(ClaimsMergeArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ClaimsMergeArgs {
+    /// Results documents (or results directories), one per machine.
+    #[arg(required = true, value_name = "DOCUMENT")]
+    pub inputs: Vec<PathBuf>,
+    /// text for people (Markdown), or json: every verdict with its machine.
+    #[arg(long, value_enum, default_value_t = ClaimsFormat::Text)]
+    pub format: ClaimsFormat,
+    /// Write to this file instead of standard output.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -81,7 +101,11 @@ pub enum ClaimsFormat {
 impl ClaimsArgs {
     pub fn run(&self) -> anyhow::Result<ExitCode> {
         self.input_limit.apply();
-        let claims = load(self.claims_dir.as_deref())?;
+        // A merge reads the claims its documents keep, and the shipped ones.
+        let claims = match &self.command {
+            ClaimsCommand::Merge(_) => Vec::new(),
+            _ => load(self.claims_dir.as_deref())?,
+        };
         super::load_hosts::route_through(self.load_hosts.listen_on)?;
         match &self.command {
             ClaimsCommand::List => {
@@ -113,6 +137,11 @@ impl ClaimsArgs {
                     json: args.format == ClaimsFormat::Json,
                     load_hosts: self.load_hosts.args(),
                 })
+            }
+            ClaimsCommand::Merge(args) => {
+                let json = args.format == ClaimsFormat::Json;
+                crate::report::ledger::run(&args.inputs, json, args.output.as_deref())?;
+                Ok(ExitCode::SUCCESS)
             }
         }
     }

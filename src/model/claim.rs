@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::model::comparison::Metric;
+use crate::row::params::Param;
 
 /// The claims shipped with this binary: (file name, TOML text), from `claims/*.toml`.
 pub const EMBEDDED: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/claims.rs"));
@@ -25,6 +26,9 @@ pub enum Sureness {
     Secondary,
     /// The figure was not retrieved: only the direction is confirmed.
     DirectionOnly,
+    /// The source does not state this comparison: it was worked out from the source's figures
+    /// (a CPU share from a rate, a ratio from two tables). A test may say so of itself.
+    Inferred,
 }
 
 impl Sureness {
@@ -33,6 +37,19 @@ impl Sureness {
             Sureness::Primary => "read in the primary source",
             Sureness::Secondary => "read second-hand: confirm it before quoting it as claimed",
             Sureness::DirectionOnly => "direction only: the figure itself was not retrieved",
+            Sureness::Inferred => {
+                "inferred from the source's figures: the source does not state it"
+            }
+        }
+    }
+
+    /// The word claims.json carries: primary, secondary, direction-only, inferred.
+    pub fn key(self) -> &'static str {
+        match self {
+            Sureness::Primary => "primary",
+            Sureness::Secondary => "secondary",
+            Sureness::DirectionOnly => "direction-only",
+            Sureness::Inferred => "inferred",
         }
     }
 }
@@ -197,6 +214,49 @@ pub struct ClaimTest {
     /// cells of one study run in the same rounds, so their rounds still pair.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub reference_where: Map<String, Value>,
+    /// How sure this test's figure is, where it differs from the claim's: a comparison worked
+    /// out from the source's figures rather than stated by it is `inferred`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sure: Option<Sureness>,
+    /// The smallest relative difference the claim is about (0.02: 2%), for a claimed size
+    /// inside the metric's own margin; for a tie, how near counts as tied. None: the metric's
+    /// margin (a tie: its equivalence margin).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub margin: Option<f64>,
+    /// A threshold instead of a size: subject ÷ reference at least this (with `higher`)…
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_least: Option<f64>,
+    /// …or at most this (with `lower`): "a collapse to under half".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_most: Option<f64>,
+    /// A fact of the machine the claimed size grows with: "cpus" (threads that each keep a CPU
+    /// busy against one ring), from `scale_from` on the source's machine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale_with: Option<ScaleWith>,
+    /// What `scale_with` was where the source measured (its threads or CPUs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale_from: Option<u32>,
+}
+
+/// A fact of the machine a claimed size grows with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ScaleWith {
+    /// The CPUs online: the claimed size times min(CPUs here, `scale_from`) ÷ `scale_from`.
+    Cpus,
+}
+
+/// What a test expects of subject ÷ reference on this machine, its size scaled to the machine
+/// where the claim says it grows with one of its facts.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Expected {
+    pub expect: Expect,
+    /// The claimed size's bounds, when the source gave one.
+    pub size: Option<(f64, f64)>,
+    pub at_least: Option<f64>,
+    pub at_most: Option<f64>,
+    /// The factor the claimed figures were scaled by (1: none).
+    pub scaled: f64,
 }
 
 impl ClaimTest {
@@ -224,16 +284,189 @@ impl ClaimTest {
         )
     }
 
-    /// What the source claimed, in ratio terms: "1.17–1.20× (higher)", "a tie".
+    /// What the source claimed, in ratio terms: "1.17–1.20× (higher)", "at least 2.00×",
+    /// "a tie (within 10%)", "higher (direction only)".
     pub fn claimed_text(&self) -> String {
-        match (self.expect, self.ratio) {
-            (Expect::Tie, _) => format!(
-                "a tie (within {:.0}%)",
-                self.metric.equivalence_margin() * 100.0
-            ),
+        let mut text = match (self.expect, self.ratio) {
+            (Expect::Tie, _) => format!("a tie (within {})", percent(self.tie_margin())),
             (expect, Some(ratio)) => format!("{} ({})", ratio.text(), expect_word(expect)),
+            (_, None) if self.at_least.is_some() || self.at_most.is_some() => String::new(),
             (expect, None) => format!("{} (direction only)", expect_word(expect)),
+        };
+        for (word, bound) in [("at least", self.at_least), ("at most", self.at_most)] {
+            if let Some(bound) = bound {
+                let sep = if text.is_empty() { "" } else { ", " };
+                text += &format!("{sep}{word} {}×", ratio_text(bound));
+            }
         }
+        if let (Some(ScaleWith::Cpus), Some(from)) = (self.scale_with, self.scale_from) {
+            text += &format!(" at {from} CPUs");
+        }
+        if let (Some(margin), false) = (self.margin, self.expect == Expect::Tie) {
+            text += &format!(", judged beyond {}", percent(margin));
+        }
+        text
+    }
+
+    /// The smallest difference a claimed difference is judged beyond: the claim's margin, or
+    /// the metric's.
+    pub fn difference_margin(&self) -> f64 {
+        self.margin.unwrap_or(self.metric.margin())
+    }
+
+    /// How near 1 a claimed tie may be: the claim's margin, or the metric's equivalence margin.
+    pub fn tie_margin(&self) -> f64 {
+        self.margin.unwrap_or(self.metric.equivalence_margin())
+    }
+
+    /// What the test expects on a machine with `cpus` CPUs online (None: unknown): its size
+    /// and thresholds scaled where it grows with the CPUs, its direction read off the scaled
+    /// size. None when the size scales and the CPUs are unknown.
+    pub fn expected(&self, cpus: Option<usize>) -> Option<Expected> {
+        let scaled = match (self.scale_with, self.scale_from) {
+            (Some(ScaleWith::Cpus), Some(from)) => {
+                let here = u32::try_from(cpus?).unwrap_or(u32::MAX).min(from);
+                f64::from(here) / f64::from(from)
+            }
+            _ => 1.0,
+        };
+        let size = (self.ratio).map(|ratio| {
+            let (low, high) = ratio.bounds();
+            (low * scaled, high * scaled)
+        });
+        // Scaled to a machine with fewer CPUs, a claimed gain can become a loss.
+        let expect = match (self.expect, size) {
+            (Expect::Higher, Some((_, high))) if high < 1.0 => Expect::Lower,
+            (Expect::Lower, Some((low, _))) if low > 1.0 => Expect::Higher,
+            (expect, _) => expect,
+        };
+        Some(Expected {
+            expect,
+            size,
+            at_least: self.at_least.map(|bound| bound * scaled),
+            at_most: self.at_most.map(|bound| bound * scaled),
+            scaled,
+        })
+    }
+
+    /// The test's sureness: its own, or its claim's.
+    pub fn sureness(&self, claim: &Claim) -> Sureness {
+        self.sure.unwrap_or(claim.sure)
+    }
+
+    /// Checks what the types cannot: a ratio on the side of 1 its direction claims, thresholds
+    /// that go with the direction, a margin between 0 and 50%, a scale with its source's count,
+    /// and `where` keys that are parameters ringside's rows carry.
+    fn check(&self) -> Result<(), String> {
+        if let Some(ratio) = self.ratio {
+            let (low, high) = ratio.bounds();
+            let sided = match self.expect {
+                Expect::Higher => low > 1.0,
+                Expect::Lower => high < 1.0,
+                Expect::Tie => low > 0.0,
+            };
+            if !(low > 0.0 && high.is_finite() && sided) {
+                return Err(format!(
+                    "claims {} but expects {}",
+                    ratio.text(),
+                    expect_word(self.expect)
+                ));
+            }
+        }
+        if let Some(bound) = self.at_least {
+            if !(self.expect == Expect::Higher && bound >= 1.0 && bound.is_finite()) {
+                return Err(format!(
+                    "says at_least = {bound}, which goes with expect = \"higher\" and a bound of 1 or more"
+                ));
+            }
+        }
+        if let Some(bound) = self.at_most {
+            if !(self.expect == Expect::Lower && bound > 0.0 && bound <= 1.0) {
+                return Err(format!(
+                    "says at_most = {bound}, which goes with expect = \"lower\" and a bound above 0 and at most 1"
+                ));
+            }
+        }
+        if let Some(margin) = self.margin {
+            if !(margin > 0.0 && margin <= 0.5) {
+                return Err(format!(
+                    "says margin = {margin}: a margin is a share above 0 and at most 0.5 (0.02 is 2%)"
+                ));
+            }
+        }
+        match (self.scale_with, self.scale_from) {
+            (Some(_), Some(0)) | (Some(_), None) => {
+                return Err("says scale_with without scale_from (the count on the source's machine, at least 1)".into())
+            }
+            (None, Some(_)) => return Err("says scale_from without scale_with".into()),
+            (Some(_), Some(_)) if self.ratio.is_none() && self.at_least.is_none() && self.at_most.is_none() => {
+                return Err("says scale_with but claims no size to scale (ratio, at_least or at_most)".into())
+            }
+            _ => {}
+        }
+        for (field, at) in [
+            ("where", &self.at),
+            ("reference_where", &self.reference_where),
+        ] {
+            for key in at.keys() {
+                if Param::of_key(key).is_none()
+                    && ![CLAIM_PARAM, CLAIM_FORM_PARAM].contains(&key.as_str())
+                {
+                    let near = nearest_param(key)
+                        .map(|near| format!(" (did you mean '{near}'?)"))
+                        .unwrap_or_default();
+                    return Err(format!(
+                        "{field} names '{key}', which is no parameter ringside's rows carry{near}; \
+                         docs/rows.md lists them"
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The parameter `ringside claims run` adds to its rows: the claim's id (two claims' studies of
+/// one shape had rounds of their own, which do not pair).
+pub const CLAIM_PARAM: &str = "claim";
+/// The parameter `ringside claims run` adds beside it: which form of the experiment ran,
+/// `quick` or `full` (a quick verdict is provisional).
+pub const CLAIM_FORM_PARAM: &str = "claim_form";
+
+/// The parameter key nearest `key` in spelling, when one is near (two edits or fewer).
+fn nearest_param(key: &str) -> Option<&'static str> {
+    (Param::ALL.iter())
+        .map(|param| (edits(key, param.key()), param.key()))
+        .filter(|(distance, _)| *distance <= 2)
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, name)| name)
+}
+
+/// Levenshtein distance: the insertions, deletions and substitutions from `a` to `b`.
+fn edits(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != *cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
+}
+
+/// "3%", "2.5%".
+pub fn percent(share: f64) -> String {
+    let value = share * 100.0;
+    if (value - value.round()).abs() < 1e-9 {
+        format!("{value:.0}%")
+    } else {
+        format!("{value:.1}%")
     }
 }
 
@@ -296,6 +529,10 @@ pub struct Claim {
     pub needs: MachineNeeds,
     #[serde(rename = "test")]
     pub tests: Vec<ClaimTest>,
+    /// The file's text, as read: what a results document keeps of the claims it measured, and
+    /// what tells two versions of one claim apart (`version`).
+    #[serde(skip)]
+    pub text: String,
 }
 
 impl Claim {
@@ -312,21 +549,11 @@ impl Claim {
         );
         anyhow::ensure!(!claim.tests.is_empty(), "{file}: no [[test]]");
         for test in &claim.tests {
-            let Some(ratio) = test.ratio else { continue };
-            let (low, high) = ratio.bounds();
-            let sided = match test.expect {
-                Expect::Higher => low > 1.0,
-                Expect::Lower => high < 1.0,
-                Expect::Tie => low > 0.0,
-            };
-            anyhow::ensure!(
-                low > 0.0 && sided,
-                "{file}: test '{}' claims {} but expects {}",
-                test.name,
-                ratio.text(),
-                expect_word(test.expect)
-            );
+            test.check()
+                .map_err(|why| anyhow::anyhow!("{file}: test '{}' {why}", test.name))?;
         }
+        let mut claim = claim;
+        claim.text = text.to_string();
         Ok(claim)
     }
 
@@ -341,6 +568,15 @@ impl Claim {
     /// Whether `ringside run` includes it: a seed's claim.
     pub fn is_seed(&self) -> bool {
         self.seed.is_some()
+    }
+
+    /// Its file's version: the first 8 hex digits of the text's FNV-1a hash, the same for the
+    /// same text on any machine and different when any byte of the file changed.
+    pub fn version(&self) -> String {
+        let hash = (self.text.bytes()).fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+            (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+        });
+        format!("{:08x}", hash >> 32)
     }
 }
 

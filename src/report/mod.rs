@@ -11,6 +11,7 @@ pub mod contenders;
 pub mod depths;
 pub mod equal_load;
 pub mod html;
+pub mod ledger;
 pub mod load;
 pub mod markdown;
 pub mod merge;

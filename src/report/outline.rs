@@ -263,8 +263,7 @@ fn study_sections(analysis: &Analysis, target: Target) -> Vec<Section> {
 
 /// The published claims judged on this document's studies, where any applies.
 fn claims_section(document: &Document, analysis: &Analysis) -> Option<Section> {
-    let markdown = crate::report::claims::section(&document.env, &analysis.studies);
-    let html = crate::report::claims::html_section(&document.env, &analysis.studies);
+    let (markdown, html) = crate::report::claims::sections(document, analysis);
     (!markdown.is_empty()).then(|| Section {
         id: "claims".to_string(),
         heading: String::new(),

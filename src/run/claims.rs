@@ -16,13 +16,13 @@ use anyhow::Context;
 
 use super::contenders::{self, Choice};
 use super::{spawn_step, step_limit, wait_bounded, write_results, StepOutput};
+use crate::analysis::Analysis;
 use crate::engines::{self, Workload};
 use crate::model::claim::{Claim, MachineNeeds};
-use crate::model::claim_verdict::{CLAIM_PARAM, UNAVAILABLE};
-use crate::model::study::studies;
+use crate::model::claim_verdict::{CLAIM_FORM_PARAM, CLAIM_PARAM, UNAVAILABLE};
 use crate::output::progress::{time_text, took_line, Progress, Say};
-use crate::report::claims::{claim_block, summary_markdown, ClaimReport, ClaimRow};
-use crate::row::{Document, Row};
+use crate::report::claims::{claim_block, evidence, summary_markdown, ClaimReport, ClaimRow};
+use crate::row::{ClaimFile, Document, Row};
 use crate::studies::ENGINE_FAILED_EXIT;
 use crate::system::stop::{interrupted_exit_code, is_interrupted_exit, stop_flag, stopped};
 
@@ -120,8 +120,13 @@ pub fn run_claims(plan: &ClaimsPlan) -> anyhow::Result<ExitCode> {
             }
             own = measured;
         }
-        let studies = studies(&own);
-        let report = ClaimReport::of(claim, &studies, unmet.as_deref());
+        // Judged as the report judges it: one analysis of the claim's own rows.
+        let measured = Document::new(env.clone(), own);
+        let analysis = Analysis::of(&measured);
+        let mut report = ClaimReport::of(claim, evidence(&measured, &analysis), unmet.as_deref());
+        if plan.quick {
+            report = report.provisional();
+        }
         let command = match &unmet {
             Some(_) => format!(
                 "nothing (`{}` here)",
@@ -136,7 +141,8 @@ pub fn run_claims(plan: &ClaimsPlan) -> anyhow::Result<ExitCode> {
         }
         text.push_str(&claim_block(&report, &env, &command, true));
         verdicts.extend(report.rows());
-        rows.extend(own);
+        drop(report);
+        rows.extend(measured.results);
         progress.set_seconds((per_claim * (index as u32 + 1)).as_secs());
         let what = format!("ringside claims: {}/{count} {}", index + 1, claim.id);
         progress.log_line(took_line(&what, claim_started, Some(per_claim)));
@@ -144,6 +150,12 @@ pub fn run_claims(plan: &ClaimsPlan) -> anyhow::Result<ExitCode> {
     progress.finish();
     let summary = summary_markdown(&verdicts);
     let mut document = Document::new(env, rows);
+    document.claims = (plan.claims.iter())
+        .map(|claim| ClaimFile {
+            file: format!("{}.toml", claim.id),
+            text: claim.text.clone(),
+        })
+        .collect();
     document.notes.push(format!(
         "ringside claims run{}: {}",
         if plan.quick { " --quick" } else { "" },
@@ -153,7 +165,14 @@ pub fn run_claims(plan: &ClaimsPlan) -> anyhow::Result<ExitCode> {
             .join(", ")
     ));
     write_results(&document, &out)?;
-    let markdown = format!("# Published claims, on this machine\n\n{summary}\n{text}");
+    let form = match plan.quick {
+        true => {
+            "Each experiment ran its quick form: every verdict is provisional, a first look \
+                 (`claims run` without `--quick` is the ledger).\n\n"
+        }
+        false => "",
+    };
+    let markdown = format!("# Published claims, on this machine\n\n{form}{summary}\n{text}");
     std::fs::write(out.join("claims.md"), markdown)
         .with_context(|| format!("cannot write claims.md in {}", out.display()))?;
     let json = serde_json::to_string_pretty(&verdicts)? + "\n";
@@ -303,9 +322,11 @@ impl Experiment<'_> {
         let status =
             spawn_step(command, self.progress).and_then(|child| wait_bounded(child, limit, |_| {}));
         let mut rows = file.rows();
+        let form = if self.quick { "quick" } else { "full" };
         for row in &mut rows {
             let id = serde_json::Value::from(claim.id.as_str());
             row.params.insert(CLAIM_PARAM.into(), id);
+            row.params.insert(CLAIM_FORM_PARAM.into(), form.into());
         }
         let status = match status {
             Ok(Some(status)) if status.success() => Status::Finished,
