@@ -46,6 +46,10 @@ pub fn render_html(document: &Document, analysis: &Analysis) -> anyhow::Result<S
                 escape(&section.heading)
             ));
         }
+        if section.heading.is_empty() {
+            // A section that draws its own heading (the claims) still links back.
+            page.push_str("<p><a href=\"#answer\">↑ back to the answer</a></p>\n");
+        }
         if let Some(params) = &section.params {
             page.push_str(&format!("<p><code>{}</code></p>\n", escape(params)));
         }
@@ -55,10 +59,6 @@ pub fn render_html(document: &Document, analysis: &Analysis) -> anyhow::Result<S
             for block in &section.blocks {
                 page.push_str(&draw_block(block));
             }
-        }
-        if section.heading.is_empty() {
-            // A section that draws its own heading (the claims) still links back.
-            page.push_str("<p><a href=\"#answer\">↑ back to the answer</a></p>\n");
         }
         if section.id == "environment" {
             let full = serde_json::to_string_pretty(&document.env).unwrap_or_default();
