@@ -7,7 +7,7 @@
 use crate::analysis::Analysis;
 pub use crate::output::html::escape;
 use crate::report::outline::{
-    answer_cells, answer_charts, answer_id, load_id, study_id, Block, Outline, Target, GLOSSARY,
+    answer_cells, answer_charts, answer_id, Block, Outline, Target, GLOSSARY,
 };
 use crate::report::table::Cells;
 use crate::row::Document;
