@@ -814,8 +814,8 @@ fn study_prints_the_reports_table_and_verdict() {
         "p99 µs",
         "│ uring ",
         "0.",
-        "the requests/s of",
-        "(no interval, 1 round: undecided;",
+        "Against epoll's requests/s: uring undecided (",
+        "no interval, 1 round)",
     ] {
         assert!(stdout.contains(needle), "{needle} missing from\n{stdout}");
     }
