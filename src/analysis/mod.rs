@@ -14,6 +14,7 @@
 //! shows the first screen's decision where the screen asked it.
 
 pub mod causes;
+pub mod consistency;
 pub mod environment;
 pub mod export;
 pub mod numbers;
