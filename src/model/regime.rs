@@ -166,7 +166,8 @@ impl CellRegime {
         let (busy, free) = (BUSY * 100.0, FREE * 100.0);
         match self.class {
             CellClass::ServerBound => format!(
-                "server-bound (the server's cores ≥ {busy:.0}% busy, the load's threads ≤                  {free:.0}%, in {} of {} runs)",
+                "server-bound (the server's cores ≥ {busy:.0}% busy, the load's threads ≤ \
+                 {free:.0}%, in {} of {} runs)",
                 self.server_bound_runs, self.runs
             ),
             CellClass::Neither => format!(
