@@ -124,7 +124,10 @@ fn latency_rows_get_percentile_columns_and_a_chart_per_study() {
         "{markdown}"
     );
     let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
-    assert_eq!(html.matches("latency percentiles per engine").count(), 2);
+    // One chart per study, each titled (its <title> and its drawn heading both say it).
+    let titles = (html.split("<title>").skip(1)).map(|t| t.split("</title>").next().unwrap_or(""));
+    let latency = titles.filter(|t| t.contains("latency percentiles per engine"));
+    assert_eq!(latency.count(), 2);
     assert!(
         html.contains("closed loop"),
         "charts must state the load model"

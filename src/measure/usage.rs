@@ -323,13 +323,17 @@ mod tests {
     /// work only adds to it), however busy the machine is.
     #[test]
     fn another_threads_work_is_foreign() {
-        let spin = |for_: Duration| {
-            let until = Instant::now() + for_;
-            while Instant::now() < until {
-                std::hint::spin_loop();
+        let cpu = |usage: Usage| usage.cpu_user_s + usage.cpu_sys_s;
+        // Spins until this thread has had `for_` of CPU, however long a busy machine makes it
+        // wait for it (on wall time, a loop beside 8 runnable builds got 0.085 s of 0.4).
+        let spin = move |for_: Duration| {
+            let start = cpu(Usage::of_thread());
+            while cpu(Usage::of_thread()) - start < for_.as_secs_f64() {
+                for _ in 0..10_000 {
+                    std::hint::spin_loop();
+                }
             }
         };
-        let cpu = |usage: Usage| usage.cpu_user_s + usage.cpu_sys_s;
         let (before, own_before, at) = (
             MachineCpu::read().unwrap(),
             Usage::of_thread(),
