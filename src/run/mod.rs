@@ -162,11 +162,11 @@ pub fn run(args: &RunPlan) -> anyhow::Result<ExitCode> {
             eprintln!("ringside run: {line}");
         }
     };
-    contenders::sweep_sources(&said);
+    contenders::sweep_sources(said);
     // Contenders listen on 127.0.0.1 only: not beside a veth pair or load hosts.
     let loopback_only = args.path.network == Network::Loopback && args.load_hosts.is_empty();
     let built = match (&contenders_dir, loopback_only) {
-        (Ok(dir), true) => contenders::build(&args.contenders, dir, &said),
+        (Ok(dir), true) => contenders::build(&args.contenders, dir, said),
         _ => None,
     };
     // Nothing ran when the run stops here: the results directory goes if it is still empty.

@@ -195,23 +195,34 @@ impl Server {
         command
             .args(["serve", proto, "--quiet", "--listen", "127.0.0.1:0"])
             .args(["--engine", engine])
-            .args(extra)
-            .stdout(Stdio::piped());
+            .args(extra);
         if let Some(limit) = fd_limit {
             limit_fds(&mut command, limit, limit);
         }
-        let mut child = command.spawn().expect("start the server");
+        Some(Server::spawn(&mut command).unwrap_or_else(|failure| panic!("{failure}")))
+    }
+
+    /// Runs `command` (a `ringside serve` on 127.0.0.1 port 0, set up as the caller needs) and
+    /// reads the address it says it listens on; why not, with the child gone, when it says
+    /// something else.
+    pub fn spawn(command: &mut Command) -> Result<Server, String> {
+        let mut child = command
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("start the server");
         let mut line = String::new();
         BufReader::new(child.stdout.take().unwrap())
             .read_line(&mut line)
             .unwrap();
-        let address = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-            .parse()
-            .unwrap();
-        Some(Server { child, address })
+        let address = line.trim().strip_prefix("listening on ");
+        match address.and_then(|address| address.parse::<SocketAddr>().ok()) {
+            Some(address) => Ok(Server { child, address }),
+            None => {
+                let _ = child.kill();
+                let _ = child.wait();
+                Err(format!("the server did not start: {line:?}"))
+            }
+        }
     }
 
     /// A client connection with bounded waits and no Nagle delay, so that each small write
