@@ -140,6 +140,10 @@ const IDLE_CONNECTIONS: usize = 5_000;
 /// for every engine but `threads` (a thread a connection to join: 0.33-0.59 s), three runs of
 /// echo and HTTP.
 const STOP_WITHIN: Duration = Duration::from_secs(1);
+/// Whether the stop is timed: not under the canary, whose allocator keeps every freed block in
+/// a quarantine behind one lock (5,000 `threads` workers freeing at once took 1.56 s there). The
+/// canary pass checks the exit and the silence; the release pass the time.
+const TIMED: bool = !cfg!(feature = "canary");
 
 /// Goal: every server holding 5,000 idle connections (each has answered once, so each has its
 /// receive armed) exits 0 within a second of SIGTERM, saying nothing: no request left to the
@@ -210,7 +214,7 @@ fn stop_holding_idle_connections(proto: &str, def: &EngineDef) -> Result<Duratio
         idle.push(stream);
     }
     let took = stop_quiet(&mut server)?;
-    if took > STOP_WITHIN {
+    if TIMED && took > STOP_WITHIN {
         return Err(format!("exited 0, but {took:?} after SIGTERM"));
     }
     Ok(took)
