@@ -583,7 +583,7 @@ pub fn verdict(test: &ClaimTest, expected: &Expected, comparison: &Comparison) -
             Verdict::NotReproduced(format!("no difference beyond {}", percent(margin)))
         }
         Outcome::Within | Outcome::Undecided => {
-            let ruled_out = (threshold.map(|(word, bound)| (word, bound)))
+            let ruled_out = (threshold)
                 .or(nearest_claimed.map(|bound| ("", bound)))
                 .filter(|(_, bound)| short_of(*bound));
             match ruled_out {
