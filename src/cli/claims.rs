@@ -241,6 +241,18 @@ pub fn check(claim: &Claim) -> anyhow::Result<()> {
             "claim {}: its experiment's arguments name where results go; `claims run` does",
             claim.id
         );
+        let offers_rates =
+            (experiment.args(quick).iter()).any(|arg| arg == "--sweep" || arg == "--rate");
+        if let Some(test) = claim.tests.iter().find(|test| test.at_equal_load) {
+            anyhow::ensure!(
+                offers_rates,
+                "claim {}: test '{}' is judged at equal load, but its experiment's {} offer no \
+                 rates (--sweep or --rate)",
+                claim.id,
+                test.name,
+                if quick { "quick" } else { "args" }
+            );
+        }
         let named = engine_list(experiment.args(quick));
         for test in &claim.tests {
             check_engines(claim, test, workload, &named)?;
@@ -412,5 +424,20 @@ mod tests {
         let mut claim = load(None).unwrap().remove(0);
         claim.tests[0].subject = "uring-nope".into();
         assert!(check(&claim).is_err());
+        // Judged at equal load, its experiment must offer rates, in the quick form too.
+        let mut claim = (load(None).unwrap().into_iter())
+            .find(|claim| claim.id == "seed001-http")
+            .unwrap();
+        claim.tests[0].at_equal_load = true;
+        claim.experiment.args.retain(|arg| arg != "--sweep");
+        let error = check(&claim).unwrap_err().to_string();
+        assert!(error.contains("offer no rates"), "{error}");
+        claim.experiment.args.push("--sweep".into());
+        claim.experiment.quick.retain(|arg| arg != "--sweep");
+        let error = check(&claim).unwrap_err().to_string();
+        assert!(
+            error.contains("experiment's quick offer no rates"),
+            "{error}"
+        );
     }
 }

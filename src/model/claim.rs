@@ -236,6 +236,12 @@ pub struct ClaimTest {
     /// What `scale_with` was where the source measured (its threads or CPUs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scale_from: Option<u32>,
+    /// A throughput test whose closed loop measured the load generator is judged at equal load
+    /// instead: the subject's server CPU per operation against the reference's at the same
+    /// offered rate, the claimed ratio turned round (1.24× the requests/s is 0.81× the CPU per
+    /// request). The experiment must offer rates (`--sweep` or `--rate`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub at_equal_load: bool,
 }
 
 /// A fact of the machine a claimed size grows with.
@@ -257,6 +263,25 @@ pub struct Expected {
     pub at_most: Option<f64>,
     /// The factor the claimed figures were scaled by (1: none).
     pub scaled: f64,
+}
+
+impl Expected {
+    /// The same expectation of the reciprocal ratio: a claim on throughput read as one on the
+    /// cost per operation at equal load.
+    pub fn turned_round(self) -> Expected {
+        let expect = match self.expect {
+            Expect::Higher => Expect::Lower,
+            Expect::Lower => Expect::Higher,
+            Expect::Tie => Expect::Tie,
+        };
+        Expected {
+            expect,
+            size: self.size.map(|(low, high)| (high.recip(), low.recip())),
+            at_least: self.at_most.map(f64::recip),
+            at_most: self.at_least.map(f64::recip),
+            scaled: self.scaled,
+        }
+    }
 }
 
 impl ClaimTest {
@@ -386,6 +411,18 @@ impl ClaimTest {
                     "says at_most = {bound}, which goes with expect = \"lower\" and a bound above 0 and at most 1"
                 ));
             }
+        }
+        if self.at_equal_load && self.metric != Metric::Throughput {
+            return Err("says at_equal_load, which judges a throughput test at equal load: its metric is not throughput".into());
+        }
+        // The analysis compares each engine at equal load with the baseline only.
+        let baseline = crate::model::equal_load::BASELINE;
+        if self.at_equal_load && self.subject != baseline && self.reference != baseline {
+            return Err(format!(
+                "says at_equal_load, but the analysis compares engines at equal load with \
+                 {baseline} only: neither {} nor {} is",
+                self.subject, self.reference
+            ));
         }
         if let Some(margin) = self.margin {
             if !(margin > 0.0 && margin <= 0.5) {
@@ -640,6 +677,37 @@ mod tests {
         assert!(error.contains("expects lower"), "{error}");
         let typo = EXAMPLE.replace("statistic", "statistics");
         assert!(Claim::parse("example.toml", &typo).is_err());
+    }
+
+    /// Goal: `at_equal_load` goes with a throughput test only, and a throughput claim turned
+    /// round reads as one on the cost per operation. Method: the example's test with it, then
+    /// with a CPU metric; its expectation of 1.17–1.20× higher turned round.
+    #[test]
+    fn a_throughput_claim_turns_round_at_equal_load() {
+        let equal = EXAMPLE.replace("ratio = [", "at_equal_load = true\n        ratio = [");
+        let claim = Claim::parse("example.toml", &equal).unwrap();
+        assert!(claim.tests[0].at_equal_load);
+        let cpu = equal.replace("\"throughput\"", "\"cpu_per_op\"");
+        let cpu = cpu
+            .replace("\"higher\"", "\"lower\"")
+            .replace("[1.17, 1.20]", "0.8");
+        let error = Claim::parse("example.toml", &cpu).unwrap_err().to_string();
+        assert!(error.contains("its metric is not throughput"), "{error}");
+        let pair = equal
+            .replace("\"uring\"", "\"uring-defer\"")
+            .replace("\"epoll\"", "\"uring\"");
+        let error = Claim::parse("example.toml", &pair).unwrap_err().to_string();
+        assert!(error.contains("with epoll only"), "{error}");
+        let turned = claim.tests[0].expected(None).unwrap().turned_round();
+        assert_eq!(turned.expect, Expect::Lower);
+        let (low, high) = turned.size.unwrap();
+        assert!((low - 1.0 / 1.2).abs() < 1e-12 && (high - 1.0 / 1.17).abs() < 1e-12);
+        let at_least = Expected {
+            at_least: Some(2.0),
+            ..claim.tests[0].expected(None).unwrap()
+        };
+        assert_eq!(at_least.turned_round().at_most, Some(0.5));
+        assert_eq!(turned.turned_round().expect, Expect::Higher);
     }
 
     #[test]

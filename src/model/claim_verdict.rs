@@ -26,13 +26,15 @@
 //! first. A verdict from a quick experiment, or from fewer rounds than a full experiment's first
 //! look, is **provisional**.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::model::claim::{percent, ratio_text, Claim, ClaimTest, Expect, Expected};
 use crate::model::comparison::{decide, spent_alpha, Comparison, Family, LOOKS};
+use crate::model::equal_load::{matching, EqualLoad};
 use crate::model::figures::Figures;
 use crate::model::regime::{CellClass, CellRegime, Regime};
 use crate::model::study::{is_network, study_key, EngineSummary, Study};
+use crate::row::params::{Param, Params};
 use crate::row::Row;
 use crate::stats::median;
 use crate::stats::rank::{Outcome, MIN_ROUNDS};
@@ -134,6 +136,8 @@ pub struct Evidence<'a> {
     pub rows: &'a [Row],
     /// The CPUs online where the rows were measured (None: the document does not say).
     pub cpus: Option<usize>,
+    /// The equal-load comparisons, each decided by the analysis.
+    pub loads: &'a [EqualLoad],
 }
 
 impl Evidence<'_> {
@@ -253,6 +257,13 @@ fn judge_test<'a>(
     let Some(((study, subject), (reference_study, reference))) = pair else {
         let mut judged = Judged::without(test, missing(test, workload, &candidates));
         judged.study = candidates.first().copied();
+        // A swept experiment runs no closed loop: its equal-load comparison answers.
+        if let Some(equal) = at_equal_load(test, workload, &test.at, evidence) {
+            judged.expected = test.expected(evidence.cpus);
+            if let Some(expected) = judged.expected {
+                judge_at_equal_load(&mut judged, &expected, equal);
+            }
+        }
         return judged;
     };
     let mut judged = Judged::without(test, Verdict::NotMeasured(String::new()));
@@ -286,16 +297,31 @@ fn judge_test<'a>(
     judged.regime = regime(evidence, study, subject, reference);
     judged.provisional |= comparison.rounds < LOOKS[0] as usize;
     judged.expected = test.expected(evidence.cpus);
-    judged.verdict = match (&judged.expected, &judged.regime) {
+    let (expected, regime) = (judged.expected, judged.regime.clone());
+    judged.verdict = match (expected, &regime) {
         (None, _) => Verdict::CannotTest(
             "its size grows with the CPUs, and the document does not say how many this machine \
              has"
             .into(),
         ),
-        (Some(_), Some(regime)) if limited_by_load(test, study, regime) => Verdict::CannotTest(
-            format!("the load generator was the limit: {}", regime.text()),
-        ),
-        (Some(expected), _) => verdict(test, expected, &comparison),
+        (Some(expected), Some(regime)) if limited_by_load(test, study, regime) => {
+            let limit = format!("the load generator was the limit: {}", regime.text());
+            match (
+                test.at_equal_load,
+                at_equal_load(test, workload, &study.params, evidence),
+            ) {
+                (true, Some(equal)) => {
+                    judge_at_equal_load(&mut judged, &expected, equal);
+                    return judged;
+                }
+                (true, None) => Verdict::CannotTest(format!(
+                    "{limit}; and no equal-load comparison of {} and {} ran here",
+                    test.subject, test.reference
+                )),
+                (false, _) => Verdict::CannotTest(limit),
+            }
+        }
+        (Some(expected), _) => verdict(test, &expected, &comparison),
     };
     judged.comparison = Some(comparison);
     judged.own_question = own;
@@ -348,6 +374,36 @@ fn regime(
         };
         CellRegime::of(&[runs(subject), runs(reference)])
     })
+}
+
+/// For a test that allows it, the analysis's equal-load comparison of its subject and
+/// reference at the connections and payload of `params` (server CPU per operation at one
+/// offered rate), turned round where the analysis compared them the other way.
+fn at_equal_load(
+    test: &ClaimTest,
+    workload: &str,
+    params: &Map<String, Value>,
+    evidence: Evidence,
+) -> Option<Comparison> {
+    if !test.at_equal_load {
+        return None;
+    }
+    let connections = params.param(Param::Connections).and_then(Value::as_u64);
+    let payload = params.param(Param::PayloadBytes).and_then(Value::as_u64);
+    let load = matching(evidence.loads, workload, connections, payload)?;
+    let found = load.decided_as(&test.subject, &test.reference).cloned();
+    found.or_else(|| {
+        load.decided_as(&test.reference, &test.subject)
+            .map(Comparison::inverse)
+    })
+}
+
+/// Judges the test on an equal-load comparison: server CPU per operation at one offered rate,
+/// against the claimed ratio turned round.
+fn judge_at_equal_load(judged: &mut Judged, expected: &Expected, equal: Comparison) {
+    judged.provisional |= equal.rounds < LOOKS[0] as usize;
+    judged.verdict = verdict(judged.test, &expected.turned_round(), &equal);
+    judged.comparison = Some(equal);
 }
 
 /// Whether the test's figure measured the load generator: a closed-loop throughput of a
@@ -594,6 +650,7 @@ mod tests {
             at_most: None,
             scale_with: None,
             scale_from: None,
+            at_equal_load: false,
         }
     }
 
@@ -615,6 +672,7 @@ mod tests {
             regimes: &[],
             rows,
             cpus,
+            loads: &[],
         };
         (judge(&claim, evidence, None).into_iter())
             .map(|one| one.verdict)
@@ -710,6 +768,7 @@ mod tests {
             regimes: &[],
             rows: &rows,
             cpus: None,
+            loads: &[],
         };
         let judged = judge(&claim, evidence, None);
         assert_eq!(judged[0].verdict.key(), "inconclusive");
