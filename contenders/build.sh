@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds ringside's reference contenders into OUT (default: ${CARGO_TARGET_DIR:-target}/contenders):
 # node (copied; no dependencies), go, tokio and monoio (each its own Cargo workspace with its
-# own target dir under OUT). A contender whose toolchain is missing is skipped with the reason;
+# own target dir under OUT, built from a copy under OUT where its Cargo.toml.in is named
+# Cargo.toml: a folder holding a Cargo.toml would be left out of ringside's own package). A contender whose toolchain is missing is skipped with the reason;
 # the script fails only when a present toolchain fails to build its contender.
 # Usage: contenders/build.sh [OUT] [NAME...]   (NAME: node go tokio monoio; default all)
 set -uo pipefail
@@ -32,8 +33,11 @@ for name in "${names[@]}"; do
       ;;
     tokio | monoio)
       if ! command -v cargo >/dev/null 2>&1; then skip "$name" "cargo is not installed"; continue; fi
+      source="$out/$name/source"
+      rm -rf "$source" && mkdir -p "$source" && cp -R "$here/$name/." "$source/" \
+        && mv "$source/Cargo.toml.in" "$source/Cargo.toml" || { failed=1; continue; }
       # --locked: the versions in the contender's Cargo.lock, nothing newer.
-      cargo build --quiet --release --locked --manifest-path "$here/$name/Cargo.toml" \
+      cargo build --quiet --release --locked --manifest-path "$source/Cargo.toml" \
         --target-dir "$out/$name/target" \
         && cp "$out/$name/target/release/ringside-$name" "$out/$name/ringside-$name" \
         && built "$name" || failed=1

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Makes docs/report.png, the README's picture: the first screen of report.html from a real
 # default `ringside run` of this tree, taken by headless Chromium. The run holds the benchmark
-# lock (about 7 min here, plus 1–1.5 min if it first has to build the reference contenders).
+# lock (about 11 min on a 2-vCPU VM, plus 1–1.5 min if it first has to build the reference contenders).
 # Usage, from anywhere, as root: docs/screenshot.sh [RESULTS_DIR]   (default /tmp/ringside-readme-run)
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -10,6 +10,7 @@
 //! statistics every table uses; `system` the machine's knobs (pinning, scheduling, the stop
 //! flag). docs/ARCHITECTURE.md says what each folder may import.
 
+pub mod analysis;
 pub mod cli;
 pub mod engines;
 pub mod load;

@@ -125,6 +125,22 @@ pub struct Row {
     /// order, drawn from this seed and the round's number).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub order_seed: Option<u64>,
+    /// The block of consecutive rounds the run belongs to (`BLOCK_ROUNDS` rounds each, from
+    /// 1): what persists across rounds (a file study's file) is made afresh between blocks.
+    /// Absent in documents from before blocks: `Row::block` derives it from `run`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block: Option<u32>,
+    /// True for a run of an attribution round: measured with the costly instruments on (the
+    /// io_uring tracepoints, `--ring-events`), after the timed rounds, for the causes only;
+    /// its figures move with those instruments and are never compared. Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attribution: Option<bool>,
+    /// The share of the machine's CPU time (every CPU, user and system) over the window that
+    /// went to processes other than the measured ones (for a server, its processes and the load
+    /// generator): another job sharing the machine. Tick-sampled (10 ms), so a short window
+    /// reads a few per cent either way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub foreign_cpu_share: Option<f64>,
     /// HTTP responses by status code (`"200": n`).
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub status_counts: Map<String, Value>,
@@ -262,9 +278,65 @@ pub struct Row {
     pub window_start_unix_s: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window_end_unix_s: Option<f64>,
+    /// Network rows of a study whose load ran on other hosts (`--load-host`, `--load-cmd`):
+    /// each host's part of the run, in the order the hosts were given. The row's own figures
+    /// are the hosts' merged (`ringside merge`: counts and rates added, histograms added), but
+    /// its `client_cpu_*` are the busiest host's and `client_threads` each host's, so that the
+    /// client's busy share is the busiest host's: a cell is server-bound only when no host
+    /// saturated.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub load_hosts: Vec<LoadHostPart>,
+    /// The server's end of such a study: the interface that holds the address the servers
+    /// listen on (`--listen-on`), e.g. `eth0 (virtio_net)` or `veth1 (virtual, no NIC)`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_nic: Option<String>,
     /// Sentences that qualify this run (a capped run, a saturated client, a refused feature).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+}
+
+/// Rounds per block: the looks at 12, 16 and 24 rounds fall on block boundaries (3, 4, 6 blocks).
+pub const BLOCK_ROUNDS: u32 = 4;
+
+/// The block of round `run` (1-based): rounds 1–4 are block 1, 5–8 block 2, ….
+pub fn block_of(run: u32) -> u32 {
+    run.saturating_sub(1) / BLOCK_ROUNDS + 1
+}
+
+/// One load host's part of a network run (`Row::load_hosts`): the machine, as its own probe
+/// saw it, and what its load measured over its window.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct LoadHostPart {
+    /// As given: the ssh host, or the `--load-cmd` prefix.
+    pub host: String,
+    /// The host's probe line (`ringside probe`'s `machine`), its online CPUs and kernel.
+    pub machine: String,
+    pub cpus_online: u64,
+    pub kernel_release: String,
+    /// The interface its traffic to the servers left by, e.g. `eth0 (virtio_net)`.
+    pub nic: String,
+    /// Its wall clock less this machine's, from the check before the study (seconds).
+    pub clock_offset_s: f64,
+    /// Its share of the run's connections, and its load threads.
+    pub connections: u64,
+    pub client_threads: u64,
+    pub ops: u64,
+    pub ops_per_sec: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_ns_count: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_ns_max: Option<u64>,
+    pub client_cpu_user_s: f64,
+    pub client_cpu_sys_s: f64,
+    /// Its load's CPU over the window as a share of its threads (each on a CPU of its own), and
+    /// whether a thread of it was busy for ~90% of the window (open loop: too many sends late).
+    pub client_busy_share: f64,
+    pub client_saturated: bool,
+    pub verified: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_start_unix_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_end_unix_s: Option<f64>,
 }
 
 /// An open-loop run with more than this share of its sends late fell behind its schedule: the
@@ -274,6 +346,17 @@ pub const LATE_SHARE_LIMIT: f64 = 0.01;
 pub const HELD_RATE_SHARE: f64 = 0.97;
 
 impl Row {
+    /// The block of consecutive rounds the row was measured in: recorded, or for a document
+    /// from before blocks derived from its run (rounds ran in order).
+    pub fn block(&self) -> u32 {
+        self.block.unwrap_or_else(|| block_of(self.run))
+    }
+
+    /// Whether the row is an attribution round's: for causes, never for figures.
+    pub fn is_attribution(&self) -> bool {
+        self.attribution == Some(true)
+    }
+
     /// Whether an open-loop row held its offered rate: verified, no errors, the rate achieved,
     /// its sends on time, and its p99 under the sweep's bound (when it has one). None for a
     /// closed loop.
@@ -371,6 +454,7 @@ impl Row {
             cpu_sys_s: measured.usage.cpu_sys_s,
             ctx_switches_voluntary: measured.usage.ctx_switches_voluntary,
             ctx_switches_involuntary: measured.usage.ctx_switches_involuntary,
+            foreign_cpu_share: measured.foreign_cpu_share,
             ..Row::default()
         }
         .with_kernel_threads(measured)
@@ -396,6 +480,7 @@ impl Row {
         self.ctx_switches_voluntary = measured.usage.ctx_switches_voluntary;
         self.ctx_switches_involuntary = measured.usage.ctx_switches_involuntary;
         self.rss_peak_bytes = measured.rss_peak_bytes;
+        self.foreign_cpu_share = measured.foreign_cpu_share;
         self.server_cpu_s = measured.usage.cpu_sched_s;
         let cpu_s = self.cpu_s();
         self.server_cpu_utilisation = (self.seconds > 0.0).then(|| cpu_s / self.seconds);
@@ -468,6 +553,29 @@ impl Row {
     /// The parameters as `key=value` pairs in a stable order, for tables and CSV.
     pub fn params_text(&self) -> String {
         crate::stats::params_text(&self.params)
+    }
+
+    /// The study the row belongs to, as results.csv's `study` column: its workload and a
+    /// checksum of the parameters every engine of the study shares (those of
+    /// `study_params`, keys sorted), so rows group by study without reading `params.*`, and
+    /// the same study has the same id in every document.
+    pub fn study_id(&self) -> String {
+        let mut params: Vec<(&String, &Value)> = self.study_params().collect();
+        params.sort_by_key(|(key, _)| *key);
+        let text = serde_json::to_string(&params).expect("parameters serialise");
+        format!("{}-{:08x}", self.workload, crc32fast::hash(text.as_bytes()))
+    }
+
+    /// The cell the row measured, as results.csv's `cell` column: its study and its engine.
+    pub fn cell_id(&self) -> String {
+        format!("{}/{}", self.study_id(), self.engine)
+    }
+
+    /// The parameters that make the row's study (what `model::study::study_key` groups by):
+    /// all of them but the control marker and the settings an engine chose for itself.
+    pub fn study_params(&self) -> impl Iterator<Item = (&String, &Value)> {
+        (self.params.iter())
+            .filter(|(key, _)| *key != Param::Control.key() && !is_engine_setting(key))
     }
 }
 
@@ -619,6 +727,23 @@ mod tests {
         };
         let row = Row::measured("fs-write", "blocking", Map::new(), 1, &measured, tally);
         assert_eq!((row.syscalls, row.syscalls_source.as_str()), (7, "self"));
+    }
+
+    #[test]
+    fn a_row_without_its_block_derives_it_from_its_run() {
+        let mut row = sample();
+        let blocks: Vec<u32> = [1, 4, 5, 8, 9, 12, 13, 24]
+            .iter()
+            .map(|&run| {
+                row.run = run;
+                row.block()
+            })
+            .collect();
+        assert_eq!(blocks, [1, 1, 2, 2, 3, 3, 4, 6]);
+        row.block = Some(7);
+        assert_eq!(row.block(), 7, "a recorded block wins");
+        let json = serde_json::to_value(sample()).unwrap();
+        assert!(json.get("block").is_none() && json.get("attribution").is_none());
     }
 
     #[test]

@@ -7,8 +7,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use clap::CommandFactory;
-use common::{Server, BIN};
+use common::{help, Server, BIN};
 use serde_json::Value;
 
 fn ringside(args: &[&str]) -> Output {
@@ -138,69 +137,19 @@ fn json_goes_beside_any_format_and_output_takes_the_form_its_name_says() {
     assert!(stderr(&again).contains("replacing the reports that were there"));
 }
 
-/// Every subcommand path of the command line, each as its words (`["fs", "write"]`).
-fn every_command() -> Vec<Vec<String>> {
-    fn walk(command: &clap::Command, path: Vec<String>, all: &mut Vec<Vec<String>>) {
-        all.push(path.clone());
-        for sub in command.get_subcommands() {
-            let mut next = path.clone();
-            next.push(sub.get_name().to_string());
-            walk(sub, next, all);
-        }
-    }
-    let mut all = Vec::new();
-    walk(&ringside::cli::Cli::command(), Vec::new(), &mut all);
-    all
-}
-
-fn help(path: &[String]) -> String {
-    let output = Command::new(BIN).args(path).arg("--help").output().unwrap();
-    assert!(output.status.success(), "{path:?} --help");
-    String::from_utf8(output.stdout).unwrap()
-}
-
-#[test]
-fn every_study_takes_json_and_no_help_speaks_the_projects_own_language() {
-    let studies = [
-        "fs write",
-        "fs cycle",
-        "fs read",
-        "echo",
-        "http",
-        "load echo",
-        "load http",
-        "run",
-    ];
-    for path in every_command() {
-        let text = help(&path);
-        let lower = text.to_lowercase();
-        for internal in ["seed 0", "seeds 0", "netbench", "source documents"] {
-            assert!(
-                !lower.contains(internal),
-                "`ringside {} --help` says {internal:?}:\n{text}",
-                path.join(" ")
-            );
-        }
-        if studies.contains(&path.join(" ").as_str()) {
-            assert!(text.contains("--json <FILE>"), "{path:?} has no --json");
-        }
-    }
-    let fs = help(&["fs".into()]);
-    for study in ["write", "cycle", "read"] {
-        assert!(fs.contains(&format!("  {study} ")), "{fs}");
-    }
-}
-
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Every time in minutes that `text` gives: the two words before each "min" and the two after.
+/// Every time in minutes that `text` gives as what a command takes ("about N min"): the two
+/// words before each "min" that follows "about", and the two after. A time measured once and
+/// given as such ("took 4 min 49 s") is no promise.
 fn minute_figures(text: &str) -> Vec<String> {
     let words: Vec<&str> = text.split_whitespace().collect();
-    (0..words.len())
+    (2..words.len())
         .filter(|&at| words[at].trim_end_matches(|c: char| !c.is_alphanumeric()) == "min")
-        .map(|at| words[at.saturating_sub(2)..(at + 3).min(words.len())].join(" "))
+        .filter(|&at| words[at - 2] == "about")
+        .map(|at| words[at - 2..(at + 3).min(words.len())].join(" "))
         .collect()
 }
 
@@ -210,13 +159,14 @@ fn the_run_times_agree_in_help_readme_and_docs() {
         ringside::run::MEASURED_TIME,
         ringside::run::MEASURED_QUICK_TIME,
     );
+    let studies = [
+        ringside::run::MEASURED_ECHO_TIME,
+        ringside::run::MEASURED_HTTP_TIME,
+    ];
     let flat = |text: String| text.split_whitespace().collect::<Vec<_>>().join(" ");
     let pages = [
         ("ringside --help".to_string(), flat(help(&[]))),
-        (
-            "ringside run --help".to_string(),
-            flat(help(&["run".into()])),
-        ),
+        ("ringside run --help".to_string(), flat(help(&["run"]))),
         (
             "README.md".to_string(),
             flat(std::fs::read_to_string(root().join("README.md")).unwrap()),
@@ -231,11 +181,14 @@ fn the_run_times_agree_in_help_readme_and_docs() {
             text.contains(time) && text.contains(quick),
             "{name} does not say {time:?} and {quick:?}"
         );
-        // Every time in minutes it gives is one of the two.
+        // Every time in minutes it gives is one of those measured.
         for figure in minute_figures(text) {
             assert!(
-                figure.contains(time) || figure.contains(quick),
-                "{name} says {figure:?}, neither {time:?} nor {quick:?}"
+                [time, quick]
+                    .iter()
+                    .chain(&studies)
+                    .any(|measured| figure.contains(measured)),
+                "{name} says {figure:?}, neither {time:?} nor {quick:?} nor {studies:?}"
             );
         }
     }
@@ -259,4 +212,48 @@ fn one_exit_code_table() {
         1,
         "docs/exit-codes.md holds the one table"
     );
+}
+
+/// Goal: the flags of wrk, oha and hyperfine do what their users expect. Method: `load http`
+/// against a ringside server with wrk's `--latency` (latency is always recorded), oha's `-z`
+/// for the duration and `--json` for the document on stdout (also when the URL follows it), a
+/// URL without its scheme, and hyperfine's `--export-json`, `--export-csv` and
+/// `--export-markdown`: each file in its form.
+#[test]
+fn the_flags_of_wrk_oha_and_hyperfine_work() {
+    let Some(server) = Server::start("http", "epoll", &[]) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).to_string_lossy().into_owned();
+    let url = format!("{}/", server.address);
+    let short = ["-c", "2", "--warmup", "0s"];
+    let mut args = vec!["load", "http", "--latency", "-z", "300ms", &url];
+    args.extend(short);
+    let (json, csv, markdown) = (path("a.json"), path("a.csv"), path("a.md"));
+    args.extend(["--export-json", &json, "--export-csv", &csv]);
+    args.extend(["--export-markdown", &markdown]);
+    let output = ringside(&args);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let document: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(document["results"][0]["verified"], true);
+    assert!(document["results"][0]["latency_ns_p99"].as_u64().is_some());
+    let seconds = document["results"][0]["seconds"].as_f64().unwrap();
+    assert!(
+        (0.2..1.0).contains(&seconds),
+        "-z 300ms measured {seconds} s"
+    );
+    assert!(std::fs::read_to_string(&csv)
+        .unwrap()
+        .starts_with("workload,engine,study,cell,"));
+    assert!(std::fs::read_to_string(&markdown).unwrap().starts_with('#'));
+    for args in [
+        vec!["load", "http", &url, "-z", "300ms", "--json"],
+        vec!["load", "http", "-z", "300ms", "--json", &url],
+    ] {
+        let output = ringside(&[&args[..], &short[..]].concat());
+        assert!(output.status.success(), "{args:?}: {}", stderr(&output));
+        let document: Value = serde_json::from_slice(&output.stdout).unwrap();
+        assert_eq!(document["results"][0]["verified"], true, "{args:?}");
+    }
 }

@@ -307,7 +307,8 @@ fn forcing_io_uring_off_leaves_blocking_running() {
     assert!(output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.contains("skipping uring-ring: io_uring is switched off"),
+        stderr.contains("left out uring-single, uring-batch, uring-ring")
+            && stderr.contains("io_uring is switched off"),
         "{stderr}"
     );
     let document: Value = serde_json::from_slice(&output.stdout).unwrap();
@@ -573,4 +574,65 @@ fn the_sqpoll_thread_is_placed_on_purpose() {
         0,
         "the scratch file was left behind"
     );
+}
+
+/// Goal: a study of the default engines measures the A/A pair (`blocking#2`) in every round;
+/// rows carry their block of 4 rounds; the fifth round, the first of block 2, runs on a file
+/// laid out afresh (the progress says so), and nothing is left behind.
+#[test]
+fn the_default_engines_bring_the_aa_pair_and_each_block_a_fresh_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = ringside()
+        .args([
+            "fs", "cycle", "--size", "256k", "--runs", "5", "--format", "json",
+        ])
+        .arg("--dir")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let document: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let rows = document["results"].as_array().unwrap();
+    for run in 1..=5u64 {
+        let copy = rows
+            .iter()
+            .find(|row| row["engine"] == "blocking#2" && row["run"] == run);
+        assert!(copy.is_some(), "no blocking#2 in round {run}");
+    }
+    for row in rows {
+        let run = row["run"].as_u64().unwrap();
+        assert_eq!(row["block"], if run <= 4 { 1 } else { 2 }, "{row}");
+        assert!(row.get("attribution").is_none(), "{row}");
+        assert_eq!(row["verified"], true, "{row}");
+    }
+    assert_eq!(
+        stderr.matches("a fresh file laid out").count(),
+        1,
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("block 2: a fresh file laid out"),
+        "{stderr}"
+    );
+    assert_eq!(only_dir_entries(dir.path()), 0);
+    let named = rows_of_named(dir.path());
+    assert!(named.iter().all(|row| row["engine"] != "blocking#2"));
+}
+
+/// The rows of a study whose engines were named: no A/A pair is added.
+fn rows_of_named(dir: &Path) -> Vec<Value> {
+    rows(
+        &[
+            "fs",
+            "cycle",
+            "--size",
+            "64k",
+            "--runs",
+            "1",
+            "--engine",
+            "blocking,uring-link",
+        ],
+        dir,
+    )
 }

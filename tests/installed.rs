@@ -55,8 +55,8 @@ impl Installed {
     }
 
     /// `run --quick` with `extra` flags, interrupted with SIGINT once its first step has
-    /// started: by then the contenders were built and chosen, and the interrupted run still
-    /// writes its results. Returns the exit status and the results directory.
+    /// ended (its line): by then the contenders were built and chosen, and the interrupted run
+    /// still writes its results. Returns the exit status and the results directory.
     fn run_first_step(&self, mut command: Command, extra: &[&str]) -> (ExitStatus, PathBuf) {
         let mut child = command
             .args(["run", "--quick"])

@@ -167,7 +167,7 @@ fn without_io_uring_a_named_uring_engine_is_a_failure_row_and_defaults_skip_it()
         .output()
         .unwrap();
     assert!(output.status.success(), "{output:?}");
-    assert!(String::from_utf8_lossy(&output.stderr).contains("skipping uring"));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("left out uring"));
     assert!(common::row_engines(&output.stdout)
         .iter()
         .all(|e| !e.starts_with("uring")));

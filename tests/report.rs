@@ -277,9 +277,25 @@ fn run_quick_writes_all_four_files_and_its_report_re_renders_the_same() {
     );
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.contains("ringside run: step 1/6: fs write 4k"),
+        stderr.contains("ringside run: step 1/6, fs write 4k: "),
         "without a terminal, plain step lines: {stderr}"
     );
+    // The plan first, a line per step, the path of the report last; no line per run (`-v`).
+    let lines: Vec<&str> = stderr.lines().collect();
+    let plan = lines
+        .iter()
+        .find(|line| !line.contains("building the reference"));
+    assert!(
+        plan.is_some_and(|plan| plan.contains("6 steps, planned ")),
+        "{stderr}"
+    );
+    let last = lines.last().copied().unwrap_or_default();
+    assert!(last.ends_with("report.html"), "{stderr}");
+    let building = lines
+        .iter()
+        .filter(|line| line.contains("building the reference"))
+        .count();
+    assert!(lines.len() <= 1 + 6 + 1 + building, "{stderr}");
     let first = std::fs::read_to_string(out.path().join("report.md")).unwrap();
     assert_wrk_control(&out.path().join("results.json"), &first);
     assert_reference_contenders(&out.path().join("results.json"), &first);
@@ -585,5 +601,50 @@ fn the_html_report_draws_in_headless_chromium() {
         png.starts_with(b"\x89PNG") && png.len() > 20_000,
         "{} byte screenshot",
         png.len()
+    );
+}
+
+/// Goal: `run --budget` keeps to its budget and says what it left out. Method: the file part
+/// alone (`--only fs`) in a minute, which holds the first step and no other: exit 0 well within
+/// the minute (and the watchdog's grace), the plan's line naming what had no room, the results
+/// holding only file rows, and the report's notes saying why each other step is missing.
+#[test]
+fn run_keeps_to_its_budget_and_says_what_it_left_out() {
+    let out = tempfile::tempdir().unwrap();
+    let started = Instant::now();
+    let output = ringside(&[
+        "run",
+        "--budget",
+        "1m",
+        "--only",
+        "fs",
+        "--contenders",
+        "none",
+        "--out",
+        out.path().to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(75), "{stderr}");
+    assert!(
+        stderr.contains("left out, no room in the budget: "),
+        "{stderr}"
+    );
+    let document: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.path().join("results.json")).unwrap())
+            .unwrap();
+    let rows = document["results"].as_array().unwrap();
+    assert!(!rows.is_empty());
+    assert!(rows.iter().all(|row| row["workload"]
+        .as_str()
+        .is_some_and(|w| w.starts_with("fs-"))));
+    let notes: Vec<&str> = (document["notes"].as_array().unwrap().iter())
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        notes
+            .iter()
+            .any(|note| note.contains("did not fit the") && note.contains("left of the budget")),
+        "{notes:?}"
     );
 }

@@ -6,18 +6,36 @@
 //! every request; a plain `uring` echo server shows polls armed for receives that found no
 //! data; every ring posts at least a CQE per message; engines that make no ring count zero;
 //! where the kernel refuses the counters the fields are absent and the row says why, and
-//! without `--ring-events` they are absent. Method: a 1 MiB page cycle and a half-second echo
-//! study of the real binary with `--ring-events`, as root on this VM, and a 256 KiB cycle
-//! without it.
+//! without `--ring-events` they are absent. The tracepoints count only in the attribution rounds
+//! `--ring-events` adds after the timed ones (rows marked `attribution`), never in a timed one.
+//! Method: a 1 MiB page cycle and a half-second echo study of the real binary with
+//! `--ring-events`, as root on this VM, and a 256 KiB cycle without it.
 
 use std::process::Command;
 
 use assert_cmd::cargo::CommandCargoExt;
 use serde_json::Value;
 
-/// Runs ringside with `args` (plus `--ring-events --format json --quiet`) and returns the rows.
+/// Runs ringside with `args` (plus `--ring-events --format json --quiet`, one timed round) and
+/// returns the rows of its first attribution round, after checking that the timed round's rows
+/// counted no tracepoint and that 2 attribution rounds followed it.
 fn rows(args: &[&str]) -> Vec<Value> {
-    rows_counting(args, &["--ring-events"])
+    let all = rows_counting(args, &["--ring-events"]);
+    let attribution = |row: &&Value| row["attribution"] == Value::Bool(true);
+    let (marked, timed): (Vec<&Value>, Vec<&Value>) = all.iter().partition(attribution);
+    assert_eq!(marked.len(), 2 * timed.len(), "two attribution rounds");
+    for row in &timed {
+        assert_eq!(row["run"], 1, "{row}");
+        assert!(
+            row.get("sqes_submitted").is_none(),
+            "timed with the tracepoints: {row}"
+        );
+    }
+    assert!(marked.iter().all(|row| row["run"] == 2 || row["run"] == 3));
+    (marked.into_iter())
+        .filter(|row| row["run"] == 2)
+        .cloned()
+        .collect()
 }
 
 fn rows_counting(args: &[&str], counting: &[&str]) -> Vec<Value> {

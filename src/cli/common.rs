@@ -8,10 +8,12 @@ use std::time::Duration;
 use clap::Args;
 
 use crate::engines::uring::ring::{format_cpus, Helpers};
+use crate::engines::{select, with_aa_pair, EngineDef, Workload};
+use crate::output::progress::Say;
 use crate::output::Format;
 use crate::probe::ProbeFormat;
 use crate::row::Document;
-use crate::studies::Destination;
+use crate::studies::{Destination, Export};
 use crate::system::pin::{cpus_online, parse_cpus, CpuList};
 use crate::units::{parse_duration, parse_size};
 
@@ -27,12 +29,20 @@ pub struct ProbeArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct EnginesArgs {
-    /// table for people (as wide as COLUMNS says, else the terminal), csv or json for scripts.
+    /// table for people, one engine a line (as wide as COLUMNS says, else the terminal); csv or
+    /// json for scripts, with every field: what each engine adds and needs of the kernel.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
+    /// The address servers would listen on for load hosts (`echo --listen-on`): the rungs that
+    /// need a NIC say what its route allows them.
+    #[arg(long, value_name = "ADDR")]
+    pub listen_on: Option<std::net::IpAddr>,
+    /// The table with what each engine adds to the engine it is over.
+    #[arg(long)]
+    pub long: bool,
 }
 
-/// Where results go: every subcommand that writes rows has these three.
+/// Where results go: every subcommand that writes rows has these.
 #[derive(Args, Debug, Clone)]
 pub struct OutputArgs {
     /// Output format on stdout or in --output [default: table, or in --output what its name
@@ -42,27 +52,95 @@ pub struct OutputArgs {
     /// Write results to this file instead of stdout.
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Also write the JSON document (every run's row) to this file, whatever --format says (as
-    /// hyperfine's --export-json).
-    #[arg(long, value_name = "FILE")]
+    #[command(flatten)]
+    pub exports: ExportArgs,
+}
+
+/// Copies of the results in other forms, as hyperfine and oha name them: every subcommand that
+/// writes rows has these, and `run`.
+#[derive(Args, Debug, Clone, Default)]
+pub struct ExportArgs {
+    /// The JSON document (every run's row): with FILE, also written there whatever --format
+    /// says (as hyperfine's --export-json); without, printed on stdout (as oha's --json).
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = JSON_ON_STDOUT)]
     pub json: Option<PathBuf>,
+    /// Also write the JSON document to this file (hyperfine's name for --json FILE).
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<PathBuf>,
+    /// Also write every run's row as CSV to this file (as hyperfine's --export-csv).
+    #[arg(long, value_name = "FILE")]
+    pub export_csv: Option<PathBuf>,
+    /// Also write the report in Markdown to this file (as hyperfine's --export-markdown).
+    #[arg(long, value_name = "FILE")]
+    pub export_markdown: Option<PathBuf>,
+}
+
+/// What `--json` holds when given without a file: the document goes to stdout.
+const JSON_ON_STDOUT: &str = "-";
+
+impl ExportArgs {
+    /// The files to write a copy to, each in its form, checked before anything runs.
+    pub fn files(&self) -> anyhow::Result<Vec<(PathBuf, Export)>> {
+        let files: Vec<(PathBuf, Export)> = [
+            (
+                self.json.clone().filter(|_| !self.json_on_stdout()),
+                Export::Json,
+            ),
+            (self.export_json.clone(), Export::Json),
+            (self.export_csv.clone(), Export::Csv),
+            (self.export_markdown.clone(), Export::Markdown),
+        ]
+        .into_iter()
+        .filter_map(|(path, export)| Some((path?, export)))
+        .collect();
+        for (path, _) in &files {
+            check_writable(path)?;
+        }
+        Ok(files)
+    }
+
+    /// Whether `--json` was given without a file.
+    pub fn json_on_stdout(&self) -> bool {
+        self.json.as_deref() == Some(Path::new(JSON_ON_STDOUT))
+    }
+
+    /// A target given after `--json` without a file (`load http --json URL`), which clap read
+    /// as the file: taken back as the target, the JSON document then going to stdout. None
+    /// when `--json`'s value does not read as `is_target` says a target does.
+    pub fn target_after_json(&mut self, is_target: impl Fn(&str) -> bool) -> Option<String> {
+        let text = self.json.as_deref()?.to_str()?.to_string();
+        if self.json_on_stdout() || !is_target(&text) {
+            return None;
+        }
+        self.json = Some(PathBuf::from(JSON_ON_STDOUT));
+        Some(text)
+    }
 }
 
 impl OutputArgs {
     /// Where the results go, checked before anything runs: a study that ran for minutes must
     /// not find out at the end that it cannot write them.
     pub fn destination(&self) -> anyhow::Result<Destination> {
-        for path in self.output.iter().chain(&self.json) {
+        let exports = self.exports.files()?;
+        if let Some(path) = &self.output {
             check_writable(path)?;
         }
-        let (form, said) = output_form(self.format, self.output.as_deref(), Format::Table);
+        let format = match (self.exports.json_on_stdout(), self.format) {
+            (true, Some(format)) if format != Format::Json => anyhow::bail!(
+                "--json without a file prints the JSON document; leave out --format {}, or \
+                 give --json a file to write it to",
+                format!("{format:?}").to_lowercase()
+            ),
+            (true, _) => Some(Format::Json),
+            (false, format) => format,
+        };
+        let (form, said) = output_form(format, self.output.as_deref(), Format::Table);
         Ok(Destination {
             format: form.format,
             path: self.output.clone(),
-            json: self.json.clone(),
-            markdown: form
-                .markdown
-                .then_some(render_markdown_report as fn(&Document) -> String),
+            exports,
+            markdown: form.markdown,
+            render_markdown: render_markdown_report,
             said,
         })
     }
@@ -122,8 +200,8 @@ pub fn output_form(
 
 /// The report of a results document in Markdown, as `ringside report` writes report.md.
 fn render_markdown_report(document: &Document) -> String {
-    let studies = crate::model::study::studies(&document.results);
-    crate::report::markdown::render_markdown(document, &studies)
+    let analysis = crate::analysis::Analysis::of(document);
+    crate::report::markdown::render_markdown(document, &analysis)
 }
 
 /// Refuses a results file that cannot be written, creating nothing that stays: an existing file
@@ -160,7 +238,8 @@ pub(super) fn check_writable(path: &Path) -> anyhow::Result<()> {
 /// Flags every file study shares, with the same meaning everywhere.
 #[derive(Args, Debug, Clone)]
 pub struct CommonArgs {
-    /// Engines to compare, comma separated (default: every engine of the workload).
+    /// Engines to compare, comma separated (default: the workload's default engines, those
+    /// `ringside engines` marks).
     #[arg(long, short = 'e', value_delimiter = ',')]
     pub engine: Vec<String>,
     /// Rounds: each round runs every engine once, in a fresh random order (each rung next to
@@ -173,40 +252,101 @@ pub struct CommonArgs {
     /// Pin the measured thread to this CPU.
     #[arg(long)]
     pub cpu: Option<usize>,
-    /// No progress on stderr.
-    #[arg(long, short = 'q')]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub say: SayArgs,
     #[command(flatten)]
     pub helpers: HelperArgs,
     /// Also count io_uring's own events in the kernel (SQEs, CQEs, io-wq punts, polls armed,
-    /// task-work runs, CQ overflows, short writes) on its tracepoints, for the report's causes.
-    /// Off by default: the counters cost the figures about 5% here (bench/counters.md).
+    /// task-work runs, CQ overflows, short writes) on its tracepoints, for the report's causes:
+    /// in 2 attribution rounds after the timed ones, whose rows are marked `attribution` and
+    /// never compared. The tracepoints cost some engines far more than others (docs/rows.md
+    /// gives what they cost on a 2-vCPU VM).
     #[arg(long)]
     pub ring_events: bool,
+    /// Leave out the A/A pair: without --engine a study also measures its baseline a second
+    /// time (blocking#2), an ordinary cell of every round, so the report can say how often it
+    /// tells an engine from itself.
+    #[arg(long)]
+    pub no_aa: bool,
+}
+
+impl CommonArgs {
+    /// The engines `--engine` names, or the workload's defaults with the A/A pair (unless
+    /// `--no-aa`).
+    pub fn engines(&self, workload: Workload) -> anyhow::Result<Vec<&'static EngineDef>> {
+        let engines = select(workload, &self.engine)?;
+        Ok(match self.engine.is_empty() && !self.no_aa {
+            true => with_aa_pair(workload, engines),
+            false => engines,
+        })
+    }
+}
+
+/// How much a study says on stderr while it runs: every study and `run` have these.
+#[derive(Args, Debug, Clone, Default)]
+pub struct SayArgs {
+    /// Nothing on stderr but failures: no plan, no progress.
+    #[arg(long, short = 'q', conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// A line per run too (engine, figures, syscalls), above the progress bar.
+    #[arg(long, short = 'v')]
+    pub verbose: bool,
+}
+
+impl SayArgs {
+    pub fn say(&self) -> Say {
+        Say {
+            quiet: self.quiet,
+            verbose: self.verbose,
+        }
+    }
 }
 
 /// The kernel threads that work for io_uring engines, set on purpose and recorded in every row
-/// (`params.iowq_*`, `params.sqpoll_cpu`), never left to an accident of setup order.
+/// (`params.iowq_*`, `params.sqpoll_cpu`), never left to an accident of setup order. The help
+/// here is the file studies'; a server's is `server_helper_help`'s.
 #[derive(Args, Debug, Clone, Default)]
 pub struct HelperArgs {
     /// Most io-wq worker threads for the file I/O io_uring cannot finish inline (buffered writes,
     /// fsyncs). Default: 16 per online CPU. The kernel gives a ring at most 4 per CPU by itself,
-    /// sized by the *first* ring a thread makes (2 workers made the page cycle 2.3x slower
-    /// here); fsyncs block in workers, so more of them share more device flushes: the page
-    /// cycle took 1.17 s on 8 workers and 0.85-0.92 s on 16 to 64 on a 2-CPU VM.
+    /// sized by the *first* ring a thread makes; fsyncs block in workers, so more of them share
+    /// more device flushes (docs/studies.md gives what that changed on a 2-vCPU VM).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub iowq_workers: Option<u32>,
     /// CPUs the io-wq workers may run on, e.g. `1` or `0-1`. Default: every online CPU, as for
     /// an unpinned process (otherwise workers inherit --cpu and queue behind the engine).
     #[arg(long, value_name = "LIST", value_parser = cpus_arg)]
     pub iowq_cpus: Option<CpuList>,
-    /// CPU of uring-sqpoll's kernel submission thread. Default for a server under the normal
-    /// class: the server's own CPU (the other is the load generator's, and a poller there cut
-    /// echo at 50-256 connections from 190k to 57-75k msg/s). Otherwise a CPU other than --cpu
-    /// when the engine is pinned (a real-time engine would starve a poller on its CPU, and the
-    /// file engines' poller would take their CPU), else any.
+    /// CPU of uring-sqpoll's kernel submission thread. Default: a CPU other than --cpu when the
+    /// engine is pinned (its poller would take the engine's CPU), else any.
     #[arg(long, value_name = "N")]
     pub sqpoll_cpu: Option<usize>,
+}
+
+/// The help of the kernel-thread flags for a server (`serve`, `echo`, `http`), in place of the
+/// file studies' (`#[command(mut_args(server_helper_help))]` on their flags): a server's io-wq
+/// workers take network receives and sends, and its threads stay on its own CPU.
+pub fn server_helper_help(arg: clap::Arg) -> clap::Arg {
+    let help = match arg.get_id().as_str() {
+        "iowq_workers" => {
+            "Most io-wq worker threads for the receives and sends io_uring cannot finish \
+             inline: a socket with nothing to read is polled in the ring, not handed to a worker, \
+             unless the engine forces it (uring-async). Default: 16 per online CPU; the kernel \
+             gives a ring at most 4 per CPU by itself, sized by the *first* ring a thread makes."
+        }
+        "iowq_cpus" => {
+            "CPUs the io-wq workers may run on, e.g. `1` or `0-1`. Default: the server's CPU, \
+             for the other CPU is the load generator's."
+        }
+        "sqpoll_cpu" => {
+            "CPU of uring-sqpoll's kernel submission thread. Default: the server's own CPU under \
+             the normal class, for the other is the load generator's (docs/studies.md gives what \
+             a poller there cost on a 2-vCPU VM); under --sched fifo another CPU, since a \
+             real-time server would starve a poller beside it."
+        }
+        _ => return arg,
+    };
+    arg.help(help)
 }
 
 impl HelperArgs {

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use super::common::{duration_arg, size_arg, CommonArgs};
-use crate::engines::{select, Workload};
+use crate::engines::Workload;
 use crate::studies::fs::cycle::CycleOptions;
 use crate::studies::fs::read::{Cache, ReadStudy};
 use crate::studies::fs::write::WriteOptions;
@@ -107,12 +107,13 @@ impl FileShape<'_> {
         let common = self.common;
         Ok(FileStudy {
             workload,
-            engines: select(workload, &common.engine)?,
+            engines: common.engines(workload)?,
             engines_named: !common.engine.is_empty(),
             rounds: common.runs,
             destination: common.output.destination()?,
             cpu: common.cpu,
-            quiet: common.quiet,
+            say: common.say.say(),
+            run_cap: None,
             helpers: common.helpers.resolve(common.cpu)?,
             ring_events: common.ring_events,
             dir: self.dir.clone(),
@@ -147,7 +148,9 @@ impl WriteArgs {
             fsync_end: self.fsync_end,
             runtime: self.runtime,
         };
-        crate::studies::fs::write::run(&shape.study(Workload::FsWrite, false)?, options)
+        let mut study = shape.study(Workload::FsWrite, false)?;
+        study.run_cap = Some(self.runtime).filter(|runtime| !runtime.is_zero());
+        crate::studies::fs::write::run(&study, options)
     }
 }
 
@@ -229,14 +232,14 @@ impl ReadArgs {
             (false, false) => Cache::Warm,
         };
         ReadStudy {
-            engines: select(Workload::FsRead, &common.engine)?,
+            engines: common.engines(Workload::FsRead)?,
             engines_named: !common.engine.is_empty(),
             depths: self.depth.clone(),
             threads: self.threads,
             rounds: common.runs,
             destination: common.output.destination()?,
             cpu: common.cpu,
-            quiet: common.quiet,
+            say: common.say.say(),
             helpers: common.helpers.resolve(common.cpu)?,
             ring_events: common.ring_events,
             dir: self.scratch.dir.clone(),

@@ -15,7 +15,7 @@ use crate::system::tuning::Sched;
 #[derive(clap::Args, Debug, Clone)]
 pub struct LoadArgs {
     /// The echo server to drive, HOST:PORT (ringside's own or any other).
-    #[arg(value_name = "HOST:PORT", required_unless_present = "target_flag")]
+    #[arg(value_name = "HOST:PORT", required_unless_present_any = ["target_flag", "json"])]
     pub target: Option<SocketAddr>,
     /// The server, as a flag: the same as HOST:PORT.
     #[arg(
@@ -62,8 +62,8 @@ pub struct LoadArgs {
 #[derive(clap::Args, Debug, Clone)]
 pub struct HttpLoadArgs {
     /// The HTTP server to drive, http://HOST:PORT/PATH (ringside's own or any other), as wrk
-    /// and curl take it.
-    #[arg(value_name = "URL", required_unless_present = "target_flag")]
+    /// and curl take it; without a scheme, http:// is meant (`127.0.0.1:8080/`).
+    #[arg(value_name = "URL", required_unless_present_any = ["target_flag", "json"])]
     pub target: Option<String>,
     /// The server, as a flag: the same as URL.
     #[arg(
@@ -83,8 +83,14 @@ pub struct LoadRunArgs {
     /// Concurrent connections, each with one message or request in flight.
     #[arg(long, short = 'c', default_value_t = 50, value_parser = connections_arg)]
     pub connections: usize,
-    /// Measured time.
-    #[arg(long, short = 'd', default_value = "10s", value_parser = positive_duration_arg)]
+    /// Measured time (`-z` as oha's).
+    #[arg(
+        long,
+        short = 'd',
+        short_alias = 'z',
+        default_value = "10s",
+        value_parser = positive_duration_arg
+    )]
     pub duration: Duration,
     /// Time before the measured window; its messages are not counted.
     #[arg(long, default_value = "1s", value_parser = duration_arg)]
@@ -117,15 +123,38 @@ pub struct LoadRunArgs {
     /// class it was started with (`chrt -f 50 ringside ...` stays real-time).
     #[arg(long, value_enum, default_value_t = Sched::Inherit)]
     pub sched: Sched,
+    /// Stop as Ctrl-C would when standard input ends: a study that started this load on a load
+    /// host closes it to stop the load, and so does an ssh connection that goes away.
+    #[arg(long, hide = true)]
+    pub stop_with_stdin: bool,
+    /// Accepted as wrk takes it; ringside always records latency: the percentiles in the
+    /// table, the whole histogram in the JSON document.
+    #[arg(long)]
+    pub latency: bool,
     #[command(flatten)]
     pub output: OutputArgs,
 }
 
-/// Splits `http://HOST:PORT/PATH` into the address to connect to, the Host header and the path.
+/// `load host-check`: what a study with load hosts asks each before it measures.
+#[derive(clap::Args, Debug, Clone)]
+pub struct HostCheckArgs {
+    /// The study's check listener, on the address its servers will listen on.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub target: SocketAddr,
+}
+
+/// Splits `http://HOST:PORT/PATH` into the address to connect to, the Host header and the path;
+/// without a scheme, `http://` is meant (as curl takes `HOST:PORT/PATH`).
 pub fn parse_target(url: &str) -> Result<(SocketAddr, String, String), String> {
-    let rest = url
-        .strip_prefix("http://")
-        .ok_or_else(|| format!("'{url}' is not an http:// URL (https is not supported)"))?;
+    let rest = match url.strip_prefix("http://") {
+        Some(rest) => rest,
+        None if !url.contains("://") => url,
+        None => {
+            return Err(format!(
+                "'{url}' is not an http:// URL (https is not supported)"
+            ))
+        }
+    };
     let (authority, path) = match rest.find('/') {
         Some(slash) => (&rest[..slash], &rest[slash..]),
         None => (rest, "/"),
@@ -140,6 +169,15 @@ pub fn parse_target(url: &str) -> Result<(SocketAddr, String, String), String> {
         .and_then(|mut addresses| addresses.next())
         .ok_or_else(|| format!("cannot resolve '{authority}' in '{url}'"))?;
     Ok((address, authority.to_string(), path.to_string()))
+}
+
+/// Whether `text` reads as a server's URL rather than a file's name, by its form alone (no
+/// name is looked up): `http://...`, or `HOST:PORT` with a numeric port, a path after it.
+fn reads_as_url(text: &str) -> bool {
+    let rest = text.strip_prefix("http://").unwrap_or(text);
+    let authority = rest.split('/').next().unwrap_or_default();
+    let port = authority.rsplit_once(':').map(|(_, port)| port);
+    text.starts_with("http://") || port.is_some_and(|port| port.parse::<u16>().is_ok())
 }
 
 /// `--start-at`: a time at most `DURATION_MAX` ahead (`1e19` overflowed `SystemTime`, and a
@@ -283,19 +321,30 @@ impl LoadRunArgs {
         Ok(LoadCommand {
             server_pid: self.server_pid,
             destination: self.output.destination()?,
+            stop_with_stdin: self.stop_with_stdin,
         })
     }
 }
 
 impl LoadArgs {
     pub fn run(&self) -> anyhow::Result<ExitCode> {
-        crate::studies::load::run(&self.plan()?, &self.run.command()?)
+        let mut args = self.clone();
+        if args.target.is_none() && args.target_flag.is_none() {
+            let after_json = (args.run.output.exports)
+                .target_after_json(|text| text.parse::<SocketAddr>().is_ok());
+            args.target = after_json.and_then(|text| text.parse().ok());
+        }
+        crate::studies::load::run(&args.plan()?, &args.run.command()?)
     }
 }
 
 impl HttpLoadArgs {
     pub fn run(&self) -> anyhow::Result<ExitCode> {
-        crate::studies::load::run(&self.plan()?, &self.run.command()?)
+        let mut args = self.clone();
+        if args.target.is_none() && args.target_flag.is_none() {
+            args.target = (args.run.output.exports).target_after_json(reads_as_url);
+        }
+        crate::studies::load::run(&args.plan()?, &args.run.command()?)
     }
 }
 
@@ -311,6 +360,14 @@ mod tests {
             (8080, "127.0.0.1:8080", "/a?b")
         );
         assert_eq!(parse_target("http://127.0.0.1:1").unwrap().2, "/");
+        let (address, host, path) = parse_target("127.0.0.1:8080/a").unwrap();
+        assert_eq!(
+            (address.port(), host.as_str(), path.as_str()),
+            (8080, "127.0.0.1:8080", "/a")
+        );
+        assert!(parse_target("ftp://127.0.0.1/").is_err());
+        assert!(reads_as_url("http://example") && reads_as_url("127.0.0.1:80/a"));
+        assert!(!reads_as_url("out.json") && !reads_as_url("dir/out.json"));
         assert!(parse_target("https://127.0.0.1/")
             .unwrap_err()
             .contains("http://"));

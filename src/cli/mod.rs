@@ -11,13 +11,14 @@ mod claims;
 mod common;
 mod fs;
 mod load;
+mod load_hosts;
 mod net;
 mod report;
 mod serve;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use common::{EnginesArgs, ProbeArgs};
 
@@ -27,11 +28,7 @@ use common::{EnginesArgs, ProbeArgs};
     version,
     about = "How much do io_uring and its features buy over blocking syscalls and epoll, on this \
              machine?",
-    long_about = "ringside measures blocking syscalls, epoll and io_uring variants side by side on \
-                  the same workload, in one run, with syscalls counted by the kernel, CPU time of \
-                  every thread (io_uring's kernel workers included) and every byte verified.\n\n\
-                  Start with `ringside probe` to see what this kernel offers, then e.g. \
-                  `ringside fs write` or `ringside fs cycle`.",
+    long_about = crate::run::LONG_ABOUT.as_str(),
     after_help = "Sizes take k/m/g suffixes (powers of 1024, as in fio); durations take s/ms/m \
                   (as in wrk). Results: a table on stdout, or --format csv|json, or --output FILE."
 )]
@@ -42,21 +39,22 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
+    #[command(about = crate::run::RUN_ABOUT.as_str())]
+    Run(report::RunArgs),
     /// What this machine and kernel offer: io_uring features, opcodes, setup flags, limits,
     /// mitigations, the target filesystem, and whether syscalls can be counted.
     Probe(ProbeArgs),
     /// Every engine of every workload, and whether it can run here (with the reason if not).
     Engines(EnginesArgs),
     /// File workloads: a file written in blocks, the write/fsync/read page cycle (as in
-    /// TigerBeetle's io_uring demo), and random reads at queue depth (as fio's randread).
+    /// TigerBeetle's io_uring demo), and random reads at queue depth (as fio's randread). Each
+    /// lays out its file (1 GiB to write, 256 MiB to cycle or read) in --dir, the current
+    /// directory unless told.
     #[command(subcommand)]
     Fs(FsCommand),
-    /// TCP echo study: every server engine as a child process on one core, the load generator
-    /// on the other, connections x payload x runs, engines alternating.
+    #[command(about = crate::run::ECHO_ABOUT.as_str())]
     Echo(net::EchoArgs),
-    /// HTTP study: a fixed-response HTTP/1.1 server per engine as a child process on one core,
-    /// ringside's HTTP load generator on the other; requests/s, latency and "% more requests"
-    /// than epoll.
+    #[command(about = crate::run::HTTP_ABOUT.as_str())]
     Http(net::HttpArgs),
     /// Run one network server engine until Ctrl-C/SIGTERM, for any client to drive.
     #[command(subcommand)]
@@ -77,10 +75,8 @@ pub enum Command {
     /// p99 of every sample), refused with the reason when parameters differ or the measured
     /// windows do not overlap. See docs/multi-host.md.
     Merge(report::MergeArgs),
-    #[command(about = crate::run::RUN_ABOUT.as_str())]
-    Run(report::RunArgs),
-    /// Published io_uring claims (the seeds' and others': figures, sources, set-ups), each
-    /// with the experiment that tests it: list them, show one, or run them here for a verdict
+    /// Published io_uring claims (figures, their sources and set-ups), each with the
+    /// experiment that tests it: list them, show one, or run them on this machine for a verdict
     /// (reproduced, not reproduced, reversed, inconclusive, cannot test here) and its cause.
     Claims(claims::ClaimsArgs),
 }
@@ -102,11 +98,16 @@ pub enum LoadCommand {
     /// HTTP/1.1 keep-alive load: closed loop (as wrk), or open loop with --rate (as wrk2);
     /// every response framed and its status counted.
     Http(load::HttpLoadArgs),
+    /// What a study with load hosts runs on each before it measures: this host's facts, and
+    /// whether it reaches the servers' address (one JSON line).
+    #[command(hide = true)]
+    HostCheck(load::HostCheckArgs),
 }
 
 #[derive(Subcommand, Debug)]
 pub enum FsCommand {
-    /// Write a file sequentially in blocks with each engine, read it back and compare.
+    /// Write a file sequentially in blocks with each engine, read it back and compare (1 GiB in
+    /// --dir, the current directory unless told).
     ///
     /// The file is laid out once and overwritten by every run (as fio does), so runs measure
     /// warm page cache and no discard from deletes; --fresh truncates it before each run
@@ -120,14 +121,49 @@ pub enum FsCommand {
     Read(fs::ReadArgs),
 }
 
+/// The command line as clap parses it, its help in sentences: clap's derive drops the full stop
+/// that ends a one-paragraph doc comment, and every help text here is written as sentences
+/// (tests/help.rs checks the sources), so the stop is put back. A help text that ends in
+/// other punctuation, or lists values, is left as written.
+pub fn command() -> clap::Command {
+    sentences(Cli::command())
+}
+
+fn sentences(command: clap::Command) -> clap::Command {
+    let stopped = |text: Option<&clap::builder::StyledStr>| {
+        let text = text?.to_string();
+        Some(match text.trim_end().ends_with(['.', '?', '!', ':']) {
+            true => text,
+            false => format!("{}.", text.trim_end()),
+        })
+    };
+    let mut command = command.mut_args(|arg| match stopped(arg.get_help()) {
+        Some(help) => arg.help(help),
+        None => arg,
+    });
+    if let Some(about) = stopped(command.get_about()) {
+        command = command.about(about);
+    }
+    if let Some(about) = stopped(command.get_long_about()) {
+        command = command.long_about(about);
+    }
+    command.mut_subcommands(sentences)
+}
+
 /// Parses the command line and runs it; the exit code says whether the run succeeded.
 pub fn run() -> anyhow::Result<ExitCode> {
-    let cli = Cli::parse();
+    let cli = match Cli::from_arg_matches(&command().get_matches()) {
+        Ok(cli) => cli,
+        Err(error) => error.exit(),
+    };
     // Connections are fds: start from the most this process may hold (children inherit it).
     crate::system::limits::raise_fd_limit();
     match cli.command {
         Command::Probe(args) => crate::probe::run_probe(&args.dir, args.format),
-        Command::Engines(args) => crate::probe::run_engines(args.format),
+        Command::Engines(args) => {
+            load_hosts::route_through(args.listen_on)?;
+            crate::probe::run_engines(args.format, args.long)
+        }
         Command::Fs(FsCommand::Write(args)) => args.run(),
         Command::Fs(FsCommand::Cycle(args)) => args.run(),
         Command::Fs(FsCommand::Read(args)) => args.run(),
@@ -137,6 +173,9 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Serve(ServeCommand::Http(args)) => args.run(),
         Command::Load(LoadCommand::Echo(args)) => args.run(),
         Command::Load(LoadCommand::Http(args)) => args.run(),
+        Command::Load(LoadCommand::HostCheck(args)) => {
+            crate::studies::net::remote::answer_host_check(args.target)
+        }
         Command::Report(args) => args.run(),
         Command::Compare(args) => args.run(),
         Command::Merge(args) => args.run(),

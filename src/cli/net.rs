@@ -10,9 +10,10 @@ use clap::Args;
 
 use super::common::size_arg;
 use super::common::{cpus_arg, duration_arg, parse_list, positive_duration_arg, rate_arg};
-use super::common::{HelperArgs, OutputArgs};
+use super::common::{server_helper_help, HelperArgs, OutputArgs, SayArgs};
+use super::load_hosts::LoadHostArgs;
 use crate::engines::uring::ring::{format_cpus, Helpers};
-use crate::engines::{default_list, select, Workload};
+use crate::engines::{default_list, full_list, select, with_aa_pair, Workload};
 use crate::load::Mode;
 use crate::studies::contender::Contender;
 use crate::studies::echo::EchoStudy;
@@ -24,19 +25,27 @@ use crate::system::pin::{cpus_online, CpuList};
 use crate::system::tuning::{Idle, Sched};
 
 /// The flags both network studies share. They carry the names of the file studies' flags
-/// (`--engine`, `--runs`, `--format`, `--output`, `--quiet`) but not all their defaults: 3 runs,
-/// not 5, so the default matrix ends in a few minutes; and two CPUs (`--server-cpu`,
+/// (`--engine`, `--runs`, `--format`, `--output`, `--quiet`) with the network's own defaults
+/// (a few minutes without flags, the full sweep with `--full`), and two CPUs (`--server-cpu`,
 /// `--client-cpu`) instead of one `--cpu`.
 #[derive(Args, Debug, Clone)]
+#[command(mut_args(server_helper_help))]
 pub struct NetStudyArgs {
     /// Rounds: each round runs every cell once, in a fresh random order (each rung next to
     /// the engine it extends). `auto` adds rounds in stages (12, 16, 24) until every
     /// comparison is decided or cannot be; a number runs exactly that many.
     #[arg(long, short = 'r', default_value = "auto", value_parser = Rounds::parse)]
     pub runs: Rounds,
-    /// Unmeasured time before each run's window.
-    #[arg(long, default_value = "1s", value_parser = duration_arg)]
-    pub warmup: Duration,
+    /// The full sweep: every engine of the workload a study can run, more connection counts
+    /// (echo 1, 50 and 256; HTTP 50 and 256) and long windows after 1 s warm-ups (echo 5 s,
+    /// HTTP 10 s), as the published benchmarks ringside repeats ran; an hour or more (the plan
+    /// says how long). Flags given still win.
+    #[arg(long)]
+    pub full: bool,
+    /// Unmeasured time before each run's window [default: 150ms; 1s with --full or --mode
+    /// stream].
+    #[arg(long, value_parser = duration_arg)]
+    pub warmup: Option<Duration>,
     /// A message not echoed, or a response not in, within this time is a timeout (a client
     /// `blocking` never serves).
     #[arg(long, default_value = "2s", value_parser = positive_duration_arg)]
@@ -78,16 +87,22 @@ pub struct NetStudyArgs {
     /// CPU idle state during the study (poll = hold /dev/cpu_dma_latency at 0).
     #[arg(long, value_enum, default_value_t = Idle::Default)]
     pub idle: Idle,
-    /// The io_uring servers' kernel threads; their io-wq workers stay on --server-cpu unless
-    /// --iowq-cpus says otherwise (the study gives the server one core and the client the
-    /// other). Recorded in the io_uring engines' rows.
+    /// The io_uring servers' kernel threads, recorded in the io_uring engines' rows.
     #[command(flatten)]
     pub helpers: HelperArgs,
     /// Also count io_uring's own events in the kernel (SQEs, CQEs, io-wq punts, polls armed,
     /// task-work runs, CQ overflows, short writes) on the server's threads, for the report's
-    /// causes. Off by default: the counters cost the figures about 5% here (bench/counters.md).
+    /// causes: in 2 attribution rounds after the timed ones, whose rows are marked
+    /// `attribution` and never compared (the tracepoints cost some engines far more than
+    /// others: docs/rows.md gives what they cost on a 2-vCPU VM). An equal-load sweep counts
+    /// none.
     #[arg(long)]
     pub ring_events: bool,
+    /// Leave out the A/A pair: without --engine a study also measures epoll a second time
+    /// (epoll#2), an ordinary cell of every round, so the report can say how often it tells an
+    /// engine from itself.
+    #[arg(long)]
+    pub no_aa: bool,
     /// Servers close connections silent for this long (`serve --idle-timeout`), so the
     /// timeouts' cost per message is measured; loads keep every connection busy.
     #[arg(long, value_parser = duration_arg)]
@@ -140,10 +155,11 @@ pub struct NetStudyArgs {
     #[command(flatten)]
     pub path: PathArgs,
     #[command(flatten)]
+    pub load_hosts: LoadHostArgs,
+    #[command(flatten)]
     pub output: OutputArgs,
-    /// No progress on stderr.
-    #[arg(long, short = 'q')]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub say: SayArgs,
     /// Also measure this server program, as NAME=COMMAND (repeatable): run through `sh -c`
     /// pinned to --server-cpu, `{port}` replaced by a free port on 127.0.0.1 and `{cpu}` by the
     /// server CPU, a fresh process per run, measured from outside as the engines are (all its
@@ -167,7 +183,7 @@ pub struct PathArgs {
     /// client in two network namespaces joined by a veth pair (198.18.0.1 and .2, no route
     /// anywhere else), so packets cross a device with a qdisc that --rtt, --link-rate and --loss
     /// can shape; needs root and iproute2; removed at the end, also on Ctrl-C. Unshaped, both
-    /// hand packets to the same per-CPU backlog, so they measure alike (bench/network.md).
+    /// hand packets to the same per-CPU backlog, so they measure alike (docs/studies.md).
     #[arg(long, value_enum, default_value_t = Network::Loopback)]
     pub network: Network,
     /// Round-trip time added on the veth pair (tc netem delay, half each way), e.g. 200us.
@@ -210,23 +226,23 @@ pub struct EchoArgs {
     /// byte checked; rows carry MB/s and the server's CPU µs, syscalls and SQEs per MB).
     #[arg(long, value_enum, default_value_t = Mode::PingPong)]
     pub mode: Mode,
-    /// Connection counts, comma separated: one column each [default: 1,50,256; stream:
-    /// 128,256, as tcpkali's echo benchmarks run].
+    /// Connection counts, comma separated: one column each [default: 1,50; --full 1,50,256;
+    /// stream: 128,256, as tcpkali's echo benchmarks run].
     #[arg(long, short = 'c', value_delimiter = ',')]
     pub connections: Vec<String>,
     /// Message (stream: write) sizes, comma separated (k suffix allowed): one table each
     /// [default: 64; stream: 1k, tcpkali's message size].
     #[arg(long, value_delimiter = ',')]
     pub payload: Vec<String>,
-    /// Measured time per run.
-    #[arg(long, short = 'd', default_value = "5s", value_parser = positive_duration_arg)]
-    pub duration: Duration,
+    /// Measured time per run [default: 400ms; --full 5s].
+    #[arg(long, short = 'd', value_parser = positive_duration_arg)]
+    pub duration: Option<Duration>,
     #[command(flatten)]
     pub study: NetStudyArgs,
 }
 
-/// The echo study's flags with HTTP's defaults (seed 001's engines and connection counts, 10 s
-/// runs as wrk's default) and a body size instead of a payload.
+/// The echo study's flags with HTTP's defaults (50 and 256 connections, 10 s windows with
+/// `--full` as wrk's default) and a body size instead of a payload.
 #[derive(Args, Debug, Clone)]
 pub struct HttpArgs {
     /// Server engines, comma separated (see `ringside engines`); the first `epoll` in the list
@@ -246,14 +262,36 @@ pub struct HttpArgs {
     /// Without it, "Hello, World!".
     #[arg(long, value_delimiter = ',', value_parser = body_size_text)]
     pub body_size: Vec<String>,
-    /// Measured time per run.
-    #[arg(long, short = 'd', default_value = "10s", value_parser = positive_duration_arg)]
-    pub duration: Duration,
+    /// Measured time per run [default: 400ms; --full 10s, wrk's default].
+    #[arg(long, short = 'd', value_parser = positive_duration_arg)]
+    pub duration: Option<Duration>,
     #[command(flatten)]
     pub study: NetStudyArgs,
 }
 
+/// The windows of a network study without flags: 400 ms after a 150 ms warm-up, in many short
+/// rounds (the noise of a shared 2-CPU machine moves within seconds, so many short windows
+/// decide sooner than a few long ones, docs/verdicts.md) ...
+const QUICK_WINDOW: Duration = Duration::from_millis(400);
+const QUICK_WARMUP: Duration = Duration::from_millis(150);
+/// ... and with `--full`, or a stream's, whose buffers take a second to fill (uring-bundle
+/// echoed nothing in a stream's first 500 ms).
+const FULL_WARMUP: Duration = Duration::from_secs(1);
+
+/// The engines a study runs without `--engine`, by name.
+fn default_names(workload: Workload) -> impl Iterator<Item = &'static str> {
+    default_list(workload).split(',')
+}
+
 impl NetStudyArgs {
+    /// The measured window: `--duration`, else 400 ms, or `full` with `--full`.
+    fn window(&self, given: Option<Duration>, full: Duration) -> Duration {
+        given.unwrap_or(match self.full {
+            true => full,
+            false => QUICK_WINDOW,
+        })
+    }
+
     fn study(
         &self,
         workload: Workload,
@@ -261,6 +299,7 @@ impl NetStudyArgs {
         connections: &[String],
         duration: Duration,
         serve: Vec<String>,
+        stream: bool,
     ) -> anyhow::Result<NetStudy> {
         self.path.plan().check()?;
         if let (Sched::Fifo, Some(reason)) = (self.sched, self.sched.refusal()) {
@@ -319,6 +358,10 @@ impl NetStudyArgs {
                 );
                 Vec::new()
             }
+            // The default list itself, as clap fills it in, names nothing: --full widens it.
+            names if self.full && names.iter().map(String::as_str).eq(default_names(workload)) => {
+                full_list(workload)
+            }
             names => select(workload, names)?,
         };
         let server_thread_counts = server_thread_counts(&self.server_threads)?;
@@ -335,6 +378,13 @@ impl NetStudyArgs {
         anyhow::ensure!(
             self.contenders.is_empty() || self.path.network == Network::Loopback,
             "--contender servers run on loopback only; leave out --network veth to measure them"
+        );
+        anyhow::ensure!(
+            self.load_hosts.is_empty()
+                || (self.contenders.is_empty() && self.path.plan() == PathPlan::default()),
+            "--load-host and --load-cmd run the load on other hosts, over the network between \
+             them: leave out --network, --rtt, --link-rate, --loss and --contender (contenders \
+             listen on loopback only)"
         );
         anyhow::ensure!(
             !self.share_sqpoll
@@ -374,6 +424,10 @@ impl NetStudyArgs {
             (works.iter()).all(|work| works.iter().filter(|w| *w == work).count() == 1),
             "--work names a time twice"
         );
+        let load_hosts = self.load_hosts.plan(
+            self.threads.map(|threads| threads as usize),
+            client_cpus.clone().unwrap_or_default(),
+        )?;
         let placement = Placement {
             online,
             server_cpus,
@@ -384,10 +438,15 @@ impl NetStudyArgs {
         let cpus = placement.split(first_count);
         let server_cpu = cpus.server[0];
         // The default list itself, as clap fills it in, names nothing.
-        let engines_named = engines
-            .iter()
-            .map(|engine| engine.name)
-            .ne(default_list(workload).split(','));
+        let engines_named = !self.full
+            && engines
+                .iter()
+                .map(|engine| engine.name)
+                .ne(default_names(workload));
+        let engines = match engines_named || self.no_aa {
+            true => engines,
+            false => with_aa_pair(workload, engines),
+        };
         Ok(NetStudy {
             workload: workload.name(),
             engines,
@@ -406,7 +465,10 @@ impl NetStudyArgs {
             rates,
             sweep: load_sweep,
             duration,
-            warmup: self.warmup,
+            warmup: self.warmup.unwrap_or(match self.full || stream {
+                true => FULL_WARMUP,
+                false => QUICK_WARMUP,
+            }),
             timeout: self.timeout,
             rig: Rig {
                 server_threads: first_count,
@@ -422,11 +484,14 @@ impl NetStudyArgs {
                 idle_timeout: self.idle_timeout,
                 work: None,
                 work_bytes: None,
+                hosts: None,
             },
             placement,
             payload_flag: None,
             destination: self.output.destination()?,
-            quiet: self.quiet,
+            quiet: self.say.quiet,
+            verbose: self.say.verbose,
+            load_hosts,
         })
     }
 }
@@ -447,14 +512,19 @@ impl EchoArgs {
             "--mode stream is a closed loop (each connection writes as fast as its window \
              allows): leave out --rate and --sweep"
         );
-        let connections = or_default(&self.connections, "1,50,256", "128,256");
+        let ping_pong_connections = match self.study.full {
+            true => "1,50,256",
+            false => "1,50",
+        };
+        let connections = or_default(&self.connections, ping_pong_connections, "128,256");
         let payload = or_default(&self.payload, "64", "1k");
         let mut net = self.study.study(
             Workload::Echo,
             &self.engine,
             &connections,
-            self.duration,
+            self.study.window(self.duration, Duration::from_secs(5)),
             vec!["echo".into()],
+            stream,
         )?;
         let payloads = parse_list(&payload, "--payload", |text| {
             crate::units::parse_size(text)
@@ -478,8 +548,9 @@ impl HttpArgs {
             Workload::Http,
             &self.engine,
             &self.connections,
-            self.duration,
+            self.study.window(self.duration, Duration::from_secs(10)),
             vec!["http".to_string()],
+            false,
         )?;
         let mut body_sizes = Vec::new();
         for text in &self.body_size {

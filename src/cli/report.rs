@@ -6,14 +6,14 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::common::output_form;
-use super::common::positive_duration_arg;
+use super::common::{output_form, positive_duration_arg, ExportArgs, SayArgs};
+use super::load_hosts::LoadHostArgs;
 use super::net::{server_thread_counts, PathArgs};
 use crate::output::Format;
 use crate::report::compare::Comparison;
 use crate::report::merge::Merge;
 use crate::run::contenders::Choice;
-use crate::run::steps::Mode;
+use crate::run::steps::{Mode, Only};
 use crate::run::RunPlan;
 
 #[derive(Args, Debug, Clone)]
@@ -55,9 +55,9 @@ pub struct MergeArgs {
     /// Write the merged document to this file instead of stdout.
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// json (a results document, for `report`, `compare` and another merge), csv or table
-    /// [default: json, or in --output what its name ends in: .json, .csv, or .md for the report
-    /// in Markdown].
+    /// json (a results document, for `report`, `compare` and another merge), csv (a row per
+    /// host's load run and one merged) or table [default: json, or in --output what its name
+    /// ends in: .json, .csv, or .md for the report in Markdown].
     #[arg(long, value_enum)]
     pub format: Option<Format>,
 }
@@ -88,7 +88,8 @@ pub struct CompareArgs {
     #[arg(long)]
     pub force: bool,
     /// Exit with code 2 when any throughput was decided slower by more than PCT percent
-    /// (against its study's baseline where it has one, so the machine's own drift does not).
+    /// (against its study's baseline where it has one, so that the machine's own drift does not
+    /// count as a drop).
     #[arg(long, value_name = "PCT")]
     pub fail_if_slower: Option<f64>,
     /// table for people; json or csv for scripts: one row per engine and metric (both medians,
@@ -111,26 +112,38 @@ impl CompareArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct RunArgs {
-    /// A smoke run: every engine once, 1 s at 50 connections, small files (for CI and a first
-    /// look).
+    /// A smoke run for CI and a first look: small files, one or two rounds of 1 s windows at 50
+    /// connections, and the equal-load sweeps at one point in 6 rounds. Most comparisons stay
+    /// undecided on so few rounds.
     #[arg(long, conflicts_with = "full")]
     pub quick: bool,
-    /// Long runs: 1 GiB files and 20 s network runs, the sizes of the published benchmarks
-    /// ringside's studies repeat.
+    /// Every engine and rung, 1 GiB files and 5 s network windows, the sizes of the published
+    /// benchmarks ringside's studies repeat: hours.
     #[arg(long)]
     pub full: bool,
+    /// Only a part of the study: fs (the file steps), net (echo and HTTP) or claims (the steps
+    /// the report judges published claims from).
+    #[arg(long, value_enum)]
+    pub only: Option<Only>,
+    /// Engines to measure, comma separated: each step runs those of its workload beside its
+    /// baseline (blocking or epoll, to compare with); a step with none of them is left out.
+    #[arg(long, short = 'e', value_delimiter = ',')]
+    pub engine: Vec<String>,
+    /// The longest the run may take (e.g. 5m): it keeps the steps that answer the most, each
+    /// in the form that fits (fewer rounds, no contenders), says what it left out before it
+    /// starts, and ends a step at the budget's end with its finished runs kept.
+    #[arg(long, value_name = "DURATION", value_parser = budget_arg)]
+    pub budget: Option<Duration>,
     /// Results directory (default: results/<UTC timestamp>).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Directory for the scratch files of the file studies (default: the results directory).
     #[arg(long)]
     pub dir: Option<PathBuf>,
-    /// Also write the JSON document (results.json) to this file (as hyperfine's --export-json).
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// No progress bar, and no progress from the steps themselves: one line per step on stderr.
-    #[arg(long, short = 'q')]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub exports: ExportArgs,
+    #[command(flatten)]
+    pub say: SayArgs,
     /// The reference contenders (node, go, tokio, monoio) measured beside the engines in the
     /// echo and HTTP steps at 50 connections: auto (those that are built or can be, whose
     /// runtime is installed; the report says why any other was left out), none, or a
@@ -142,9 +155,14 @@ pub struct RunArgs {
     /// The echo and HTTP steps' path between server and client.
     #[command(flatten)]
     pub path: PathArgs,
+    /// The echo and HTTP steps' load on other hosts.
+    #[command(flatten)]
+    pub load_hosts: LoadHostArgs,
     /// Every step also counts io_uring's own events in the kernel (`--ring-events`), so the
-    /// report can name causes such as io-wq punts and polls armed. Off by default: the counters
-    /// cost the figures about 5% here (bench/counters.md).
+    /// report can name causes such as io-wq punts and polls armed: in 2 attribution rounds after
+    /// each study's timed rounds, never in a timed one (the tracepoints cost some engines far
+    /// more than others: docs/rows.md gives what they cost on a 2-vCPU VM). Off by default:
+    /// they add 2 rounds to every study.
     #[arg(long)]
     pub ring_events: bool,
     /// The echo and HTTP steps' server loops, comma separated (`1,2,4`): a cell each, as
@@ -162,6 +180,16 @@ pub struct RunArgs {
     pub step_limit: Option<Duration>,
 }
 
+/// `--budget`: at least a minute (a step and the report need that much).
+fn budget_arg(text: &str) -> Result<Duration, String> {
+    match positive_duration_arg(text)? {
+        budget if budget < Duration::from_secs(60) => {
+            Err(format!("'{text}' is under a minute, which no step fits in"))
+        }
+        budget => Ok(budget),
+    }
+}
+
 impl RunArgs {
     pub fn run(&self) -> anyhow::Result<ExitCode> {
         let mode = match (self.quick, self.full) {
@@ -170,10 +198,11 @@ impl RunArgs {
             _ => Mode::Default,
         };
         self.path.plan().check()?;
+        // Checked as each step would check them, before any step runs.
+        self.load_hosts.plan(None, Vec::new())?;
         let server_threads = server_thread_counts(&self.server_threads)?;
-        if let Some(json) = &self.json {
-            super::common::check_writable(json)?;
-        }
+        let exports = self.exports.files()?;
+        crate::run::schedule::check_engines(&self.engine)?;
         anyhow::ensure!(
             server_threads.contains(&1),
             "run --server-threads must include 1: the echo and HTTP steps' engines without \
@@ -183,10 +212,15 @@ impl RunArgs {
             mode,
             out: self.out.clone(),
             dir: self.dir.clone(),
-            json: self.json.clone(),
-            quiet: self.quiet,
+            exports,
+            json_on_stdout: self.exports.json_on_stdout(),
+            say: self.say.say(),
+            only: self.only,
+            engines: self.engine.clone(),
+            budget: self.budget,
             contenders: self.contenders.clone(),
             path: self.path.plan(),
+            load_hosts: self.load_hosts.args(),
             ring_events: self.ring_events,
             server_threads,
             step_limit: self.step_limit,

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use super::common::{cpus_arg, duration_arg, HelperArgs};
+use super::common::{cpus_arg, duration_arg, server_helper_help, HelperArgs};
 use super::load::payload_arg;
 use super::net::{body_size_arg, cq_entries_arg, provided_buffers_arg, server_helpers, work_arg};
 use crate::engines::uring::server::CQ_ENTRIES;
@@ -18,6 +18,7 @@ use crate::system::pin::CpuList;
 use crate::system::tuning::Sched;
 
 #[derive(clap::Args, Debug, Clone)]
+#[command(mut_args(server_helper_help))]
 pub struct ServeArgs {
     #[arg(long, short = 'e', help = serve_engine_help())]
     pub engine: String,
@@ -65,9 +66,8 @@ pub struct ServeArgs {
     /// class it was started with (`chrt -f 50 ringside ...` stays real-time).
     #[arg(long, value_enum, default_value_t = Sched::Inherit)]
     pub sched: Sched,
-    /// The io_uring engines' kernel threads. A server pinned with --cpu keeps its io-wq workers
-    /// on that CPU unless --iowq-cpus says otherwise: a study gives the server one core and its
-    /// load generator the other, and sockets rarely need workers.
+    /// The io_uring engines' kernel threads: a server pinned with --cpu keeps them on that CPU
+    /// unless told otherwise.
     #[command(flatten)]
     pub helpers: HelperArgs,
     /// Also write the counters as JSON to this file when the server stops (`-`: one line on

@@ -67,6 +67,42 @@ pub fn select(workload: Workload, names: &[String]) -> anyhow::Result<Vec<&'stat
     labels.iter().map(|label| find(workload, label)).collect()
 }
 
+/// The engine a study of `workload` measures io_uring against: blocking calls for files, epoll
+/// (the readiness API io_uring replaces) for servers.
+pub fn baseline(workload: Workload) -> &'static str {
+    if workload.is_network() {
+        "epoll"
+    } else {
+        "blocking"
+    }
+}
+
+/// `engines` with the A/A pair: the workload's baseline once more (`blocking#2`, `epoll#2`),
+/// an ordinary cell of every round, so a study measures how often it tells an engine from
+/// itself. Nothing is added where the baseline is not among `engines`, or already twice.
+pub fn with_aa_pair(
+    workload: Workload,
+    mut engines: Vec<&'static EngineDef>,
+) -> Vec<&'static EngineDef> {
+    let base = baseline(workload);
+    let copies = (engines.iter())
+        .filter(|engine| engine.name.split('#').next() == Some(base))
+        .count();
+    if copies == 1 {
+        engines.push(find(workload, &format!("{base}#2")).expect("the baseline serves workload"));
+    }
+    engines
+}
+
+/// Every engine of `workload` a study can run (`--full`): all of them but those that need a
+/// NIC's queue, which a study's network never has (they stay available by name, and their
+/// rows say why they cannot run).
+pub fn full_list(workload: Workload) -> Vec<&'static EngineDef> {
+    engines_of(workload)
+        .filter(|engine| !engine.needs.features.iter().any(|f| f.needs_a_nic()))
+        .collect()
+}
+
 /// The default engines of `workload` as one comma-separated list (a flag's default).
 pub fn default_list(workload: Workload) -> &'static str {
     static LISTS: OnceLock<Vec<String>> = OnceLock::new();
@@ -96,4 +132,33 @@ pub fn opcodes_used() -> Vec<Opcode> {
         }
     }
     opcodes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(engines: &[&EngineDef]) -> Vec<String> {
+        engines
+            .iter()
+            .map(|engine| engine.name.to_string())
+            .collect()
+    }
+
+    /// Goal: the default engines get their baseline's copy once; a list without the baseline,
+    /// or with its copy already, is left as it is.
+    #[test]
+    fn the_aa_pair_is_the_baseline_once_more() {
+        let defaults = with_aa_pair(Workload::FsWrite, select(Workload::FsWrite, &[]).unwrap());
+        let names_of = names(&defaults);
+        assert_eq!(names_of.iter().filter(|n| *n == "blocking#2").count(), 1);
+        let echo = with_aa_pair(Workload::Echo, select(Workload::Echo, &[]).unwrap());
+        assert!(names(&echo).contains(&"epoll#2".to_string()));
+        let twice = ["epoll".to_string(), "epoll".to_string()];
+        let named = with_aa_pair(Workload::Http, select(Workload::Http, &twice).unwrap());
+        assert_eq!(names(&named), ["epoll", "epoll#2"]);
+        let without = ["uring".to_string()];
+        let named = with_aa_pair(Workload::Http, select(Workload::Http, &without).unwrap());
+        assert_eq!(names(&named), ["uring"]);
+    }
 }

@@ -27,7 +27,9 @@ pub mod threads;
 pub mod uring;
 mod workload;
 
-pub use lookup::{default_list, engines_of, find, opcodes_used, select};
+pub use lookup::{
+    baseline, default_list, engines_of, find, full_list, opcodes_used, select, with_aa_pair,
+};
 
 pub use workload::Workload;
 
@@ -175,8 +177,11 @@ fn unavailable(def: &EngineDef) -> anyhow::Result<()> {
 /// sit side by side (SQPOLL and DEFER_TASKRUN, which the kernel refuses together; the rungs on
 /// `uring-fixed-files`) are each measured against their own parent. The NIC rungs
 /// (`uring-napi`, `uring-zcrx`) and IOPOLL on a device without poll queues are listed with the
-/// reason they cannot run; `uring-fixed-bufs` is no default: no released kernel takes a
-/// registered buffer on a plain send (only SEND_ZC does), and its trial says so.
+/// reason they cannot run; the NIC rungs are in no study's list, for every network a study
+/// has (loopback, veth) carries no NIC's traffic; `uring-fixed-bufs` is no default: no released
+/// kernel takes a registered buffer on a plain send (only SEND_ZC does), and its trial says so.
+/// A network study's default is epoll and the rungs that answer most (the first multishot
+/// rung, DEFER_TASKRUN, bundles): a few minutes; `--full` runs every server (`full_list`).
 pub const ENGINES: &[EngineDef] = &[
     EngineDef {
         name: "blocking",
@@ -370,7 +375,7 @@ pub const ENGINES: &[EngineDef] = &[
         over: &[],
         about: "one connection at a time, blocking recv/send (the simplest server)",
         workloads: &[Echo, Http],
-        default_for: &[Echo],
+        default_for: &[],
         serving: Serving::OneAtATime,
         needs: Needs::NOTHING,
         make: Make::Server(|_, run, _| blocking::server::serve(run)),
@@ -426,7 +431,7 @@ pub const ENGINES: &[EngineDef] = &[
         over: &["uring"],
         about: "uring + multishot accept and recv from a provided buffer ring",
         workloads: &[Echo, Http],
-        default_for: &[Echo, Http],
+        default_for: &[Echo],
         serving: Serving::EventLoops,
         needs: Needs {
             opcodes: MULTISHOT,
@@ -443,7 +448,7 @@ pub const ENGINES: &[EngineDef] = &[
                 server's CPU unless the server is real-time (the kernel refuses SQPOLL with \
                 DEFER_TASKRUN, so this rung sits beside uring-defer)",
         workloads: &[Echo, Http],
-        default_for: &[Echo, Http],
+        default_for: &[],
         serving: Serving::EventLoops,
         needs: Needs {
             opcodes: MULTISHOT,
@@ -475,7 +480,7 @@ pub const ENGINES: &[EngineDef] = &[
         about: "uring-defer + direct descriptors: multishot accept into the ring's file table, \
                 recv/send/close by index, no file lookup or reference per operation",
         workloads: &[Echo, Http],
-        default_for: &[Echo, Http],
+        default_for: &[],
         serving: Serving::EventLoops,
         needs: Needs {
             opcodes: DIRECT,
@@ -510,7 +515,7 @@ pub const ENGINES: &[EngineDef] = &[
                 send ring (incrementally consumed, 6.12) and one send carries them all, where a \
                 plain send carries one 8 KiB chunk",
         workloads: &[Echo, Http],
-        default_for: &[Echo, Http],
+        default_for: &[],
         serving: Serving::EventLoops,
         needs: Needs {
             opcodes: DIRECT,
@@ -529,7 +534,7 @@ pub const ENGINES: &[EngineDef] = &[
                 (6.12): each completion takes only the bytes it received, the rest of the buffer \
                 stays the kernel's for the next",
         workloads: &[Echo, Http],
-        default_for: &[Echo, Http],
+        default_for: &[],
         serving: Serving::EventLoops,
         needs: Needs {
             opcodes: DIRECT,
@@ -563,7 +568,7 @@ pub const ENGINES: &[EngineDef] = &[
         about: "uring-fixed-files + batched waiting: wait for half the connections' completions, \
                 but at most 50 µs for more than one (min_wait_usec)",
         workloads: &[Echo, Http],
-        default_for: &[Echo, Http],
+        default_for: &[],
         serving: Serving::EventLoops,
         needs: Needs {
             opcodes: DIRECT,
@@ -579,7 +584,7 @@ pub const ENGINES: &[EngineDef] = &[
         about: "uring-fixed-files + SEND_ZC from registered buffers: no copy into socket buffers, \
                 a notification per send before its buffer is reused",
         workloads: &[Echo, Http],
-        default_for: &[Echo, Http],
+        default_for: &[],
         serving: Serving::EventLoops,
         needs: Needs {
             opcodes: DIRECT_ZERO_COPY,
@@ -597,7 +602,7 @@ pub const ENGINES: &[EngineDef] = &[
         about: "uring-defer + NAPI busy polling (IORING_REGISTER_NAPI): the wait polls the NIC's \
                 receive queue instead of sleeping for its interrupt",
         workloads: &[Echo, Http],
-        default_for: &[Echo, Http],
+        default_for: &[],
         serving: Serving::EventLoops,
         needs: Needs {
             opcodes: MULTISHOT,
@@ -613,7 +618,7 @@ pub const ENGINES: &[EngineDef] = &[
         about: "uring-defer + zero-copy receive (IORING_REGISTER_ZCRX_IFQ): the NIC writes \
                 payloads into memory the ring shares with the server",
         workloads: &[Echo, Http],
-        default_for: &[Echo, Http],
+        default_for: &[],
         serving: Serving::EventLoops,
         needs: Needs {
             opcodes: MULTISHOT,
@@ -718,11 +723,14 @@ mod tests {
 
     #[test]
     fn defaults_are_the_studies_lists() {
-        let ladder = "uring,uring-multishot,uring-sqpoll,uring-defer,uring-fixed-files,\
-                      uring-bundle,uring-send-bundle,uring-recv-inc,uring-min-wait,uring-send-zc,\
-                      uring-napi,uring-zcrx";
-        assert_eq!(default_list(Echo), format!("blocking,epoll,{ladder}"));
-        assert_eq!(default_list(Http), format!("epoll,{ladder}"));
+        assert_eq!(
+            default_list(Echo),
+            "epoll,uring,uring-multishot,uring-defer,uring-bundle"
+        );
+        assert_eq!(default_list(Http), "epoll,uring,uring-defer,uring-bundle");
+        let full: Vec<&str> = full_list(Echo).iter().map(|e| e.name).collect();
+        assert!(full.contains(&"blocking") && full.contains(&"uring-send-zc"));
+        assert!(!full.contains(&"uring-napi") && !full.contains(&"uring-zcrx"));
         assert_eq!(
             default_list(FsCycle),
             "blocking,threads,uring-link,uring-fixed,uring-defer,uring-sqpoll,uring-ring-fd,\

@@ -202,6 +202,12 @@ pub enum Feature {
 }
 
 impl Feature {
+    /// Whether the feature works on a NIC's queue, which neither network a study runs over
+    /// (loopback, veth) has: an engine that needs it never runs in a study.
+    pub fn needs_a_nic(self) -> bool {
+        matches!(self, Feature::NapiBusyPoll | Feature::ZeroCopyReceive)
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Feature::MinWait => "min-wait (IORING_FEAT_MIN_TIMEOUT)",

@@ -24,7 +24,7 @@ mod row;
 mod schedule;
 mod slow_reader;
 
-pub use row::{http_summary, load_row};
+pub use row::{http_summary, load_row, SERVER_NOT_MEASURED_NOTE};
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
@@ -417,7 +417,7 @@ pub fn run(plan: &LoadPlan, on_window: &mut dyn FnMut(WindowEdge)) -> anyhow::Re
 const PARTIAL_SHARE_MIN: f64 = 0.25;
 
 /// How long before `--start-at`'s warm-up the load starts connecting.
-const CONNECT_ALLOWANCE: Duration = Duration::from_secs(1);
+pub const CONNECT_ALLOWANCE: Duration = Duration::from_secs(1);
 
 /// Sleeps until it is time to connect for a window that opens at `start_at` after `warmup`;
 /// refuses a time too soon for that (the window would open late, misaligned with the others).

@@ -77,15 +77,18 @@ pub fn load_row(
     add_errors(&mut row, plan, report);
     match server {
         Some(measured) => row.set_server_costs(measured),
-        None => row
-            .notes
-            .push("server not measured: pass --server-pid to count its syscalls and CPU".into()),
+        None => row.notes.push(SERVER_NOT_MEASURED_NOTE.into()),
     }
     if plan.mode == Mode::Stream {
         row.set_per_megabyte();
     }
     row
 }
+
+/// The note of a load run that measured no server (a study whose load ran on other hosts
+/// measures the server itself, and leaves it out).
+pub const SERVER_NOT_MEASURED_NOTE: &str =
+    "server not measured: pass --server-pid to count its syscalls and CPU";
 
 /// Seconds since the Unix epoch (0 for a time before it).
 fn unix_seconds(time: std::time::SystemTime) -> f64 {

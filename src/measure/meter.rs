@@ -8,7 +8,7 @@ use super::device::{BlockDevice, DeviceIo};
 use super::ring_events::{RingEventCounter, RingEvents};
 use super::syscalls::{task_ids, ProcessSyscallCounter, SyscallCounter};
 use super::threads::{HelperThreads, ThreadTimes};
-use super::usage::{process_tree, rss_peak_bytes, Usage};
+use super::usage::{process_tree, rss_peak_bytes, MachineCpu, Usage};
 
 /// Measures one section: wall time, kernel-counted syscalls (when the kernel allows it) and
 /// process usage. Open the meter before setting up, `start` right before the work, `stop` right
@@ -26,6 +26,7 @@ struct Started {
     usage: Usage,
     threads: Option<ThreadTimes>,
     device: Option<DeviceIo>,
+    machine: Option<MachineCpu>,
 }
 
 /// What a measured section cost.
@@ -44,6 +45,10 @@ pub struct Measured {
     pub rss_peak_bytes: Option<u64>,
     /// What io_uring did in the kernel, from its tracepoints (None where not counted).
     pub ring: Option<RingEvents>,
+    /// The share of the machine's CPU time over the section that went to work other than the
+    /// measured processes' (and this one's): another job beside the study (None where
+    /// /proc/stat could not be read).
+    pub foreign_cpu_share: Option<f64>,
     /// Sentences saying what was not counted, and why.
     pub notes: Vec<String>,
 }
@@ -89,6 +94,7 @@ impl Meter {
         assert!(self.started.is_none(), "meter started twice");
         let threads = ThreadTimes::of_pid(std::process::id() as i32).ok();
         let device = self.device.as_ref().and_then(BlockDevice::read);
+        let machine = MachineCpu::read().ok();
         let usage = Usage::of_process();
         let at = Instant::now();
         self.ring.start();
@@ -101,6 +107,7 @@ impl Meter {
             usage,
             threads,
             device,
+            machine,
         });
     }
 
@@ -110,9 +117,13 @@ impl Meter {
         let started = self.started.take().expect("meter stopped before start");
         let elapsed = started.at.elapsed();
         let usage = Usage::of_process().since(&started.usage);
+        let machine = MachineCpu::read().ok().zip(started.machine);
         let device = self.device.as_ref().and_then(BlockDevice::read);
         let threads = ThreadTimes::of_pid(std::process::id() as i32).ok();
+        let own_s = usage.cpu_user_s + usage.cpu_sys_s;
         Measured {
+            foreign_cpu_share: machine
+                .and_then(|(now, before)| now.foreign_share(&before, own_s, elapsed.as_secs_f64())),
             elapsed,
             syscalls_kernel,
             usage,
@@ -157,7 +168,18 @@ pub struct ProcessMeter {
     /// Whether to count io_uring's tracepoints too.
     ring_events: bool,
     ring: RingCounting,
-    started: Option<(Instant, Usage, Option<ThreadTimes>)>,
+    started: Option<ProcessStarted>,
+}
+
+/// The readings a section of another process starts from: its usage, its threads' times, and
+/// the machine's CPU time and this process's usage (its load generator's threads), so that what
+/// neither took is other work's.
+struct ProcessStarted {
+    at: Instant,
+    usage: Usage,
+    threads: Option<ThreadTimes>,
+    machine: Option<MachineCpu>,
+    own: Usage,
 }
 
 impl ProcessMeter {
@@ -205,11 +227,19 @@ impl ProcessMeter {
         }
         let threads = ThreadTimes::of_pids(&self.tree).ok();
         let usage = self.usage()?;
+        let machine = MachineCpu::read().ok();
+        let own = Usage::of_process();
         self.ring.start();
         if let Some(counter) = self.counter.as_mut() {
             counter.start();
         }
-        self.started = Some((Instant::now(), usage, threads));
+        self.started = Some(ProcessStarted {
+            at: Instant::now(),
+            usage,
+            threads,
+            machine,
+            own,
+        });
         Ok(())
     }
 
@@ -217,13 +247,17 @@ impl ProcessMeter {
         let syscalls_kernel = self.counter.as_mut().map(ProcessSyscallCounter::stop);
         let ring = self.ring.stop();
         // A start that failed (the process gone, or no fd left to read /proc) left nothing.
-        let (started, before, threads_before) = self
+        let started = self
             .started
             .take()
             .ok_or_else(|| io::Error::other("the measurement of the server never started"))?;
-        let elapsed = started.elapsed();
-        let usage = self.usage()?.since(&before);
+        let elapsed = started.at.elapsed();
+        let own = Usage::of_process().since(&started.own);
+        let machine = MachineCpu::read().ok().zip(started.machine);
+        let usage = self.usage()?.since(&started.usage);
+        let threads_before = started.threads;
         let threads = ThreadTimes::of_pids(&self.tree).ok();
+        let own_s = usage.cpu_user_s + usage.cpu_sys_s + own.cpu_user_s + own.cpu_sys_s;
         let rss_peak_bytes = self
             .tree
             .iter()
@@ -238,6 +272,8 @@ impl ProcessMeter {
                 .map(|(now, before)| now.helpers_since(&before)),
             device: None,
             rss_peak_bytes: Some(rss_peak_bytes).filter(|&bytes| bytes > 0),
+            foreign_cpu_share: machine
+                .and_then(|(now, before)| now.foreign_share(&before, own_s, elapsed.as_secs_f64())),
             ring,
             notes: self.ring.notes.clone(),
         })

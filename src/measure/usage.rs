@@ -263,6 +263,44 @@ impl CoreTimes {
     }
 }
 
+/// What the whole machine's CPUs spent running tasks (user, nice and system time of every CPU:
+/// `/proc/stat`'s first line, in ticks), and how many CPUs it has. Taking the measured
+/// processes' own CPU time off a section's share of it leaves what other work took
+/// (`foreign_cpu_share`): interrupts and softirqs are left out, for on loopback they are mostly
+/// the measured traffic's, and steal is the host's, recorded apart.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct MachineCpu {
+    pub busy_s: f64,
+    pub cpus: usize,
+}
+
+impl MachineCpu {
+    pub fn read() -> io::Result<MachineCpu> {
+        let stat = fs::read_to_string("/proc/stat")?;
+        let mut lines = stat.lines();
+        let total = (lines.next())
+            .and_then(|line| line.strip_prefix("cpu "))
+            .ok_or_else(|| io::Error::other("/proc/stat does not start with its cpu line"))?;
+        let ticks: Vec<u64> = (total.split_whitespace().take(3))
+            .map(|field| field.parse().unwrap_or(0))
+            .collect();
+        let cpus = lines.take_while(|line| line.starts_with("cpu")).count();
+        Ok(MachineCpu {
+            busy_s: ticks.iter().sum::<u64>() as f64 / clock_ticks_per_sec(),
+            cpus,
+        })
+    }
+
+    /// The share of the machine's CPU time over `elapsed` since `earlier` that went to work
+    /// other than `own` seconds of the measured processes (0 to 1; ticks are 10 ms, so a short
+    /// section reads a few per cent either way).
+    pub fn foreign_share(&self, earlier: &MachineCpu, own_s: f64, elapsed_s: f64) -> Option<f64> {
+        let capacity = elapsed_s * self.cpus as f64;
+        let foreign = self.busy_s - earlier.busy_s - own_s;
+        (capacity > 0.0).then(|| (foreign / capacity).clamp(0.0, 1.0))
+    }
+}
+
 /// NET_RX softirqs CPU `cpu` ran since boot: its column of `/proc/softirqs`' NET_RX line.
 fn net_rx_softirqs(cpu: usize) -> Option<u64> {
     let text = fs::read_to_string("/proc/softirqs").ok()?;
@@ -279,6 +317,44 @@ fn net_rx_softirqs(cpu: usize) -> Option<u64> {
 mod tests {
     use super::*;
     use std::time::{Duration, Instant};
+
+    /// Goal: CPU time the measured processes did not spend reads as other work's: a busy loop
+    /// on another thread, left out of `own`, is all in the foreign share (the machine's other
+    /// work only adds to it), however busy the machine is.
+    #[test]
+    fn another_threads_work_is_foreign() {
+        let spin = |for_: Duration| {
+            let until = Instant::now() + for_;
+            while Instant::now() < until {
+                std::hint::spin_loop();
+            }
+        };
+        let cpu = |usage: Usage| usage.cpu_user_s + usage.cpu_sys_s;
+        let (before, own_before, at) = (
+            MachineCpu::read().unwrap(),
+            Usage::of_thread(),
+            Instant::now(),
+        );
+        let other = std::thread::spawn(move || {
+            let start = Usage::of_thread();
+            spin(Duration::from_millis(400));
+            cpu(Usage::of_thread()) - cpu(start)
+        });
+        spin(Duration::from_millis(400));
+        let own_s = cpu(Usage::of_thread()) - cpu(own_before);
+        let other_s = other.join().unwrap();
+        let after = MachineCpu::read().unwrap();
+        let elapsed = at.elapsed().as_secs_f64();
+        let share = after.foreign_share(&before, own_s, elapsed).unwrap();
+        let foreign_s = share * elapsed * after.cpus as f64;
+        assert!(other_s > 0.1, "the loop ran {other_s:.3} s");
+        // Ticks are 10 ms a CPU at each read.
+        let tolerance = 0.02 * after.cpus as f64;
+        assert!(
+            foreign_s >= other_s - tolerance,
+            "the other thread's {other_s:.3} s, foreign {foreign_s:.3} s"
+        );
+    }
 
     #[test]
     fn net_rx_softirqs_are_read_per_cpu() {

@@ -52,7 +52,7 @@ fn engine(name: &str, metric: Metric, values: &[f64]) -> EngineSummary {
 fn decided(metric: Metric, a: &[f64], b: &[f64], alpha: f64) -> Comparison {
     let (a, b) = (engine("a", metric, a), engine("b", metric, b));
     let mut comparison = [Comparison::paired(&b, &a, metric, alpha)];
-    decide(&mut comparison, Family::Exploratory);
+    decide(&mut comparison, Family::Each);
     comparison[0].clone()
 }
 

@@ -132,7 +132,7 @@ pub fn judge<'a>(claim: &'a Claim, studies: &'a [Study], unmet: Option<&str>) ->
     let mut comparisons: Vec<Comparison> = (judged.iter())
         .filter_map(|one| one.comparison.clone())
         .collect();
-    decide(&mut comparisons, Family::Confirmatory);
+    decide(&mut comparisons, Family::Simultaneous);
     let mut decided = comparisons.into_iter();
     for one in judged.iter_mut().filter(|one| one.comparison.is_some()) {
         let comparison = decided.next().expect("one decision per comparison");
@@ -271,7 +271,7 @@ fn find<'s>(study: &'s Study, name: &str) -> Option<&'s EngineSummary> {
 pub fn verdict(test: &ClaimTest, comparison: &Comparison) -> Verdict {
     let higher = comparison.ratio > 1.0;
     match (test.expect, comparison.outcome) {
-        (_, Outcome::Undecided) => Verdict::Inconclusive,
+        (_, Outcome::Undecided | Outcome::Within) => Verdict::Inconclusive,
         (Expect::Tie, Outcome::Equivalent) => Verdict::Reproduced(None),
         (Expect::Tie, Outcome::Different) => Verdict::NotReproduced,
         (_, Outcome::Equivalent) => Verdict::NotReproduced,

@@ -1,21 +1,22 @@
 //! One engine against another in the same study, paired round by round: each round ran both,
 //! close in time, so the ratio of the two in that round carries the machine's drift on both
 //! sides and divides it out. The estimate is the Hodges–Lehmann median of the rounds' log
-//! ratios, the interval the exact signed-rank one, and the decision one of three outcomes
-//! against the metric's margin (`stats::rank`): only a *different* comparison is called faster,
-//! slower, helped or hurt.
+//! ratios, the interval the exact signed-rank one (`stats::rank`), and the decision is read off
+//! that one interval: beyond the margin (*different*: faster, slower, cheaper, costlier), inside
+//! it (*equivalent*: no difference beyond 3%), inside the equivalence margin only (*within*:
+//! within 10%, not shown within 3%), or none of these (*undecided*, with the smallest difference
+//! the run could have decided). The interval printed is always the one the decision used.
 //!
-//! Decisions are made per family, so that many comparisons do not make false alarms likely:
-//! the first screen's verdicts are one family (Holm: the chance of any false "different" stays
-//! under α), a table's are exploratory (Benjamini–Hochberg: the expected share of false ones
-//! stays under α, and the table says so). A study measured with `--runs auto` looked at its
-//! comparisons after several stages of rounds; each look spends part of α (`spent_alpha`), so
-//! stopping when decided does not inflate the error.
+//! Decisions are made per family. A screen's comparisons hold together: each interval is at
+//! 1 − α/m for m comparisons (Bonferroni), so the chance that any of them misleads stays under
+//! α, and the screen states that one level. A section's comparisons are each at 1 − α. A study
+//! measured with `--runs auto` looked at its comparisons after several stages of rounds; each
+//! look decides at a level that keeps the error over all looks at α (`look_alpha`).
 
 use serde::{Deserialize, Serialize};
 
 use crate::model::study::{EngineSummary, Round, Study};
-use crate::stats::rank::{benjamini_hochberg, holm, Outcome, Ranked, MIN_ROUNDS};
+use crate::stats::rank::{Outcome, Ranked, MIN_ROUNDS};
 
 /// The error rate every decision is held to: 5%.
 pub const ALPHA: f64 = 0.05;
@@ -94,10 +95,11 @@ impl Metric {
 /// How a family of comparisons is decided.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Family {
-    /// The first screen's verdicts: Holm's family-wise error.
-    Confirmatory,
-    /// A table's comparisons: Benjamini–Hochberg's false discovery rate, labelled exploratory.
-    Exploratory,
+    /// A screen's comparisons, held together: each interval at 1 − α/m (Bonferroni over the m
+    /// comparisons), both differences and bounds corrected alike.
+    Simultaneous,
+    /// Each comparison at its own 1 − α: a section's tables.
+    Each,
 }
 
 /// `subject` against `reference` on one metric.
@@ -119,6 +121,14 @@ pub struct Comparison {
     /// p-value of "differs by less" (equivalence).
     pub p_different: f64,
     pub p_equivalent: f64,
+    /// How many comparisons were decided together with this one (1: on its own): the interval is
+    /// at 1 − α/`family_size` of the look's α.
+    #[serde(default = "one")]
+    pub family_size: usize,
+    /// The smallest relative difference this run's rounds and noise could have decided (0.08:
+    /// 8%): the margin plus its interval's half-width. None without an interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detectable: Option<f64>,
     /// The error this comparison may spend (α, less what earlier looks spent).
     #[serde(skip)]
     alpha: f64,
@@ -174,6 +184,8 @@ impl Comparison {
             outcome: Outcome::Undecided,
             p_different,
             p_equivalent,
+            family_size: 1,
+            detectable: None,
             alpha,
             ranked: Some(ranked),
         };
@@ -191,23 +203,9 @@ impl Comparison {
         self.confidence = 1.0 - alpha;
     }
 
-    /// Whether the interval shown lies wholly beyond the margin (an undecided comparison whose
-    /// family asked for more than its own α).
-    pub fn beyond_margin(&self) -> bool {
-        let margin = 1.0 + self.metric.margin();
-        match (self.low, self.high) {
-            (Some(low), Some(high)) => low > margin || high < 1.0 / margin,
-            _ => false,
-        }
-    }
-
     /// The interval's confidence as a sentence says it: "95%", "99.8%".
     pub fn confidence_text(&self) -> String {
-        let percent = self.confidence * 100.0;
-        match percent.fract() {
-            f if !(0.05..=0.95).contains(&f) => format!("{percent:.0}%"),
-            _ => format!("{percent:.1}%"),
-        }
+        level_text(self.confidence)
     }
 
     /// Whether the subject did better than the reference (a decided difference only).
@@ -219,11 +217,45 @@ impl Comparison {
         self.outcome == Outcome::Different
     }
 
-    /// "faster", "cheaper", …, "equivalent" or "undecided".
-    pub fn word(&self) -> &'static str {
+    /// "faster", "cheaper", …, "no difference beyond 3%", "within 10%" or "undecided": the
+    /// words of its outcome, the margin in them.
+    pub fn word(&self) -> String {
+        let percent = |share: f64| format!("{:.0}%", share * 100.0);
         match self.outcome {
-            Outcome::Different => self.metric.word(self.better()),
-            outcome => outcome.word(),
+            Outcome::Different => self.metric.word(self.better()).to_string(),
+            Outcome::Equivalent => {
+                format!("no difference beyond {}", percent(self.metric.margin()))
+            }
+            Outcome::Within => format!(
+                "within {}, not shown within {}",
+                percent(self.metric.equivalence_margin()),
+                percent(self.metric.margin())
+            ),
+            Outcome::Undecided => "undecided".to_string(),
+        }
+    }
+
+    /// The comparison as a verdict reads it: "1.38× faster [1.05–1.75], 12 rounds", "1.01×, no
+    /// difference beyond 3% [0.99–1.02], 12 rounds", "0.95×, undecided [0.70–1.33], 12 rounds:
+    /// this run could decide differences beyond 36%".
+    pub fn verdict_text(&self) -> String {
+        let ratio = match self.ratio.is_finite() {
+            true => format!("{:.2}×", self.ratio),
+            false => "—".to_string(),
+        };
+        let said = match self.outcome {
+            Outcome::Different => format!("{ratio} {} {}", self.word(), self.interval_text()),
+            _ => format!("{ratio}, {} {}", self.word(), self.interval_text()),
+        };
+        match self
+            .detectable
+            .filter(|_| self.outcome == Outcome::Undecided)
+        {
+            Some(share) => format!(
+                "{said}: this run could decide differences beyond {:.0}%",
+                share * 100.0
+            ),
+            None => said,
         }
     }
 
@@ -250,7 +282,8 @@ impl Comparison {
 
     /// Whether no number of rounds up to `budget` is likely to decide it: were its interval to
     /// narrow as 1/√rounds around today's estimate, it would still neither clear the margin
-    /// nor fit inside the equivalence margin. Undecided comparisons without an interval yet are not futile.
+    /// nor fit inside the equivalence margin. Undecided comparisons without an interval yet are
+    /// not futile.
     pub fn futile(&self, budget: usize) -> bool {
         let (Some(low), Some(high)) = (self.low, self.high) else {
             return false;
@@ -263,8 +296,39 @@ impl Comparison {
         let within = self.metric.equivalence_margin().ln_1p();
         let half = (high - low) / 2.0 * (self.rounds as f64 / budget as f64).sqrt();
         let can_differ = estimate.abs() - half > margin;
-        let can_be_equivalent = estimate.abs() + half < within;
-        !can_differ && !can_be_equivalent
+        let can_be_bounded = estimate.abs() + half < within;
+        !can_differ && !can_be_bounded
+    }
+
+    /// Decides the comparison at two-sided level 1 − `alpha`: its interval at that level, and the
+    /// outcome read off it.
+    fn decide_at(&mut self, alpha: f64) {
+        self.set_interval(alpha);
+        self.detectable = None;
+        self.outcome = match (self.low, self.high) {
+            (Some(low), Some(high)) if self.rounds >= MIN_ROUNDS => Outcome::of_interval(
+                low,
+                high,
+                self.metric.margin(),
+                self.metric.equivalence_margin(),
+            ),
+            _ => Outcome::Undecided,
+        };
+        if let (Some(low), Some(high)) = (self.low, self.high) {
+            let half = (high.ln() - low.ln()) / 2.0;
+            self.detectable = Some((self.metric.margin().ln_1p() + half).exp_m1());
+        }
+    }
+
+    /// The comparison's 95% interval on its own, whatever level its family decided it at: what a
+    /// second run's estimate is held against.
+    pub fn interval_95(&self) -> (Option<f64>, Option<f64>) {
+        let interval = (self.ranked.as_ref()).and_then(|ranked| ranked.interval(ALPHA));
+        match interval {
+            Some((low, high)) => (Some(low.exp()), Some(high.exp())),
+            None if (self.confidence - (1.0 - ALPHA)).abs() < 1e-9 => (self.low, self.high),
+            None => (None, None),
+        }
     }
 
     /// The comparison turned round: `reference` over `subject`.
@@ -287,55 +351,33 @@ fn log_ratio(subject: &Round, reference: &Round, metric: Metric) -> Option<f64> 
     (a > 0.0 && b > 0.0 && a.is_finite() && b.is_finite()).then(|| (a / b).ln())
 }
 
-/// Decides every comparison of one family, in place: a difference when the family's procedure
-/// rejects "within the margin" (its interval then shown at the level it was rejected at, which
-/// lies beyond the margin), equivalence when the two one-sided tests do at the comparison's α,
-/// undecided otherwise, nothing below `MIN_ROUNDS`. An undecided comparison shows its interval at
-/// the family's Bonferroni level (α over the family's size): an interval that lay wholly beyond
-/// the margin there would have been rejected by either procedure, so what the figure shows
-/// agrees with the word beside it. Where the rounds are too few for an interval at that level,
-/// it shows its own (1 − α) one, which may lie beyond the margin: `beyond_margin` tells, and the
-/// sentence says the family asked for more.
+/// Decides every comparison of one family, in place, each at the level its family asks for:
+/// `Simultaneous`, 1 − α/m for m comparisons; `Each`, 1 − α (α being the look's share, per
+/// comparison). The outcome is read off that interval, so the words and the printed interval
+/// never disagree.
 pub fn decide(comparisons: &mut [Comparison], family: Family) {
-    let p_values: Vec<f64> = (comparisons.iter())
-        .map(|c| {
-            if c.rounds >= MIN_ROUNDS {
-                c.p_different / (c.alpha / ALPHA)
-            } else {
-                1.0
-            }
-        })
-        .collect();
-    let family_size = comparisons.len().max(1) as f64;
-    let levels = match family {
-        Family::Confirmatory => holm(&p_values, ALPHA),
-        Family::Exploratory => benjamini_hochberg(&p_values, ALPHA),
+    let size = match family {
+        Family::Simultaneous => comparisons.len().max(1),
+        Family::Each => 1,
     };
-    for (comparison, level) in comparisons.iter_mut().zip(levels) {
-        if comparison.rounds < MIN_ROUNDS {
-            comparison.outcome = Outcome::Undecided;
-            continue;
-        }
-        match level {
-            Some(level) => {
-                comparison.outcome = Outcome::Different;
-                // The level in the comparison's own α units (a look's share of α).
-                comparison.set_interval(level * comparison.alpha / ALPHA);
-            }
-            None if comparison.p_equivalent <= comparison.alpha => {
-                comparison.outcome = Outcome::Equivalent;
-                comparison.set_interval(2.0 * comparison.alpha);
-            }
-            None => {
-                comparison.outcome = Outcome::Undecided;
-                comparison.set_interval(comparison.alpha / family_size);
-                if comparison.low.is_none() {
-                    // Too few rounds for an interval at that level: the comparison's own.
-                    comparison.set_interval(comparison.alpha);
-                }
-            }
-        }
+    for comparison in comparisons.iter_mut() {
+        comparison.family_size = size;
+        comparison.decide_at(comparison.alpha / size as f64);
     }
+}
+
+/// "95%", "97.5%", "99.9%": a level as sentences say it, with the digits that tell it from 100%.
+pub fn level_text(level: f64) -> String {
+    let percent = level * 100.0;
+    if (percent - percent.round()).abs() < 1e-9 {
+        return format!("{percent:.0}%");
+    }
+    let digits = (-(100.0 - percent).log10()).ceil().clamp(1.0, 4.0) as usize;
+    format!("{percent:.digits$}%")
+}
+
+fn one() -> usize {
+    1
 }
 
 /// The stages `--runs auto` looks at, in rounds: decided early when the engines differ a lot or
@@ -399,11 +441,18 @@ pub fn study_comparisons(study: &Study, metric: Metric) -> Vec<Comparison> {
     comparisons
 }
 
-/// The comparisons of a study's table on `metric` (`study_comparisons`), decided as one
-/// exploratory family: what the table marks and the sentence under it says.
+/// The comparisons of a study's table on `metric`: as the analysis decided them, or, for a study
+/// not analysed yet (a study deciding whether to stop), `study_comparisons` each on its own.
 pub fn table_comparisons(study: &Study, metric: Metric) -> Vec<Comparison> {
+    if !study.decided.is_empty() {
+        // Analysed: what the analysis decided, never a second decision.
+        return (study.decided.iter())
+            .filter(|c| c.metric == metric)
+            .cloned()
+            .collect();
+    }
     let mut comparisons = study_comparisons(study, metric);
-    decide(&mut comparisons, Family::Exploratory);
+    decide(&mut comparisons, Family::Each);
     comparisons
 }
 

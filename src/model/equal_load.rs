@@ -181,11 +181,14 @@ pub struct EqualLoad {
     pub scale: Option<Scale>,
     /// The rows of the points, for the comparisons paired by round.
     rows: Vec<Row>,
+    /// Its comparisons, decided once by the analysis (`analysis::Analysis`); empty until then.
+    pub decided: Vec<Comparison>,
 }
 
-/// What the equal-load verdict compares: at `rate`, the engine that spent the least server CPU
+/// (Tests only.) At `rate`, the engine that spent the least server CPU
 /// per operation against the baseline (or, where the baseline spent least, the next against
 /// it), undecided until its family is decided.
+#[cfg(test)]
 #[derive(Clone, Debug)]
 pub struct Finding {
     pub rate: f64,
@@ -242,6 +245,7 @@ pub fn equal_loads(rows: &[Row]) -> Vec<EqualLoad> {
                 engines: Vec::new(),
                 scale: None,
                 rows: Vec::new(),
+                decided: Vec::new(),
             });
         }
     }
@@ -526,6 +530,11 @@ impl EqualLoad {
         compared
     }
 
+    /// The decided comparison of `subject` over `reference`, if the analysis made it.
+    pub fn decided_as(&self, subject: &str, reference: &str) -> Option<&Comparison> {
+        (self.decided.iter()).find(|c| c.subject == subject && c.reference == reference)
+    }
+
     /// Server CPU per operation at the verdict rate, each engine there against the baseline,
     /// paired by round; undecided (a family decides them).
     pub fn comparisons(&self) -> Vec<Comparison> {
@@ -537,7 +546,10 @@ impl EqualLoad {
             return Vec::new();
         };
         let (reference, alpha) = (self.summary(baseline, rate), self.alpha_at(rate));
-        (rest.iter())
+        // Every engine the plan compares is asked, the ones left out there too (with no rounds:
+        // undecided, and said so), so the question does not depend on who held the rate.
+        let left: Vec<&str> = left_out.iter().map(|(name, _)| name.as_str()).collect();
+        (rest.iter().chain(&left))
             .map(|engine| {
                 let subject = self.summary(engine, rate);
                 Comparison::paired(&subject, &reference, Metric::CpuPerOp, alpha)
@@ -545,9 +557,11 @@ impl EqualLoad {
             .collect()
     }
 
-    /// The verdict's comparison: the engine that spent the least server CPU per operation at
+    /// (Tests only: the analysis asks every engine, not the cheapest.) The engine that spent the
+    /// least server CPU per operation at
     /// the verdict rate against the baseline (the next cheapest, where the baseline spent
     /// least); None without a rate or a second engine there.
+    #[cfg(test)]
     pub fn finding(&self) -> Option<Finding> {
         let (rate, left_out) = self.verdict_rate()?;
         let compared = self.compared_at(rate, &left_out);
@@ -567,6 +581,21 @@ impl EqualLoad {
             left_out,
         })
     }
+}
+
+/// The equal-load comparison that answers a closed-loop study of `workload` at `connections`
+/// (and payload), if one ran.
+pub fn matching<'a>(
+    loads: &'a [EqualLoad],
+    workload: &str,
+    connections: Option<u64>,
+    payload_bytes: Option<u64>,
+) -> Option<&'a EqualLoad> {
+    loads.iter().find(|load| {
+        load.workload == workload
+            && Some(load.connections) == connections
+            && payload_bytes.is_none_or(|bytes| load.payload_bytes == bytes)
+    })
 }
 
 #[cfg(test)]
@@ -719,8 +748,10 @@ pub mod tests {
         assert_eq!(finding.comparison.metric, Metric::CpuPerOp);
         let comparisons = load.comparisons();
         let subjects: Vec<&str> = comparisons.iter().map(|c| c.subject.as_str()).collect();
-        assert_eq!(subjects, ["uring", "uring-defer"]);
+        // Every engine is asked, the one left out too (with no rounds: undecided).
+        assert_eq!(subjects, ["uring", "uring-defer", "uring-sqpoll"]);
         assert!(comparisons.iter().all(|c| c.reference == "epoll"));
+        assert_eq!(comparisons[2].rounds, 0);
     }
 
     /// A rounds point an engine held in fewer than half its rounds (its p99 over the bound):
@@ -822,7 +853,10 @@ pub mod tests {
         let subjects: Vec<String> = (load.comparisons().into_iter())
             .map(|c| c.subject)
             .collect();
-        assert_eq!(subjects, ["uring-multishot", "uring-defer", "uring-bundle"]);
+        assert_eq!(
+            subjects,
+            ["uring-multishot", "uring-defer", "uring-bundle", "uring"]
+        );
     }
 
     /// The rule's two conditions: the baseline held the rate, and more than half of the

@@ -1,4 +1,4 @@
-//! What the kernel counted for one engine in one study: the medians the causes (`report::causes`)
+//! What the kernel counted for one engine in one study: the medians the causes (`analysis::causes`)
 //! read to name why an engine moved as it did.
 
 use crate::row::Row;

@@ -241,7 +241,7 @@ mod tests {
         let rows = rounds(&[("uring-single", 100.0), ("uring-batch", 102.0)], 12);
         let rungs = ladder(&studies(&rows)[0]);
         assert!(!rungs[0].decided(), "{:?}", rungs[0]);
-        assert_eq!(rungs[0].comparison.word(), "equivalent");
+        assert_eq!(rungs[0].comparison.word(), "no difference beyond 3%");
         // Twice as fast, but five rounds are too few to decide anything.
         let rows = rounds(&[("uring-single", 100.0), ("uring-batch", 200.0)], 5);
         let rungs = ladder(&studies(&rows)[0]);

@@ -13,6 +13,7 @@
 //! cell's rounds (`Figures`), so one run does not move it either.
 
 use crate::model::figures::Figures;
+use crate::row::Row;
 
 /// A side is busy at this share of its CPUs or more (the load generator's saturation mark).
 pub const BUSY: f64 = 0.9;
@@ -69,6 +70,127 @@ pub fn client_bound(figures: &Figures) -> bool {
     match Regime::of(figures) {
         Some(regime) => regime == Regime::ClientBound,
         None => figures.client_saturated,
+    }
+}
+
+impl Regime {
+    /// One run's regime, from its own row: its load saturated (a thread busy for most of the
+    /// window) or busy, its server's cores busy and its load free, or neither. None where the row
+    /// does not measure both sides (a file row, an open loop, a server nobody measured).
+    pub fn of_run(row: &Row) -> Option<Regime> {
+        if row.offered_rate.is_some() {
+            return None;
+        }
+        let param = |key: &str| row.params.get(key).and_then(serde_json::Value::as_u64);
+        let loops = param("server_threads").unwrap_or(1).max(1) as f64;
+        let server = row.server_cpu_utilisation? / loops;
+        let threads = param("client_threads")?.min(param("connections")?).max(1) as f64;
+        let client_cpu = row.client_cpu_user_s? + row.client_cpu_sys_s?;
+        let client = (row.seconds > 0.0).then(|| client_cpu / row.seconds / threads)?;
+        let saturated = row.client_saturated == Some(true);
+        Some(if saturated || client >= BUSY {
+            Regime::ClientBound
+        } else if server >= BUSY && client <= FREE {
+            Regime::ServerBound
+        } else {
+            Regime::Neither
+        })
+    }
+}
+
+/// What set the pace of a closed-loop cell, from its runs: each run classified on its own
+/// (`Regime::of_run`), the cell from them. One regime per cell, said once, wherever the cell is
+/// named.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct CellRegime {
+    pub class: CellClass,
+    /// The runs classified, and how many of them were client-bound and server-bound.
+    pub runs: usize,
+    pub client_bound_runs: usize,
+    pub server_bound_runs: usize,
+}
+
+/// A cell's regime.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CellClass {
+    /// Most runs of every engine had the server busy and the load free.
+    ServerBound,
+    /// No run's load was saturated, and not most of every engine's runs were server-bound: the
+    /// round trips set the pace.
+    Neither,
+    /// Most runs of every engine had the load saturated.
+    ClientBound,
+    /// Some runs had the load saturated, but not most of every engine's: the engines or the
+    /// rounds disagree.
+    Mixed,
+}
+
+impl CellRegime {
+    /// The regime of a cell whose engines ran `engines` (each engine's runs' regimes); None when
+    /// no run measured both sides.
+    pub fn of(engines: &[Vec<Regime>]) -> Option<CellRegime> {
+        let engines: Vec<&Vec<Regime>> = engines.iter().filter(|runs| !runs.is_empty()).collect();
+        if engines.is_empty() {
+            return None;
+        }
+        let count = |runs: &[Regime], regime: Regime| runs.iter().filter(|r| **r == regime).count();
+        let most =
+            |regime: Regime| (engines.iter()).all(|runs| 2 * count(runs, regime) > runs.len());
+        let total = |regime: Regime| engines.iter().map(|runs| count(runs, regime)).sum();
+        let client_bound_runs: usize = total(Regime::ClientBound);
+        let class = match client_bound_runs {
+            0 if most(Regime::ServerBound) => CellClass::ServerBound,
+            0 => CellClass::Neither,
+            _ if most(Regime::ClientBound) => CellClass::ClientBound,
+            _ => CellClass::Mixed,
+        };
+        Some(CellRegime {
+            class,
+            runs: engines.iter().map(|runs| runs.len()).sum(),
+            client_bound_runs,
+            server_bound_runs: total(Regime::ServerBound),
+        })
+    }
+
+    /// Whether the cell's closed-loop throughputs rank the servers: never where the load was
+    /// saturated in most runs or where the runs disagree.
+    pub fn ranks_servers(&self) -> bool {
+        matches!(self.class, CellClass::ServerBound | CellClass::Neither)
+    }
+
+    /// The regime in words, with its counts: "server-bound (the server's cores ≥ 90% busy and
+    /// the load's threads ≤ 80% in 40 of 48 runs)", "the load generator was saturated in 48 of
+    /// 48 runs (client-bound)".
+    pub fn text(&self) -> String {
+        let (busy, free) = (BUSY * 100.0, FREE * 100.0);
+        match self.class {
+            CellClass::ServerBound => format!(
+                "server-bound (the server's cores ≥ {busy:.0}% busy, the load's threads ≤                  {free:.0}%, in {} of {} runs)",
+                self.server_bound_runs, self.runs
+            ),
+            CellClass::Neither => format!(
+                "neither side saturated in any of {} runs (the round trips set the pace)",
+                self.runs
+            ),
+            // One wording for both: either way throughput ranks the load generator here, and
+            // the counts say how often (the class is in the section and the JSON).
+            CellClass::ClientBound | CellClass::Mixed => format!(
+                "the load generator was saturated in {} of {} runs, so throughput here ranks \
+                 the load generator, not the servers",
+                self.client_bound_runs, self.runs,
+            ),
+        }
+    }
+
+    /// "server-bound", "neither", "client-bound", "mixed".
+    pub fn name(&self) -> &'static str {
+        match self.class {
+            CellClass::ServerBound => "server-bound",
+            CellClass::Neither => "neither",
+            CellClass::ClientBound => "client-bound",
+            CellClass::Mixed => "mixed",
+        }
     }
 }
 

@@ -8,8 +8,9 @@ use std::collections::{HashMap, HashSet};
 use serde_json::{Map, Value};
 
 use crate::engines::{engines_of, Workload};
-use crate::model::comparison::Metric;
+use crate::model::comparison::{Comparison, Metric};
 use crate::model::figures::Figures;
+use crate::model::regime::{CellRegime, Regime};
 use crate::row::is_equal_load_row;
 use crate::row::params::{Param, Params};
 use crate::row::Row;
@@ -129,6 +130,8 @@ pub struct Round {
     pub run: u32,
     /// By `Metric::index`; None where the run did not measure it.
     values: [Option<f64>; 4],
+    /// Which side set the pace of this run's closed loop (None for a file row or an open loop).
+    pub regime: Option<Regime>,
 }
 
 #[cfg(test)]
@@ -164,7 +167,11 @@ impl Round {
     pub fn only(run: u32, metric: Metric, value: f64) -> Round {
         let mut values = [None; 4];
         values[metric.index()] = Some(value);
-        Round { run, values }
+        Round {
+            run,
+            values,
+            regime: None,
+        }
     }
 
     fn of(row: &Row, headline: Headline) -> Round {
@@ -181,6 +188,7 @@ impl Round {
         Round {
             run: row.run,
             values,
+            regime: Regime::of_run(row),
         }
     }
 
@@ -327,6 +335,9 @@ pub struct Study {
     /// The rounds after which the study looked at its comparisons (`--runs auto`), the last its
     /// budget; empty when its rounds were fixed (one look, at the end).
     pub looks: Vec<u32>,
+    /// Every comparison of the study, decided once by the analysis (`analysis::Analysis`): what
+    /// each view reads instead of deciding again. Empty until analysed.
+    pub decided: Vec<Comparison>,
 }
 
 impl Study {
@@ -384,6 +395,44 @@ impl Study {
         runs.len()
     }
 
+    /// The comparison of `subject` over `reference` on `metric` as the analysis decided it (turned
+    /// round when it was decided the other way); None when the analysis made none.
+    pub fn decided(&self, subject: &str, reference: &str, metric: Metric) -> Option<Comparison> {
+        let same = |c: &&Comparison, a: &str, b: &str| {
+            c.metric == metric && c.subject == a && c.reference == b
+        };
+        let found = self.decided.iter().find(|c| same(c, subject, reference));
+        match found {
+            Some(comparison) => Some(comparison.clone()),
+            None => (self.decided.iter())
+                .find(|c| same(c, reference, subject))
+                .map(Comparison::inverse),
+        }
+    }
+
+    /// Which side set the pace of the study's closed loop, from its compared engines' runs; None
+    /// for a study whose rows do not measure both sides (files, open loops).
+    pub fn regime(&self) -> Option<CellRegime> {
+        let runs: Vec<Vec<Regime>> = (self.measured().into_iter())
+            .filter(|engine| engine.verified && !engine.engine.contains('#'))
+            .filter(|engine| {
+                let connections = self
+                    .params
+                    .param(Param::Connections)
+                    .and_then(Value::as_u64);
+                in_network_line(&self.workload, &engine.engine, connections.unwrap_or(1))
+            })
+            .map(|engine| {
+                engine
+                    .rounds
+                    .iter()
+                    .filter_map(|round| round.regime)
+                    .collect()
+            })
+            .collect();
+        CellRegime::of(&runs)
+    }
+
     /// The load model when the rows say it (`params.mode`: closed or open loop).
     pub fn mode(&self) -> Option<&str> {
         self.params.param(Param::Mode).and_then(Value::as_str)
@@ -410,7 +459,8 @@ pub fn study_key(row: &Row) -> StudyKey {
 pub fn studies(rows: &[Row]) -> Vec<Study> {
     let mut keyed: Vec<(StudyKey, Vec<&Row>)> = Vec::new();
     let mut index_of: HashMap<String, usize> = HashMap::new();
-    for row in rows.iter().filter(|row| !is_equal_load_row(row)) {
+    // Attribution rounds ran with costly instruments on: their figures are never compared.
+    for row in (rows.iter()).filter(|row| !is_equal_load_row(row) && !row.is_attribution()) {
         let key = study_key(row);
         let index = *index_of.entry(key_text(&key)).or_insert(keyed.len());
         match keyed.get_mut(index) {
@@ -534,6 +584,7 @@ fn study(workload: String, params: Map<String, Value>, rows: &[&Row]) -> Study {
         engines,
         contenders,
         looks,
+        decided: Vec::new(),
         title: workload.clone(),
         workload,
         params,

@@ -19,11 +19,13 @@ use crate::units::{format_count, format_mb_per_sec};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
-    /// A summary table for people: median and best of the runs per engine.
+    // Each command's `--format` says what each form holds there (a study's CSV has a row per
+    // run, `compare`'s a row per engine and metric): no help of the variants' own.
+    // A summary table for people.
     Table,
-    /// One row per run with a header; columns named like the JSON keys.
+    // Rows with a header, columns named like the JSON keys.
     Csv,
-    /// The canonical document: schema_version, command, env (the probe), results.
+    // The canonical document: schema_version, command, env (the probe), results.
     Json,
 }
 
@@ -63,6 +65,11 @@ pub fn render(document: &Document, format: Format) -> anyhow::Result<String> {
 /// document, not in a spreadsheet's cells.
 const HISTOGRAM_SUFFIX: &str = "_histogram";
 
+/// The CSV's columns of ids, which the JSON document has no field for (a row's study and cell
+/// follow from its workload, engine and parameters).
+const STUDY_COLUMN: &str = "study";
+const CELL_COLUMN: &str = "cell";
+
 /// The CSV projection: every scalar field of a row as a column (serialized histograms left
 /// out); `params` as `key=value` pairs.
 pub fn render_csv(rows: &[Row]) -> anyhow::Result<String> {
@@ -81,6 +88,16 @@ pub fn render_csv(rows: &[Row]) -> anyhow::Result<String> {
     if header.is_empty() {
         header = csv_default_header();
     }
+    // Which study and cell each row measured, right after the engine: what a spreadsheet or
+    // duckdb groups by (`GROUP BY study, cell`) without rebuilding it from `params.*`.
+    let after_engine = header
+        .iter()
+        .position(|key| key == "engine")
+        .map_or(0, |at| at + 1);
+    header.splice(
+        after_engine..after_engine,
+        [STUDY_COLUMN.into(), CELL_COLUMN.into()],
+    );
     // Each parameter as a column of its own too (`params.connections`, `params.depth`), after
     // every other column (a reader by position keeps its columns), so a spreadsheet or duckdb
     // can filter on one.
@@ -100,6 +117,8 @@ pub fn render_csv(rows: &[Row]) -> anyhow::Result<String> {
         let record: Vec<String> = header
             .iter()
             .map(|key| match (key.as_str(), fields.get(key)) {
+                (STUDY_COLUMN, _) => row.study_id(),
+                (CELL_COLUMN, _) => row.cell_id(),
                 ("params", _) => row.params_text(),
                 (column, _) if column.starts_with("params.") => {
                     match row.params.get(&column["params.".len()..]) {
@@ -110,9 +129,13 @@ pub fn render_csv(rows: &[Row]) -> anyhow::Result<String> {
                 }
                 (_, None | Some(Value::Null)) => String::new(),
                 (_, Some(Value::String(text))) => text.clone(),
+                // Notes as text, the looks of `--runs auto` as numbers: `12; 16; 24`.
                 (_, Some(Value::Array(items))) => items
                     .iter()
-                    .filter_map(Value::as_str)
+                    .map(|item| match item {
+                        Value::String(text) => text.clone(),
+                        other => other.to_string(),
+                    })
                     .collect::<Vec<_>>()
                     .join("; "),
                 (_, Some(other)) => other.to_string(),
@@ -351,10 +374,39 @@ mod tests {
         let text = render_csv(&[first, row("b", 1, 2e9)]).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 3);
-        assert!(lines[0].starts_with("workload,engine,params,run,seconds,ops,bytes"));
+        assert!(lines[0].starts_with("workload,engine,study,cell,params,run,seconds,ops,bytes"));
         assert!(lines[0].ends_with(",params.block_size"), "{}", lines[0]);
         assert!(lines[1].contains("block_size=4096"));
         assert!(lines[1].ends_with(",capped,4096"), "{}", lines[1]);
+    }
+
+    /// Goal: results.csv groups by study and cell without `params.*`, and keeps the looks.
+    /// Rows of one study share its id whatever an engine chose for itself (its io-wq
+    /// workers); another parameter is another study; the looks are written as numbers.
+    #[test]
+    fn csv_names_each_rows_study_and_cell_and_keeps_the_looks() {
+        let mut a = row("a", 1, 1e9);
+        a.params.put(Param::BlockSize, 4096);
+        a.looks = Some(vec![12, 16, 24]);
+        let mut b = row("b", 1, 1e9);
+        b.params.put(Param::BlockSize, 4096);
+        b.params.insert("iowq_bounded_max".into(), Value::from(32));
+        let mut c = row("a", 1, 1e9);
+        c.params.put(Param::BlockSize, 8192);
+        assert_eq!(a.study_id(), b.study_id());
+        assert_ne!(a.study_id(), c.study_id());
+        assert!(a.study_id().starts_with("fs-write-"), "{}", a.study_id());
+        assert_eq!(a.cell_id(), format!("{}/a", a.study_id()));
+        let text = render_csv(&[a.clone(), b, c]).unwrap();
+        let mut reader = csv::Reader::from_reader(text.as_bytes());
+        let header = reader.headers().unwrap().clone();
+        let column = |name: &str| header.iter().position(|key| key == name).unwrap();
+        let records: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+        assert_eq!(&records[0][column("study")], a.study_id());
+        assert_eq!(&records[0][column("cell")], a.cell_id());
+        assert_eq!(&records[0][column("looks")], "12; 16; 24");
+        assert_eq!(records[0][column("study")], records[1][column("study")]);
+        assert_ne!(records[0][column("study")], records[2][column("study")]);
     }
 
     /// Goal: a figure nobody measured reads as "—", not as a measured 0; the JSON keeps it.

@@ -71,12 +71,14 @@ fn group_by_workload(listings: &mut [EngineListing]) {
     listings.sort_by_key(|listing| order.iter().position(|w| *w == listing.workload));
 }
 
-pub fn run_engines(format: Format) -> anyhow::Result<ExitCode> {
+/// `ringside engines`: the table one engine a line, `long` with what each adds to the engine
+/// it is over; CSV and JSON with every field.
+pub fn run_engines(format: Format, long: bool) -> anyhow::Result<ExitCode> {
     let listings = all();
     let text = match format {
         Format::Json => serde_json::to_string_pretty(&listings)? + "\n",
         Format::Csv => render_csv(&listings)?,
-        Format::Table => render_table(&listings, columns()),
+        Format::Table => render_table(&listings, columns(), long),
     };
     super::print_text(&text)?;
     Ok(ExitCode::SUCCESS)
@@ -104,14 +106,20 @@ fn columns() -> Option<u16> {
     }
 }
 
-/// One line per engine and workload: its parent and a short status (a numbered note for an
-/// engine that cannot run here), then the notes with their reasons, each once.
-fn render_table(listings: &[EngineListing], width: Option<u16>) -> String {
+/// One line per engine and workload: its parent, a short status (a numbered note for an engine
+/// that cannot run here) and whether its study runs it by default (`long`: and what it adds),
+/// then the notes with their reasons, each once. Without `long` every row fits one line of 80
+/// columns: the longest names and a note's number take 70.
+fn render_table(listings: &[EngineListing], width: Option<u16>, long: bool) -> String {
     let mut table = Table::new();
+    let mut header = vec!["workload", "engine", "over", "here", "default"];
+    if long {
+        header.push("about");
+    }
     table
         .load_style(presets::UTF8_FULL_CONDENSED)
         .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_header(["workload", "engine", "over", "here", "about"]);
+        .set_header(header);
     if let Some(width) = width {
         table.set_width(width);
     }
@@ -131,18 +139,24 @@ fn render_table(listings: &[EngineListing], width: Option<u16>) -> String {
             None => "yes".to_string(),
         };
         let over = listing.over.unwrap_or("—");
-        table.add_row([
-            listing.workload,
-            listing.engine,
-            over,
-            &status,
-            listing.about,
-        ]);
+        let default = if listing.default { "yes" } else { "" };
+        let mut row = vec![listing.workload, listing.engine, over, &status, default];
+        if long {
+            row.push(listing.about);
+        }
+        table.add_row(row);
     }
     let mut text = table.to_string() + "\n";
+    let width = width.map_or(usize::MAX, usize::from);
     for (index, reason) in reasons.iter().enumerate() {
         let note = format!("({}) {reason}", index + 1);
-        text.push_str(&wrapped(&note, width.map_or(usize::MAX, usize::from)));
+        text.push_str(&wrapped(&note, width));
+    }
+    if !long {
+        let more = "default: what the workload's study runs without --engine (--full: every \
+                    engine it can run). `ringside engines --long` adds what each engine adds to \
+                    the one it is over; --format csv or json adds what it needs of the kernel.";
+        text.push_str(&wrapped(more, width));
     }
     text
 }
@@ -211,9 +225,20 @@ mod tests {
         assert!(csv.starts_with("workload,engine,over,available,reason,about,default,needs\n"));
         let records = csv::Reader::from_reader(csv.as_bytes()).records().count();
         assert_eq!(records, listings.len());
-        let table = render_table(&listings, Some(100));
+        let table = render_table(&listings, Some(100), true);
         let widest = table.lines().map(|line| line.chars().count()).max();
         assert!(widest <= Some(100), "{table}");
+        // At 80 columns, one line per engine and workload, and no name split.
+        let short = render_table(&listings, Some(80), false);
+        let widest = short.lines().map(|line| line.chars().count()).max();
+        assert!(widest <= Some(80), "{short}");
+        let rows = short.lines().filter(|line| line.starts_with("│ ")).count();
+        assert_eq!(
+            rows,
+            listings.len() + 1,
+            "a header and a line per listing:\n{short}"
+        );
+        assert!(short.contains("┆ default "), "{short}");
         assert!(
             table.contains("┆ no (1) "),
             "a reason is a note below: {table}"

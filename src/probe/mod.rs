@@ -81,9 +81,9 @@ pub fn environment(dir: &Path) -> serde_json::Value {
 /// The forms of `probe`'s answer: one machine is no table of rows, so there is no CSV.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum ProbeFormat {
-    /// For people.
+    // For people (`--format`'s help says so).
     Table,
-    /// For scripts.
+    // For scripts.
     Json,
 }
 

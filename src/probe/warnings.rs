@@ -100,14 +100,16 @@ fn cpu(probe: &Probe) -> Vec<String> {
         .collect();
     if !halting.is_empty() {
         warnings.push(format!(
-            "idle vCPUs may halt ({}): few-connection latency includes the wake-up path; \
-             holding /dev/cpu_dma_latency at 0 changed it 3-7x here",
+            "idle vCPUs may halt ({}): few-connection latency includes the wake-up path; the \
+             network studies' --idle poll keeps them from it (it changed such latency 3-7x on \
+             a 2-vCPU VM)",
             halting.join(", ")
         ));
     }
     if !matches!(cpu.sched_policy.as_str(), "SCHED_FIFO" | "SCHED_RR") {
         warnings.push(format!(
-            "running under {}: other work on the machine can lower results 2-9x (chrt -f 50)",
+            "running under {}: other work on the machine can lower results 2-9x; the \
+             network studies' --sched fifo runs server and load real-time",
             cpu.sched_policy
         ));
     }

@@ -1,18 +1,20 @@
-//! The answer as a picture: one small chart per study at the top of the report. Each verified
-//! engine's throughput as a multiple of the baseline's (the study's first engine), paired round
-//! by round, its whisker the interval; the margin within which no difference is called (±3%)
-//! shaded; the winner marked only where the first screen decided it; engines whose client was
-//! saturated drawn hollow, since their bar is the load generator's limit.
+//! The answer as a picture: one small chart per study at the top of the report. Each engine of
+//! the study's line as a multiple of the line's baseline, with the interval the first screen
+//! decided it by (its whisker); the margins shaded (±3%: no difference beyond it; ±10%: within
+//! it); a star only on the engine the analysis decided faster than the baseline and every other
+//! engine of the line. Where the load generator set the pace (the cell's regime), the title says
+//! so once and every bar is hollow.
 
 use plotters::coord::ranged1d::SegmentValue;
 use plotters::prelude::*;
 
+use crate::analysis::numbers::ratio;
+use crate::analysis::plan::{line, ranks};
+use crate::analysis::screen::{rounds_text, words};
 use crate::model::comparison::Metric;
+use crate::model::regime::CellRegime;
 use crate::model::study::{EngineSummary, Study};
-use crate::report::answer::rounds_text;
-use crate::report::chart::{drawn, drawn_range, FONT, PALETTE};
-use crate::report::numbers::ratio;
-use crate::report::verdict::decided_over_baseline;
+use crate::report::chart::{drawn, drawn_range, with_title, FONT, PALETTE};
 
 const WIDTH_PX: u32 = 440;
 const ROW_PX: u32 = 20;
@@ -20,7 +22,7 @@ const WINNER: RGBColor = RGBColor(44, 160, 44);
 const BASELINE: RGBColor = RGBColor(120, 120, 120);
 const NOISE: RGBColor = RGBColor(160, 160, 160);
 
-/// One engine's bar: its ratio to the baseline's median and the ratios of its extreme runs.
+/// One engine's bar: its decided ratio to the baseline and its interval.
 struct Line<'a> {
     engine: &'a EngineSummary,
     ratio: f64,
@@ -28,25 +30,21 @@ struct Line<'a> {
     high: f64,
 }
 
-/// The study's answer chart, its winner (decided by the first screen) marked; None when fewer
-/// than two verified engines have a result to compare (the sentence under it says why).
-pub fn answer_chart(study: &Study, winner: Option<&str>) -> anyhow::Result<Option<String>> {
-    let engines: Vec<&EngineSummary> = (study.measured().into_iter())
-        .filter(|engine| engine.verified)
-        .collect();
+/// The study's answer chart, its winner (decided by the first screen) starred; None when fewer
+/// than two engines of the line have a result to compare (the answer says why).
+pub fn answer_chart(
+    study: &Study,
+    regime: Option<&CellRegime>,
+    winner: Option<&str>,
+) -> anyhow::Result<Option<String>> {
+    let engines = line(study);
     let [baseline, _, ..] = engines.as_slice() else {
         return Ok(None);
     };
-    let base = baseline.throughput.median;
-    if base <= 0.0 || !base.is_finite() {
-        return Ok(None);
-    }
-    let decided = decided_over_baseline(study);
     let lines: Vec<Line> = (engines.iter())
         .map(|engine| {
-            let over = (decided.iter())
-                .find(|c| c.subject == engine.engine && c.reference == baseline.engine);
-            match over {
+            let decided = study.decided(&engine.engine, &baseline.engine, Metric::Throughput);
+            match decided {
                 Some(c) => Line {
                     engine,
                     ratio: drawn(c.ratio),
@@ -55,47 +53,61 @@ pub fn answer_chart(study: &Study, winner: Option<&str>) -> anyhow::Result<Optio
                 },
                 None => Line {
                     engine,
-                    ratio: drawn(engine.throughput.median / base),
-                    low: drawn(engine.throughput.median / base),
-                    high: drawn(engine.throughput.median / base),
+                    ratio: 1.0,
+                    low: 1.0,
+                    high: 1.0,
                 },
             }
         })
         .collect();
     let winner = (lines.iter()).position(|line| Some(line.engine.engine.as_str()) == winner);
     let margin = 1.0 + Metric::Throughput.margin();
-    let noise = (1.0 / margin, margin);
-    // When every engine was client-bound the title says so once, instead of every bar.
-    let all_saturated = lines.iter().all(saturated);
-    let mut title = study.title.clone();
-    if all_saturated {
-        title.push_str(": client saturated");
+    let equivalence = 1.0 + Metric::Throughput.equivalence_margin();
+    let hollow = !ranks(regime);
+    let mut title = words(study);
+    if let Some(regime) = regime.filter(|_| hollow) {
+        title.push_str(&format!(
+            ": {} (bars rank the load generator)",
+            regime.name()
+        ));
     }
     let axis = format!(
-        "× {}'s {} (paired over {}; shaded: ±3%)",
+        "× {}'s {} (paired over {}; shaded: ±3%, ±10%)",
         baseline.engine,
         study.unit(),
         rounds_text(study.rounds())
     );
+    let description: Vec<String> = (lines.iter().skip(1))
+        .map(|line| {
+            format!(
+                "{} {:.2}× [{:.2}–{:.2}]",
+                line.engine.engine, line.ratio, line.low, line.high
+            )
+        })
+        .collect();
     let marked = Marked {
         winner,
-        noise,
-        all_saturated,
+        noise: (1.0 / margin, margin),
+        within: (1.0 / equivalence, equivalence),
+        hollow,
+        description: format!(
+            "Each engine's {} as a multiple of {}'s: {}.",
+            study.unit(),
+            baseline.engine,
+            description.join("; ")
+        ),
     };
     draw(&title, &axis, &lines, &marked)
 }
 
-/// What the chart marks besides the bars: the winner's index, the margin as ratios, and
-/// whether every engine was client-bound.
+/// What the chart marks besides the bars: the winner's index, the margins as ratios, whether
+/// the bars are the load generator's limit, and the chart in words.
 struct Marked {
     winner: Option<usize>,
     noise: (f64, f64),
-    all_saturated: bool,
-}
-
-/// Whether the engine's figures are the load generator's limit rather than the server's.
-fn saturated(line: &Line) -> bool {
-    line.engine.figures.client_saturated
+    within: (f64, f64),
+    hollow: bool,
+    description: String,
 }
 
 fn draw(
@@ -104,13 +116,9 @@ fn draw(
     lines: &[Line],
     marked: &Marked,
 ) -> anyhow::Result<Option<String>> {
-    let (winner, noise) = (marked.winner, marked.noise);
+    let (winner, noise, within) = (marked.winner, marked.noise, marked.within);
     let count = lines.len() as u32;
-    // Room for the "(client-bound)" labels right of the longest bar.
-    let headroom = match lines.iter().any(saturated) && !marked.all_saturated {
-        true => 1.6,
-        false => 1.4,
-    };
+    let headroom = 1.4;
     let high = (lines.iter())
         .map(|line| line.high.max(line.ratio))
         .fold(noise.1.max(1.0), f64::max);
@@ -161,17 +169,14 @@ fn draw(
             };
             let mut text = ratio(line.ratio);
             if Some(index) == winner {
-                text.push_str(" ★ best");
-            }
-            if saturated(line) && !marked.all_saturated {
-                text.push_str(" (client-bound)");
+                text.push_str(" ★");
             }
             let corners = [
                 (0.0, SegmentValue::Exact(slot)),
                 (line.ratio, SegmentValue::Exact(slot + 1)),
             ];
-            // A saturated engine's bar is hollow: the client's limit, not a server's result.
-            let style = if saturated(line) {
+            // Where the load generator set the pace every bar is hollow: its limit, not a server's.
+            let style = if marked.hollow {
                 color.stroke_width(2)
             } else {
                 color.filled()
@@ -186,7 +191,16 @@ fn draw(
                 + Text::new(text, (5, -5), (FONT, 13).into_font());
             chart.draw_series(std::iter::once(label))?;
         }
-        // The noise over the bars, translucent, so a bar's end inside it reads as noise.
+        // The margins over the bars, translucent: a bar's end inside the darker band is no
+        // difference beyond 3%, inside the lighter one within 10%.
+        let wide = [
+            (within.0, SegmentValue::Exact(0)),
+            (within.1, SegmentValue::Exact(count)),
+        ];
+        chart.draw_series(std::iter::once(Rectangle::new(
+            wide,
+            NOISE.mix(0.25).filled(),
+        )))?;
         let band = [
             (noise.0, SegmentValue::Exact(0)),
             (noise.1, SegmentValue::Exact(count)),
@@ -202,58 +216,5 @@ fn draw(
         chart.draw_series(std::iter::once(PathElement::new(one, BLACK)))?;
         root.present()?;
     }
-    Ok(Some(svg))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::model::study::studies;
-    use crate::model::study::tests::row;
-    use crate::row::Row;
-
-    #[test]
-    fn the_chart_stars_only_the_winner_it_is_given_and_draws_a_saturated_engine_hollow() {
-        let mut rows = Vec::new();
-        for run in 1..=8 {
-            let machine = 1.0 + 0.1 * f64::from(run).sin();
-            rows.push(row("blocking", run, 1000.0 * machine, 10));
-            rows.push(row("uring-ring", run, 1500.0 * machine, 10));
-            rows.push(Row {
-                client_saturated: Some(true),
-                ..row("uring-defer", run, 2000.0 * machine, 10)
-            });
-        }
-        let study = &studies(&rows)[0];
-        let svg = answer_chart(study, None).unwrap().unwrap();
-        assert!(!svg.contains("★ best"), "no winner given: {svg}");
-        assert!(svg.contains("2.00× (client-bound)"), "{svg}");
-        assert!(
-            svg.contains("× blocking&apos;s MB/s (paired over 8 rounds"),
-            "{svg}"
-        );
-        let svg = answer_chart(study, Some("uring-ring")).unwrap().unwrap();
-        assert!(svg.contains("1.50× ★ best"), "{svg}");
-    }
-
-    #[test]
-    fn a_study_whose_every_engine_was_client_bound_says_so_once() {
-        let rows: Vec<Row> = (["blocking", "uring-ring"].into_iter())
-            .map(|engine| Row {
-                client_saturated: Some(true),
-                ..row(engine, 1, 1000.0, 10)
-            })
-            .collect();
-        let svg = answer_chart(&studies(&rows)[0], None).unwrap().unwrap();
-        assert!(svg.contains("fs-write: client saturated"), "{svg}");
-        assert!(!svg.contains("client-bound"), "{svg}");
-    }
-
-    #[test]
-    fn one_verified_engine_has_nothing_to_compare() {
-        let mut unverified = row("uring-ring", 1, 10.0, 10);
-        unverified.verified = false;
-        let rows = vec![row("blocking", 1, 1000.0, 10), unverified];
-        assert!(answer_chart(&studies(&rows)[0], None).unwrap().is_none());
-    }
+    Ok(Some(with_title(svg, title, &marked.description)))
 }

@@ -1,7 +1,7 @@
 //! The report's charts as inline SVG (plotters' SVG backend, no font library: the browser draws
-//! the text). Every chart states its unit, the number of runs behind each bar and the load
-//! model when the rows record one; whiskers span the slowest to the fastest run, so a reader can
-//! see at a glance which differences are larger than the noise.
+//! the text). Every chart states its unit, the rounds behind each bar and the load model when
+//! the rows record one; a whisker is the interval its engine's verdict was decided by (against
+//! its baseline, from the one analysis), so a chart shows what the words under it used.
 
 mod curves;
 mod sweeps;
@@ -12,11 +12,13 @@ pub use sweeps::thread_sweep_charts;
 use plotters::coord::ranged1d::SegmentValue;
 use plotters::prelude::*;
 
+use crate::analysis::numbers::{per_op, ratio, throughput};
+use crate::analysis::plan::decided_range;
+use crate::analysis::screen::rounds_text;
+use crate::model::comparison::Metric;
 use crate::model::ladder::ladder;
-use crate::model::study::{op_noun, runs_text, EngineSummary, Study, PERCENTILES};
-use crate::report::answer::rounds_text;
+use crate::model::study::{op_noun, EngineSummary, Study, CONTENDER_PREFIX, PERCENTILES};
 use crate::report::contenders::reference;
-use crate::report::numbers::{per_op, ratio, throughput};
 
 const WIDTH_PX: u32 = 780;
 const ROW_PX: u32 = 30;
@@ -50,6 +52,29 @@ pub(crate) fn drawn(value: f64) -> f64 {
     } else {
         value.clamp(-DRAWN_MAX, DRAWN_MAX)
     }
+}
+
+/// `svg` with a `<title>` and a `<desc>` as the first children of its root: what a screen reader
+/// says and a browser shows on hover, the chart in words.
+pub fn with_title(svg: String, title: &str, description: &str) -> String {
+    let Some(open) = svg
+        .find("<svg")
+        .and_then(|at| svg[at..].find('>').map(|end| at + end + 1))
+    else {
+        return svg;
+    };
+    let escape = |text: &str| {
+        text.replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+    };
+    format!(
+        "{}<title>{}</title><desc>{}</desc>{}",
+        &svg[..open],
+        escape(title),
+        escape(description),
+        &svg[open..]
+    )
 }
 
 /// An axis plotters can tick: both ends drawn, and the high one above the low one.
@@ -232,12 +257,11 @@ pub(crate) fn color_of(index: usize, control: bool) -> RGBColor {
     }
 }
 
-/// "median of 3 runs; whiskers: ...; closed loop": what every chart states besides its unit.
+/// "median of 12 rounds; whiskers: …; closed loop": what every chart states besides its unit.
 fn basis(study: &Study, whiskers: bool) -> String {
-    let runs = runs_text(study.runs());
-    let mut text = format!("median of {runs}");
+    let mut text = format!("median of {}", rounds_text(study.rounds()));
     if whiskers {
-        text.push_str("; whiskers: slowest to fastest run");
+        text.push_str("; whiskers: each engine's decided interval against its baseline");
     }
     if let Some(mode) = study.mode() {
         text.push_str(&format!("; {mode} loop"));
@@ -257,7 +281,8 @@ pub fn throughput_chart(study: &Study) -> anyhow::Result<String> {
                 "{} {unit}",
                 throughput(study.headline, engine.throughput.median)
             );
-            throughput_bar(engine, text, color_of(index, engine.control))
+            let range = decided_range(study, &engine.engine, Metric::Throughput);
+            throughput_bar(engine, text, color_of(index, engine.control), range)
         })
         .collect();
     draw_bars(&Bars {
@@ -269,14 +294,22 @@ pub fn throughput_chart(study: &Study) -> anyhow::Result<String> {
     })
 }
 
-/// An engine's median throughput as a bar from zero, its run range as the whisker.
-fn throughput_bar(engine: &EngineSummary, text: String, color: RGBColor) -> Bar {
+/// An engine's median throughput as a bar from zero, its decided interval against its baseline
+/// (`range`) as the whisker; none where it has no decided ratio (the baseline, a control).
+fn throughput_bar(
+    engine: &EngineSummary,
+    text: String,
+    color: RGBColor,
+    range: Option<(f64, f64)>,
+) -> Bar {
+    let median = engine.throughput.median;
+    let (low, high) = range.unwrap_or((median, median));
     Bar {
         label: engine.engine.clone(),
         base: 0.0,
-        value: engine.throughput.median,
-        low: engine.throughput.min,
-        high: engine.throughput.max,
+        value: median,
+        low,
+        high,
         text,
         color,
     }
@@ -313,7 +346,16 @@ pub fn contenders_chart(study: &Study) -> anyhow::Result<Option<String>> {
                 throughput(study.headline, engine.throughput.median),
                 per_op(engine.cpu_us_per_op.median)
             );
-            throughput_bar(engine, text, color)
+            // A contender's whisker is its decided interval against its reference engine.
+            let range = match reference(study, engine) {
+                Some((reference, _)) if engine.engine.starts_with(CONTENDER_PREFIX) => {
+                    let c = study.decided(&engine.engine, &reference.engine, Metric::Throughput);
+                    let median = reference.throughput.median;
+                    c.and_then(|c| Some((median * c.low?, median * c.high?)))
+                }
+                _ => decided_range(study, &engine.engine, Metric::Throughput),
+            };
+            throughput_bar(engine, text, color, range)
         })
         .collect();
     let chart = draw_bars(&Bars {

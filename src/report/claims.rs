@@ -7,14 +7,14 @@
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::analysis::causes::{causes, client_saturation, Subject};
+use crate::analysis::environment::machine_line;
+use crate::analysis::numbers::per_op;
 use crate::model::claim::{metric_name, ratio_text, Claim};
 use crate::model::claim_verdict::{judge, Judged, Verdict};
 use crate::model::comparison::LOOKS;
 use crate::model::figures::Figures;
 use crate::model::study::{op_noun, Study};
-use crate::report::causes::{causes, client_saturation, Subject};
-use crate::report::environment::machine_line;
-use crate::report::numbers::per_op;
 
 /// One claim judged: its tests' verdicts.
 pub struct ClaimReport<'a> {

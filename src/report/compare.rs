@@ -22,11 +22,11 @@ use comfy_table::{presets, Table};
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::analysis::numbers::per_op;
 use crate::model::comparison::{decide, Comparison as Decided, Family, Metric};
 use crate::model::study::{op_noun, studies, EngineSummary, Study};
 use crate::output::Format;
 use crate::report::load::load_document;
-use crate::report::numbers::per_op;
 use crate::row::Document;
 use crate::stats::median;
 use crate::stats::rank::Outcome;
@@ -217,7 +217,7 @@ fn decide_all(changes: &mut [Change]) {
         family.push(change.absolute.clone());
         family.extend(change.relative.clone());
     }
-    decide(&mut family, Family::Exploratory);
+    decide(&mut family, Family::Each);
     let mut decided = family.into_iter();
     for change in changes.iter_mut() {
         change.absolute = decided.next().expect("one decision each");
@@ -484,7 +484,7 @@ mod tests {
         let blocking = (changes.iter())
             .find(|c| c.engine == "blocking" && c.metric == "MB/s")
             .unwrap();
-        assert_eq!(blocking.verdict(), "equivalent");
+        assert_eq!(blocking.verdict(), "no difference beyond 3%");
     }
 
     #[test]
@@ -497,7 +497,10 @@ mod tests {
             .unwrap();
         assert_eq!(ring.verdict(), "faster with the machine");
         assert!(!ring.slower_than(1.0));
-        assert_eq!(ring.relative.as_ref().unwrap().word(), "equivalent");
+        assert_eq!(
+            ring.relative.as_ref().unwrap().word(),
+            "no difference beyond 3%"
+        );
         assert!(render(&changes).contains("The baseline itself moved in fs-write"));
     }
 

@@ -4,43 +4,13 @@
 //! epoll at 1.32× its CPU per message"), so a reader sees how far the stack they run is from
 //! the API under it.
 
-use crate::model::study::{op_noun, runs_text, EngineSummary, Study};
-use crate::report::numbers::{per_op, range, ratio, throughput};
-use crate::report::table::Cells;
+pub use crate::analysis::plan::{raw_engine_of, reference};
 
-/// The ringside engine a contender of `api` is compared with: the raw engine of that API.
-pub fn raw_engine_of(api: &str) -> Option<&'static str> {
-    match api {
-        "io_uring" => Some("uring"),
-        "epoll" => Some("epoll"),
-        _ => None,
-    }
-}
-
-/// The engine `contender` is measured against: ringside's raw engine of its API when that ran
-/// and was verified, else the fastest verified engine of the study; the second value says
-/// which of the two it is.
-pub fn reference<'a>(
-    study: &'a Study,
-    contender: &EngineSummary,
-) -> Option<(&'a EngineSummary, bool)> {
-    let verified: Vec<&EngineSummary> = study
-        .measured()
-        .into_iter()
-        .filter(|engine| engine.verified)
-        .collect();
-    let raw = contender.server_api.as_deref().and_then(raw_engine_of);
-    if let Some(engine) = verified
-        .iter()
-        .find(|engine| Some(engine.engine.as_str()) == raw)
-    {
-        return Some((engine, true));
-    }
-    let fastest = verified
-        .into_iter()
-        .max_by(|a, b| a.throughput.median.total_cmp(&b.throughput.median))?;
-    Some((fastest, false))
-}
+use crate::analysis::numbers::{per_op, range, throughput};
+use crate::analysis::screen::rounds_text;
+use crate::model::comparison::Metric;
+use crate::model::study::{op_noun, EngineSummary, Study};
+use crate::report::table::{mark, Cells};
 
 /// The contenders' table; None when the study has none.
 pub fn contender_cells(study: &Study) -> Option<Cells> {
@@ -73,14 +43,18 @@ pub fn contender_cells(study: &Study) -> Option<Cells> {
 
 fn line(study: &Study, contender: &EngineSummary) -> Vec<String> {
     let dash = || "—".to_string();
-    let versus = match reference(study, contender) {
-        Some((engine, true)) if engine.throughput.median > 0.0 => format!(
-            "{} of {}",
-            ratio(contender.throughput.median / engine.throughput.median),
-            engine.engine
-        ),
-        _ => dash(),
-    };
+    let versus = (reference(study, contender))
+        .filter(|(_, raw)| *raw)
+        .and_then(|(engine, _)| {
+            let c = study.decided(&contender.engine, &engine.engine, Metric::Throughput)?;
+            Some(format!(
+                "{:.2}× {} of {}",
+                c.ratio,
+                mark(c.outcome),
+                engine.engine
+            ))
+        })
+        .unwrap_or_else(dash);
     let mut cells = vec![
         contender.engine.clone(),
         contender.server_api.clone().unwrap_or_else(dash),
@@ -141,7 +115,7 @@ fn verdict(study: &Study, contender: &EngineSummary) -> String {
         "{} {unit}, {} µs of CPU per {noun}, median of {}",
         throughput(study.headline, contender.throughput.median),
         per_op(contender.cpu_us_per_op.median),
-        runs_text(contender.runs)
+        rounds_text(contender.runs)
     );
     let Some((engine, raw)) = reference(study, contender) else {
         return format!("{name}: {own}; no verified ringside engine ran here to compare with.");
@@ -151,20 +125,19 @@ fn verdict(study: &Study, contender: &EngineSummary) -> String {
     } else {
         let api = contender.server_api.as_deref().unwrap_or("unknown");
         format!(
-            "ringside's fastest engine here, {} (no raw engine of its API, {api}, ran)",
+            "ringside's {}, the engine with the highest median here (no raw engine of its API, \
+             {api}, ran)",
             engine.engine
         )
     };
-    let noise = if contender.throughput.overlaps(&engine.throughput) {
-        "; within noise: the run ranges overlap"
-    } else {
-        ""
+    let decided = |metric: Metric| {
+        (study.decided(&contender.engine, &engine.engine, metric))
+            .map_or_else(|| "not compared".to_string(), |c| c.verdict_text())
     };
     let mut text = format!(
-        "{name} reached {} the {unit} of {which} at {} its CPU per {noun} ({} vs {} {unit}, {} \
-         vs {} µs{noise}",
-        ratio(contender.throughput.median / engine.throughput.median),
-        ratio(contender.cpu_us_per_op.median / engine.cpu_us_per_op.median),
+        "{name} against {which}: {unit} {}; CPU per {noun} {} ({} vs {} {unit}, {} vs {} µs",
+        decided(Metric::Throughput),
+        decided(Metric::CpuPerOp),
         throughput(study.headline, contender.throughput.median),
         throughput(study.headline, engine.throughput.median),
         per_op(contender.cpu_us_per_op.median),
@@ -184,20 +157,37 @@ fn verdict(study: &Study, contender: &EngineSummary) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::study::studies;
     use crate::model::study::tests::row;
+    use crate::row::Row;
+
+    /// Eight rounds of `make(run)`'s rows, the machine moving every row of a round alike.
+    fn rounds(make: impl Fn(u32) -> Vec<Row>) -> Vec<Row> {
+        (1..=8)
+            .flat_map(|run| {
+                let machine = 1.0 + 0.1 * f64::from(run).sin();
+                make(run).into_iter().map(move |mut row| {
+                    row.bytes_per_sec *= machine;
+                    row.ops_per_sec *= machine;
+                    row
+                })
+            })
+            .collect()
+    }
 
     #[test]
     fn a_contender_is_compared_with_the_raw_engine_of_its_api() {
-        let mut tokio = row("contender:tokio", 1, 810.0, 1500);
-        tokio.server_api = Some("epoll".into());
-        tokio.cpu_sys_s = 0.00132;
-        let rows = vec![
-            row("epoll", 1, 1000.0, 1000),
-            row("uring", 1, 1200.0, 10),
-            tokio,
-        ];
-        let study = &studies(&rows)[0];
+        let rows = rounds(|run| {
+            let mut tokio = row("contender:tokio", run, 810.0, 1500);
+            tokio.server_api = Some("epoll".into());
+            tokio.cpu_sys_s = 0.00132;
+            vec![
+                row("epoll", run, 1000.0, 1000),
+                row("uring", run, 1200.0, 10),
+                tokio,
+            ]
+        });
+        let analysis = crate::analysis::Analysis::of_rows(&rows);
+        let study = &analysis.studies[0];
         assert_eq!(
             study.engines.len(),
             2,
@@ -206,30 +196,34 @@ mod tests {
         let text = contender_verdicts(study).join(" ");
         assert!(
             text.starts_with(
-                "contender:tokio reached 0.81× the MB/s of ringside's epoll at 1.32× its CPU \
-                 per write"
+                "contender:tokio against ringside's epoll: MB/s 0.81× slower [0.81–0.81], 8 \
+                 rounds; CPU per write 1.32× costlier [1.32–1.32], 8 rounds"
             ),
             "{text}"
         );
         let cells = contender_cells(study).unwrap();
-        assert_eq!(cells.lines[0][5], "0.81× of epoll");
+        assert_eq!(cells.lines[0][5], "0.81× ★ of epoll");
         assert_eq!(cells.lines[0].last().unwrap(), "yes");
     }
 
     #[test]
-    fn a_failed_contender_says_why_and_one_without_its_api_meets_the_fastest_engine() {
-        let mut failed = row("contender:broken", 1, 0.0, 0);
-        failed.verified = false;
-        failed.failure = Some("exited with exit status: 1 before it listened".into());
-        let mut script = row("contender:py", 1, 50.0, 3000);
-        script.server_api = Some("none".into());
-        let rows = vec![row("epoll", 1, 1000.0, 1000), failed, script];
-        let study = &studies(&rows)[0];
+    fn a_failed_contender_says_why_and_one_without_its_api_meets_the_highest_median() {
+        let rows = rounds(|run| {
+            let mut failed = row("contender:broken", run, 0.0, 0);
+            failed.verified = false;
+            failed.failure = Some("exited with exit status: 1 before it listened".into());
+            let mut script = row("contender:py", run, 50.0, 3000);
+            script.server_api = Some("none".into());
+            vec![row("epoll", run, 1000.0, 1000), failed, script]
+        });
+        let analysis = crate::analysis::Analysis::of_rows(&rows);
+        let study = &analysis.studies[0];
         let verdicts = contender_verdicts(study);
         assert!(verdicts[0].contains("failed") && verdicts[0].contains("exit status: 1"));
         assert!(
             verdicts[1].contains(
-                "ringside's fastest engine here, epoll (no raw engine of its API, none, ran)"
+                "ringside's epoll, the engine with the highest median here (no raw engine of its \
+                 API, none, ran)"
             ),
             "{}",
             verdicts[1]

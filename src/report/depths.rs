@@ -6,6 +6,9 @@
 
 use plotters::prelude::*;
 
+use crate::analysis::plan::decided_range;
+use crate::analysis::screen::zones;
+use crate::model::comparison::{Comparison, Metric};
 use crate::model::study::FLOOR;
 use crate::model::study::{EngineSummary, Study};
 use crate::model::sweep::{sweeps, Sweep, Swept};
@@ -65,42 +68,44 @@ pub fn depth_cells(sweep: &DepthSweep) -> Cells {
     }
 }
 
-/// Per depth, the engine that read fastest (controls and the floor aside), by how much it beat
-/// the runner-up, and why: what each read cost them in context switches, syscalls and io-wq
-/// punts, and the winner's CPU per read beside the NOP floor's CPU per operation.
+/// Per depth, every engine against the depth's baseline as the analysis decided it (no engine
+/// is called fastest unless decided so), what each read cost the leading engine and the
+/// baseline (context switches, syscalls, io-wq punts), and the leading engine's CPU per read
+/// beside the NOP floor's CPU per operation.
 pub fn depth_verdicts(sweep: &DepthSweep) -> Vec<String> {
     let mut verdicts = Vec::new();
     for (depth, study) in &sweep.points {
-        let mut ranked: Vec<&EngineSummary> = (study.measured().into_iter())
+        let engines: Vec<&EngineSummary> = (study.measured().into_iter())
             .filter(|engine| engine.engine != FLOOR && engine.verified)
             .collect();
-        ranked.sort_by(|a, b| b.throughput.median.total_cmp(&a.throughput.median));
-        let Some(winner) = ranked.first() else {
+        let Some((baseline, rest)) = engines.split_first() else {
             continue;
         };
+        let decided: Vec<Comparison> = (rest.iter())
+            .filter_map(|e| study.decided(&e.engine, &baseline.engine, Metric::Throughput))
+            .collect();
         let mut sentence = format!(
-            "depth {depth}: {} reads fastest, {:.0} reads/s",
-            winner.engine, winner.throughput.median
+            "depth {depth}: against {}: {}",
+            baseline.engine,
+            zones(&decided)
         );
-        if let Some(second) = ranked.get(1) {
-            sentence += &format!(
-                ", {:.2}× {} ({:.0})",
-                winner.throughput.median / second.throughput.median.max(1e-9),
-                second.engine,
-                second.throughput.median
-            );
-            if winner.throughput.overlaps(&second.throughput) {
-                sentence += " (their runs overlap: within this machine's noise)";
+        let leader = (rest.iter()).max_by(|a, b| {
+            let ratio = |e: &&EngineSummary| {
+                (decided.iter())
+                    .find(|c| c.subject == e.engine)
+                    .map_or(f64::NAN, |c| c.ratio)
+            };
+            ratio(a).total_cmp(&ratio(b))
+        });
+        if let Some(leader) = leader {
+            sentence += &format!("; per read {} against {}", costs(leader), costs(baseline));
+            let floor = study.engines.iter().find(|engine| engine.engine == FLOOR);
+            if let Some(floor) = floor {
+                sentence += &format!(
+                    "; CPU {:.2} µs a read ({}) against io_uring's floor of {:.2} µs a NOP",
+                    leader.cpu_us_per_op.median, leader.engine, floor.cpu_us_per_op.median
+                );
             }
-            sentence += &format!("; per read {}", costs(winner));
-            sentence += &format!(" against {}", costs(second));
-        }
-        let floor = study.engines.iter().find(|engine| engine.engine == FLOOR);
-        if let Some(floor) = floor {
-            sentence += &format!(
-                "; CPU {:.2} µs a read against io_uring's floor of {:.2} µs a NOP",
-                winner.cpu_us_per_op.median, floor.cpu_us_per_op.median
-            );
         }
         verdicts.push(sentence);
     }
@@ -122,27 +127,31 @@ fn costs(summary: &EngineSummary) -> String {
     format!("{} ({})", parts.join(", "), summary.engine)
 }
 
-/// One figure of an engine's runs a depth chart draws, and what it is called.
-type Figure = (&'static str, fn(&EngineSummary) -> Spread);
+/// One figure of an engine's runs a depth chart draws, what it is called, and the metric its
+/// comparisons decide.
+type Figure = (&'static str, Metric, fn(&EngineSummary) -> Spread);
 
 /// What the depth charts draw: reads per second, then CPU per read.
 const FIGURES: [Figure; 2] = [
-    ("reads/s", |engine| engine.throughput),
-    ("CPU µs per read", |engine| engine.cpu_us_per_op),
+    ("reads/s", Metric::Throughput, |engine| engine.throughput),
+    ("CPU µs per read", Metric::CpuPerOp, |engine| {
+        engine.cpu_us_per_op
+    }),
 ];
 
-/// Reads per second and CPU per read against the depth (log scale), one line per engine,
-/// whiskers from the slowest to the fastest run; controls dashed.
+/// Reads per second and CPU per read against the depth (log scale), one line per engine, the
+/// whiskers each engine's decided interval against the depth's baseline.
 pub fn depth_charts(sweep: &DepthSweep) -> anyhow::Result<Vec<String>> {
     FIGURES
         .iter()
-        .map(|&(what, value)| depth_chart(sweep, what, value))
+        .map(|&(what, metric, value)| depth_chart(sweep, what, metric, value))
         .collect()
 }
 
 fn depth_chart(
     sweep: &DepthSweep,
     what: &str,
+    metric: Metric,
     value: fn(&EngineSummary) -> Spread,
 ) -> anyhow::Result<String> {
     let engines = sweep.engines();
@@ -177,7 +186,8 @@ fn depth_chart(
                 },
             )
             .x_desc(
-                "queue depth (reads in flight; median of the runs, whiskers: slowest to fastest)",
+                "queue depth (reads in flight; medians; whiskers: each engine's decided interval \
+                 against the depth's baseline)",
             )
             .label_style(("sans-serif", 12))
             .draw()?;
@@ -187,8 +197,21 @@ fn depth_chart(
                 continue;
             }
             let color = Palette99::pick(index).to_rgba();
-            let points: Vec<(f64, Spread)> = (sweep.runs_of(engine))
-                .map(|(depth, summary)| (x(depth), value(summary)))
+            let points: Vec<(f64, Spread)> = (sweep.points.iter())
+                .filter_map(|(depth, study)| {
+                    let summary = study.engines.iter().find(|e| e.engine == *engine)?;
+                    let spread = value(summary);
+                    let (min, max) = decided_range(study, engine, metric)
+                        .unwrap_or((spread.median, spread.median));
+                    Some((
+                        x(*depth),
+                        Spread {
+                            median: spread.median,
+                            min,
+                            max,
+                        },
+                    ))
+                })
                 .collect();
             let line = points.iter().map(|(x, spread)| (*x, spread.median));
             chart
@@ -215,13 +238,26 @@ fn depth_chart(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::study::studies;
     use crate::model::study::tests::row as summary_row;
     use crate::row::params::{Param, Params};
     use crate::row::Row;
     use serde_json::Map;
 
-    fn row(engine: &str, depth: u64, ops_per_sec: f64, ctx_switches: u64) -> Row {
+    fn row(engine: &str, depth: u64, ops_per_sec: f64, ctx_switches: u64) -> Vec<Row> {
+        (1..=8)
+            .map(|run| {
+                one(
+                    engine,
+                    run,
+                    depth,
+                    ops_per_sec * (1.0 + 0.1 * f64::from(run).sin()),
+                    ctx_switches,
+                )
+            })
+            .collect()
+    }
+
+    fn one(engine: &str, run: u32, depth: u64, ops_per_sec: f64, ctx_switches: u64) -> Row {
         let mut params = Map::new();
         params.put(Param::Depth, depth);
         params.put(Param::Cache, "direct");
@@ -232,31 +268,33 @@ mod tests {
             ops_per_sec,
             ctx_switches_voluntary: ctx_switches,
             verified: true,
-            ..summary_row(engine, 1, 0.0, 0)
+            ..summary_row(engine, run, 0.0, 0)
         }
     }
 
     #[test]
     fn read_studies_that_differ_only_in_depth_make_a_sweep_with_verdicts_and_charts() {
-        let rows = vec![
+        let rows: Vec<Row> = [
             row("threads", 1, 10_000.0, 1000),
             row("uring-ring", 1, 11_000.0, 1000),
             row("uring-nop", 1, 1e6, 0),
             row("threads", 16, 50_000.0, 1100),
             row("uring-ring", 16, 60_000.0, 70),
             row("uring-nop", 16, 9e6, 0),
-        ];
-        let studies = studies(&rows);
+        ]
+        .concat();
+        let studies = crate::analysis::Analysis::of_rows(&rows).studies;
         let sweeps = depth_sweeps(&studies);
         assert_eq!(sweeps.len(), 1);
         let sweep = &sweeps[0];
         assert!(sweep.title.contains("cache=direct"), "{}", sweep.title);
         assert_eq!(sweep.points.len(), 2);
         assert_eq!(depth_cells(sweep).lines.len(), 6);
+        // No engine is called fastest: each is decided against the depth's baseline.
         let verdicts = depth_verdicts(sweep);
         assert_eq!(verdicts.len(), 2);
         assert!(
-            verdicts[1].starts_with("depth 16: uring-ring reads fastest"),
+            verdicts[1].starts_with("depth 16: against threads: uring-ring faster (1.20× ["),
             "{verdicts:?}"
         );
         assert!(

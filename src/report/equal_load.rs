@@ -1,53 +1,28 @@
 //! The network answer at equal offered load (`echo --sweep`, `http --sweep`, or `--rate`), in
 //! sentences: where the sweep put its points and why (its two ceilings), and the verdict at the
-//! rate measured in rounds: the engine that spent the least server CPU per operation against
-//! epoll, decided (`model::equal_load`, `model::comparison`), with p99 and p50 beside it, then
-//! each engine's highest rate held. A closed loop whose client was saturated measured the
+//! rate measured in rounds: every engine's server CPU per operation against epoll as the
+//! analysis decided it, each engine's figures there, then each engine's highest rate held. A closed loop whose client was saturated measured the
 //! client; these rows compare the servers.
 
-pub use crate::model::equal_load::{equal_loads, EqualLoad, Finding, LeftOut, Point};
+pub use crate::model::equal_load::{equal_loads, matching, EqualLoad, LeftOut, Point};
 
+use crate::analysis::screen::zones;
+use crate::model::comparison::Comparison;
 use crate::model::equal_load::BASELINE;
-
-use crate::model::comparison::{decide, Comparison, Family};
 use crate::model::study::op_noun;
-use crate::stats::rank::Outcome;
 use crate::units::format_count;
 
-/// The verdict of the equal-load section: its finding decided with every other engine's
-/// comparison at the same rate, as one exploratory family (as a table's); then, per engine,
-/// its ratio to the baseline there.
+/// The verdict of the equal-load section, from the comparisons the analysis decided at its rate
+/// (the first screen's, where the screen asked them): "at 48.0k messages/s (8 rounds; the highest
+/// point every engine held when screened), server CPU per message against epoll: uring-defer
+/// cheaper (0.90× [0.86–0.94], 8 rounds); … Per engine there: …", then each engine's highest
+/// rate held. No engine is called the cheapest unless its comparisons decide it.
 pub fn verdict(load: &EqualLoad) -> String {
-    let mut family = load.comparisons();
-    decide(&mut family, Family::Exploratory);
-    let finding = load.finding().map(|mut finding| {
-        if let Some(decided) = family.iter().find(|c| c.subject == finding.best) {
-            finding.comparison = decided.clone();
-        }
-        finding
-    });
-    let mut text = verdict_of(load, finding.as_ref());
-    if family.len() > 1 {
-        let each: Vec<String> = (family.iter())
-            .map(|c| format!("{} {} ({})", c.subject, c.ratio_text(), c.word()))
-            .collect();
-        text.push_str(&format!(
-            " Each engine's server CPU per {} against {} there (exploratory): {}.",
-            op_noun(&load.workload),
-            family[0].reference,
-            each.join("; ")
-        ));
-    }
-    text
-}
-
-/// The verdict with `finding` decided by its family (the section's, or the first screen's):
-/// "at 48.0k messages/s (8 rounds; the highest point every engine held when screened),
-/// uring-defer used 0.90× epoll's server CPU per message ([0.86–0.94], 8 rounds; 4.50 vs
-/// 5.00 µs), p99 150 vs 200 µs, p50 …", then each engine's highest rate held.
-pub fn verdict_of(load: &EqualLoad, finding: Option<&Finding>) -> String {
     let noun = op_noun(&load.workload);
-    let Some(finding) = finding else {
+    let decided: Vec<Comparison> = (load.comparisons().into_iter())
+        .filter_map(|c| load.decided_as(&c.subject, &c.reference).cloned())
+        .collect();
+    let (Some((rate, left_out)), Some(first)) = (load.verdict_rate(), decided.first()) else {
         let why = match load.verdict_rate() {
             Some((rate, _)) => format!(
                 "at {} {noun}s/s only one engine held the rate",
@@ -60,14 +35,9 @@ pub fn verdict_of(load: &EqualLoad, finding: Option<&Finding>) -> String {
         };
         return format!("{why} (each one's highest: {}).", highest_rates(load));
     };
-    let rate = finding.rate;
+    let baseline = &first.reference;
     let rounds = load.rounds_at(rate);
-    let (best, baseline) = (&finding.best, &finding.baseline);
-    let point = |name: &str| load.at(name, rate);
-    let (Some(one), Some(other)) = (point(best), point(baseline)) else {
-        return format!("no point of {best} and {baseline} at one rate.");
-    };
-    let left_out = match finding.left_out.as_slice() {
+    let left = match left_out.as_slice() {
         [] => String::new(),
         out => {
             let named: Vec<String> = (out.iter())
@@ -83,11 +53,7 @@ pub fn verdict_of(load: &EqualLoad, finding: Option<&Finding>) -> String {
         }
     };
     // Every engine that held a rate held this one, or the baseline and most of them.
-    let who = match finding
-        .left_out
-        .iter()
-        .any(|(_, why)| *why != LeftOut::HeldNone)
-    {
+    let who = match left_out.iter().any(|(_, why)| *why != LeftOut::HeldNone) {
         true => format!("{baseline} and most engines"),
         false => "every engine".to_string(),
     };
@@ -99,20 +65,31 @@ pub fn verdict_of(load: &EqualLoad, finding: Option<&Finding>) -> String {
         true => format!("the highest point {who} held when screened"),
         false => format!("the highest rate {who} held"),
     };
+    let held: Vec<Comparison> = (decided.iter())
+        .filter(|c| !left_out.iter().any(|(name, _)| *name == c.subject))
+        .cloned()
+        .collect();
     let mut text = format!(
-        "at {} {noun}s/s ({measured}; {chosen}{left_out}), ",
-        format_count(rate)
+        "at {} {noun}s/s ({measured}; {chosen}{left}), server CPU per {noun} against {baseline}: \
+         {}.",
+        format_count(rate),
+        zones(&held)
     );
-    text.push_str(&comparison_text(&finding.comparison, noun, baseline, best));
-    text.push_str(&format!(
-        " ({:.2} vs {:.2} µs per {noun}), p99 {:.0} vs {:.0} µs, p50 {:.0} vs {:.0} µs. ",
-        one.cpu_us_per_op.median,
-        other.cpu_us_per_op.median,
-        one.p99_us,
-        other.p99_us,
-        one.p50_us,
-        other.p50_us,
-    ));
+    let figures: Vec<String> = (load.engines.iter())
+        .filter_map(|(name, _)| {
+            let point = load.at(name, rate)?;
+            Some(format!(
+                "{name} {:.2} µs, p99 {:.0} µs, p50 {:.0} µs",
+                point.cpu_us_per_op.median, point.p99_us, point.p50_us
+            ))
+        })
+        .collect();
+    if !figures.is_empty() {
+        text.push_str(&format!(
+            " Per engine there (medians): {}. ",
+            figures.join("; ")
+        ));
+    }
     let missed: Vec<String> = (load.engines.iter())
         .map(|(name, _)| (name, load.held_runs(name, rate)))
         .filter(|(_, (held, runs))| held < runs)
@@ -126,34 +103,6 @@ pub fn verdict_of(load: &EqualLoad, finding: Option<&Finding>) -> String {
         ));
     }
     text + &load_highest_sentence(load)
-}
-
-/// The finding's words by its outcome; only a *different* comparison is called cheaper or
-/// costlier.
-fn comparison_text(comparison: &Comparison, noun: &str, baseline: &str, best: &str) -> String {
-    let (ratio, interval) = (
-        format!("{:.2}×", comparison.ratio),
-        comparison.interval_text(),
-    );
-    let margin = comparison.metric.margin() * 100.0;
-    let within = comparison.metric.equivalence_margin() * 100.0;
-    match comparison.outcome {
-        Outcome::Different if comparison.better() => {
-            format!("{best} used {ratio} {baseline}'s server CPU per {noun} ({interval}: cheaper)")
-        }
-        Outcome::Different => format!(
-            "no engine used less server CPU per {noun} than {baseline}; the cheapest other, \
-             {best}, used {ratio} its ({interval}: costlier)"
-        ),
-        Outcome::Equivalent => format!(
-            "no engine's server CPU per {noun} differed from {baseline}'s by more than \
-             {within:.0}%: the cheapest, {best}, used {ratio} ({interval}: equivalent)"
-        ),
-        Outcome::Undecided => format!(
-            "undecided: the cheapest, {best}, used {ratio} {baseline}'s server CPU per {noun} \
-             ({interval}), neither beyond {margin:.0}% nor within {within:.0}%"
-        ),
-    }
 }
 
 fn load_highest_sentence(load: &EqualLoad) -> String {
@@ -242,21 +191,6 @@ fn highest_rates(load: &EqualLoad) -> String {
         .join(", ")
 }
 
-/// The equal-load comparison that answers a closed-loop study of `workload` at `connections`
-/// (and payload), if one ran.
-pub fn matching<'a>(
-    loads: &'a [EqualLoad],
-    workload: &str,
-    connections: Option<u64>,
-    payload_bytes: Option<u64>,
-) -> Option<&'a EqualLoad> {
-    loads.iter().find(|load| {
-        load.workload == workload
-            && Some(load.connections) == connections
-            && payload_bytes.is_none_or(|bytes| load.payload_bytes == bytes)
-    })
-}
-
 #[cfg(test)]
 pub mod tests {
     pub use crate::model::equal_load::tests::{
@@ -264,6 +198,11 @@ pub mod tests {
     };
 
     use super::*;
+
+    /// The equal-load comparisons of `rows` as the analysis decided them.
+    fn analysed_loads(rows: &[crate::row::Row]) -> Vec<EqualLoad> {
+        crate::analysis::Analysis::of_rows(rows).loads
+    }
 
     #[test]
     fn the_verdict_is_decided_at_the_rate_measured_in_rounds() {
@@ -276,17 +215,20 @@ pub mod tests {
         // Over the 1 ms bound: uring-defer did not hold 40k.
         rows.push(point_row("epoll", 40_000.0, 5.0, 400));
         rows.push(point_row("uring-defer", 40_000.0, 4.0, 3000));
-        let loads = equal_loads(&rows);
+        let loads = analysed_loads(&rows);
         assert_eq!(loads.len(), 1);
         let verdict = verdict(&loads[0]);
         assert!(
             verdict.starts_with(
                 "at 20.0k messages/s (8 rounds; the highest point every engine held when \
-                 screened), uring-defer used 0.80× epoll's server CPU per message (["
+                 screened), server CPU per message against epoll: uring-defer cheaper (0.80× ["
             ),
             "{verdict}"
         );
-        assert!(verdict.contains("8 rounds: cheaper) (4."), "{verdict}");
+        assert!(
+            verdict.contains("], 8 rounds). Per engine there (medians): epoll 6."),
+            "{verdict}"
+        );
         assert!(
             verdict.contains("client on schedule: epoll 40.0k/s, uring-defer 20.0k/s"),
             "{verdict}"
@@ -304,14 +246,14 @@ pub mod tests {
             point_row("epoll", 20_000.0, 6.0, 200),
             point_row("uring-defer", 20_000.0, 4.8, 150),
         ];
-        let load = &equal_loads(&rows)[0];
+        let load = &analysed_loads(&rows)[0];
         assert_eq!(load.held_none(), ["uring-sqpoll"]);
         let text = verdict(load);
         assert!(
             text.starts_with(
                 "at 20.0k messages/s (one round; the highest rate every engine held but \
-                 uring-sqpoll, which held none), undecided: the cheapest, uring-defer, used \
-                 0.80× epoll's server CPU per message (no interval, 1 round)"
+                 uring-sqpoll, which held none), server CPU per message against epoll: \
+                 uring-defer undecided (0.80× no interval, 1 round)"
             ),
             "{text}"
         );
@@ -320,7 +262,7 @@ pub mod tests {
         let mut rows = rows;
         rows.push(point_row("uring", 10_000.0, 12.0, 2500));
         rows.push(point_row("uring-multishot", 10_000.0, 12.0, 2500));
-        let load = &equal_loads(&rows)[0];
+        let load = &analysed_loads(&rows)[0];
         assert!(load.verdict_rate().is_none());
         assert!(verdict(load).starts_with("no offered rate was held by epoll and most engines"));
     }
@@ -333,7 +275,7 @@ pub mod tests {
         missed.client_late_share = Some(0.02);
         let mut again = point_row("uring", 10_000.0, 10.0, 300);
         again.run = 2;
-        let load = &equal_loads(&[missed, again])[0];
+        let load = &analysed_loads(&[missed, again])[0];
         assert_eq!(load.highest_held("uring"), Some(10_000.0));
         assert_eq!(load.engines[0].1[0].runs, 2);
     }
@@ -353,7 +295,7 @@ pub mod tests {
             ceiling_row("epoll", 50_000.0, false),
         ];
         rows.extend(rounds_at(&[("epoll", 6.0), ("uring", 7.0)], 30_000.0, 1));
-        let load = &equal_loads(&rows)[0];
+        let load = &analysed_loads(&rows)[0];
         assert_eq!(load.engines.len(), 2, "the ceiling rows are not points");
         let text = scale_text(load).unwrap();
         assert!(
@@ -391,12 +333,12 @@ pub mod tests {
         let mut rounds = rounds_at(&[("epoll", 6.0), ("uring-defer", 4.8)], 40_000.0, 8);
         rounds.retain(|row| row.run > 2);
         rows.extend(rounds);
-        let text = verdict(&equal_loads(&rows)[0]);
+        let text = verdict(&analysed_loads(&rows)[0]);
         assert!(
             text.starts_with(
                 "at 40.0k messages/s (7 rounds; the highest point epoll and most engines held \
-                 when screened but uring, which did not hold it (its knee: 20.0k/s)), \
-                 uring-defer used 0.80× epoll's"
+                 when screened but uring, which did not hold it (its knee: 20.0k/s)), server \
+                 CPU per message against epoll: uring-defer "
             ),
             "{text}"
         );

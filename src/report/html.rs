@@ -1,23 +1,12 @@
 //! `report.html`: one self-contained page (no network, no scripts, charts as inline SVG) that
-//! reads top to bottom like the Markdown report: the answer first, then each study's table with
-//! its charts, and the probe's environment at the end, so the file can be mailed or attached to
-//! an issue as is.
+//! draws the analysis's first screen, then the report's one outline (`outline`), as report.md
+//! does: every answer links to its section, every verdict word to how to read it, and every
+//! chart carries a title and a description, so the file can be mailed or attached to an issue
+//! as is.
 
-use crate::model::study::Study;
-use crate::report::answer::{answer, Answer};
-use crate::report::answer_chart::answer_chart;
-use crate::report::chart::{
-    contenders_chart, equal_load_charts, ladder_chart, latency_chart, syscalls_chart,
-    thread_sweep_charts, throughput_chart,
-};
-use crate::report::contenders::{contender_cells, contender_verdicts};
-use crate::report::depths::{depth_cells, depth_charts, depth_sweeps, depth_verdicts};
-use crate::report::environment::{facts, warnings};
-use crate::report::equal_load::{self, equal_loads, scale_text};
-use crate::report::table::{cells, equal_load_cells, sweep_cells, Cells};
-use crate::report::threads::{size_sweeps, size_verdicts, thread_sweeps, work_sweeps};
-use crate::report::verdict::verdict;
-use crate::report::work::work_verdicts;
+use crate::analysis::Analysis;
+use crate::report::outline::{answer_charts, load_id, study_id, Block, Outline, Target, GLOSSARY};
+use crate::report::table::Cells;
 use crate::row::Document;
 
 const STYLE: &str = "body{font-family:sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;\
@@ -27,169 +16,204 @@ th{background:#f3f3f3}.verdict{font-weight:bold}.warn{color:#8a4b00}figure{margi
 code{background:#f3f3f3;padding:0 .2rem}pre{background:#f7f7f7;padding:.5rem;overflow:auto}\
 .answer{border:2px solid #2a6;border-radius:.4rem;padding:.2rem 1.2rem 1rem;background:#f6fbf7}\
 .answer li{margin:.3rem 0}.answer h3{margin:1rem 0 .3rem;font-size:1rem}\
+.headline{font-size:1.15rem;font-weight:bold}a.term{color:inherit}\
 .charts{display:flex;flex-wrap:wrap;gap:0 .6rem}.charts figure{margin:.3rem 0}";
 
-pub fn render_html(document: &Document, studies: &[Study]) -> anyhow::Result<String> {
+pub fn render_html(document: &Document, analysis: &Analysis) -> anyhow::Result<String> {
     let mut page = format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <title>ringside report</title><style>{STYLE}</style></head><body>\n\
          <h1>ringside report</h1>\n{}<p>Produced by ringside {} with <code>{}</code>.</p>\n",
-        answer_section(&answer(document, studies), studies)?,
+        answer_section(analysis)?,
         escape(&document.ringside_version),
         escape(&document.command)
     );
     for note in &document.notes {
         page.push_str(&format!("<p class=\"warn\">{}</p>\n", escape(note)));
     }
-    if studies.is_empty() && equal_loads(&document.results).is_empty() {
+    if analysis.studies.is_empty() && analysis.loads.is_empty() {
         page.push_str("<p>No results: no study finished.</p>\n");
     }
-    for study in studies {
-        page.push_str(&study_section(study)?);
-    }
-    for load in equal_loads(&document.results) {
-        let scale =
-            scale_text(&load).map_or(String::new(), |text| format!("<p>{}</p>\n", escape(&text)));
-        page.push_str(&format!(
-            "<section>\n<h2>{} at equal load</h2>\n{scale}<p class=\"verdict\">{}</p>\n{}",
-            escape(&load.title()),
-            escape(&equal_load::verdict(&load)),
-            table(&equal_load_cells(&load))
-        ));
-        for svg in equal_load_charts(&load)? {
-            page.push_str(&format!("<figure>{svg}</figure>\n"));
-        }
-        page.push_str("</section>\n");
-    }
-    for sweep in thread_sweeps(studies)
-        .into_iter()
-        .chain(size_sweeps(studies))
-        .chain(work_sweeps(studies))
-    {
-        page.push_str(&format!(
-            "<section>\n<h2>{}: against {}</h2>\n",
-            escape(&sweep.title),
-            sweep.noun()
-        ));
-        for verdict in size_verdicts(&sweep)
-            .into_iter()
-            .chain(work_verdicts(&sweep))
-        {
-            page.push_str(&format!("<p class=\"verdict\">{}</p>\n", escape(&verdict)));
-        }
-        page.push_str(&table(&sweep_cells(&sweep)));
-        for svg in thread_sweep_charts(&sweep)? {
-            page.push_str(&format!("<figure>{svg}</figure>\n"));
-        }
-        page.push_str("</section>\n");
-    }
-    for sweep in depth_sweeps(studies) {
-        page.push_str(&format!(
-            "<section>\n<h2>{}: against queue depth</h2>\n<ul>\n",
-            escape(&sweep.title)
-        ));
-        for sentence in depth_verdicts(&sweep) {
+    for section in Outline::of(document, analysis, Target::Page).sections {
+        page.push_str(&format!("<section id=\"{}\">\n", section.id));
+        if !section.heading.is_empty() {
             page.push_str(&format!(
-                "<li class=\"verdict\">{}</li>\n",
-                escape(&sentence)
+                "<h2>{} <a href=\"#answer\" title=\"back to the answer\">↑</a></h2>\n",
+                escape(&section.heading)
             ));
         }
-        page.push_str(&format!("</ul>\n{}", table(&depth_cells(&sweep))));
-        for svg in depth_charts(&sweep)? {
-            page.push_str(&format!("<figure>{svg}</figure>\n"));
+        if let Some(params) = &section.params {
+            page.push_str(&format!("<p><code>{}</code></p>\n", escape(params)));
+        }
+        if section.id == "how-to-read" {
+            page.push_str(&glossary(analysis));
+        } else {
+            for block in &section.blocks {
+                page.push_str(&draw_block(block));
+            }
+        }
+        if section.id == "environment" {
+            let full = serde_json::to_string_pretty(&document.env).unwrap_or_default();
+            page.push_str(&format!(
+                "<details><summary>The probe's full environment block</summary><pre>{}</pre>\
+                 </details>\n",
+                escape(&full)
+            ));
         }
         page.push_str("</section>\n");
     }
-    page.push_str(&crate::report::claims::html_section(&document.env, studies));
-    page.push_str(&environment_section(&document.env));
     page.push_str("</body></html>\n");
     Ok(page)
 }
 
-/// The first screen: the machine, the answer's sentences, then one chart per study.
-fn answer_section(answer: &Answer, studies: &[Study]) -> anyhow::Result<String> {
-    let mut text = format!(
-        "<section class=\"answer\">\n<h2>The answer on this machine</h2>\n<p>{}.</p>\n<ul>\n",
-        escape(&answer.machine)
+fn draw_block(block: &Block) -> String {
+    match block {
+        Block::Text { text, verdict } => {
+            let class = if *verdict { " class=\"verdict\"" } else { "" };
+            format!("<p{class}>{}</p>\n", linked(text))
+        }
+        Block::List(items) if items.is_empty() => String::new(),
+        Block::List(items) => {
+            let lines: String = items
+                .iter()
+                .map(|item| format!("<li>{}</li>\n", linked(item)))
+                .collect();
+            format!("<ul>\n{lines}</ul>\n")
+        }
+        Block::Table(cells, legend) => {
+            let legend = legend
+                .as_ref()
+                .map_or(String::new(), |l| format!("<p>{}</p>\n", linked(l)));
+            format!("{}{legend}", table(cells))
+        }
+        Block::Charts(svgs) => svgs
+            .iter()
+            .map(|svg| format!("<figure>{svg}</figure>\n"))
+            .collect(),
+        Block::Raw { html, .. } => html.clone(),
+        Block::Heading(heading) => format!("<h3>{}</h3>\n", escape(heading)),
+    }
+}
+
+/// The first screen: the headline, the machine, each study's answer linked to its section, the
+/// lists, then one chart per study.
+fn answer_section(analysis: &Analysis) -> anyhow::Result<String> {
+    let screen = &analysis.screen;
+    let mut text = String::from(
+        "<section class=\"answer\" id=\"answer\">\n<h2>The answer on this machine</h2>\n",
     );
-    for (title, finding) in &answer.studies {
+    for sentence in &screen.headline {
+        text.push_str(&format!("<p class=\"headline\">{}</p>\n", escape(sentence)));
+    }
+    text.push_str(&format!(
+        "<p>{}. <a href=\"#how-to-read\">How to read this report</a>.</p>\n<ul>\n",
+        escape(&analysis.machine)
+    ));
+    let link = |answer: &crate::analysis::Answer| match (answer.study, answer.load) {
+        (Some(index), _) => study_id(index),
+        (None, Some(index)) => load_id(index),
+        (None, None) => "answer".to_string(),
+    };
+    for answer in &screen.answers {
         text.push_str(&format!(
-            "<li><b>{}</b>: {}</li>\n",
-            escape(title),
-            escape(finding)
+            "<li><a href=\"#{}\"><b>{}</b></a>: {}</li>\n",
+            link(answer),
+            escape(&answer.words),
+            linked(&answer.text)
         ));
     }
     text.push_str("</ul>\n");
-    for (heading, items, empty) in answer.lists() {
+    for (heading, items, empty) in screen.lists() {
         text.push_str(&format!("<h3>{}</h3>\n<ul>\n", escape(heading)));
         if items.is_empty() {
             text.push_str(&format!("<li>{empty}</li>\n"));
         }
         for item in items {
-            text.push_str(&format!("<li>{}</li>\n", escape(item)));
+            text.push_str(&format!("<li>{}</li>\n", linked(&item)));
         }
         text.push_str("</ul>\n");
     }
-    text.push_str("<div class=\"charts\">\n");
-    for study in studies {
-        if let Some(svg) = answer_chart(study, answer.winner(&study.title))? {
-            text.push_str(&format!("<figure>{svg}</figure>\n"));
+    if !screen.integrity.is_empty() {
+        text.push_str("<h3>Integrity checks</h3>\n<ul>\n");
+        for answer in &screen.integrity {
+            text.push_str(&format!(
+                "<li><a href=\"#{}\">{}</a>: {}</li>\n",
+                link(answer),
+                escape(&answer.words),
+                escape(&answer.text)
+            ));
         }
+        text.push_str("</ul>\n");
+    }
+    text.push_str(&format!(
+        "<p><a href=\"#g-levels\">Levels</a>: {}</p>\n<div class=\"charts\">\n",
+        escape(&analysis.levels_text())
+    ));
+    for svg in answer_charts(analysis)? {
+        text.push_str(&format!("<figure>{svg}</figure>\n"));
     }
     text.push_str("</div>\n</section>\n");
     Ok(text)
 }
 
-fn study_section(study: &Study) -> anyhow::Result<String> {
-    let mut text = format!("<section>\n<h2>{}</h2>\n", escape(&study.title));
-    if !study.params.is_empty() {
+/// How to read the report: each verdict word with its anchor, which every use links to.
+fn glossary(analysis: &Analysis) -> String {
+    let mut text = String::from("<dl>\n");
+    for (anchor, term, meaning) in GLOSSARY {
         text.push_str(&format!(
-            "<p><code>{}</code></p>\n",
-            escape(&study.params_text())
+            "<dt id=\"g-{anchor}\"><b>{}</b></dt><dd>{}</dd>\n",
+            escape(term),
+            escape(meaning)
         ));
     }
     text.push_str(&format!(
-        "<p class=\"verdict\">{}</p>\n",
-        escape(&verdict(study))
+        "</dl>\n<p>{}</p>\n",
+        escape(&analysis.levels_text())
     ));
-    if let Some(sentence) = crate::report::answer::regimes_sentence(study) {
-        text.push_str(&format!("<p>{}</p>\n", escape(&sentence)));
-    }
-    if !study.engines.is_empty() {
-        text.push_str(&table(&cells(study)));
-        let charts = [
-            Some(throughput_chart(study)?),
-            ladder_chart(study)?,
-            syscalls_chart(study)?,
-            latency_chart(study)?,
-        ];
-        for svg in charts.into_iter().flatten() {
-            text.push_str(&format!("<figure>{svg}</figure>\n"));
+    text
+}
+
+/// The verdict words of `text` linked to how to read them, the rest escaped: each word where it
+/// starts a word, the first match at each place (so no link lands inside another).
+pub fn linked(text: &str) -> String {
+    const TERMS: [(&str, &str); 14] = [
+        ("no difference beyond", "no-difference"),
+        ("within 10%", "within"),
+        ("undecided", "undecided"),
+        ("faster", "faster"),
+        ("slower", "faster"),
+        ("cheaper", "faster"),
+        ("costlier", "faster"),
+        ("tied", "tied"),
+        ("client-bound", "regime"),
+        ("server-bound", "regime"),
+        ("mixed", "regime"),
+        ("the load generator was saturated", "regime"),
+        ("neither side saturated", "regime"),
+        ("rounds", "rounds"),
+    ];
+    let mut out = String::with_capacity(text.len() + 64);
+    let mut rest = text;
+    'scan: while !rest.is_empty() {
+        let starts_word =
+            out.is_empty() || !out.ends_with(|c: char| c.is_alphanumeric() || c == '-' || c == '_');
+        if starts_word {
+            for (term, anchor) in TERMS {
+                if rest.starts_with(term) {
+                    out.push_str(&format!(
+                        "<a class=\"term\" href=\"#g-{anchor}\">{}</a>",
+                        escape(term)
+                    ));
+                    rest = &rest[term.len()..];
+                    continue 'scan;
+                }
+            }
         }
+        let next = rest.chars().next().expect("not empty");
+        out.push_str(&escape(next.encode_utf8(&mut [0; 4])));
+        rest = &rest[next.len_utf8()..];
     }
-    if let Some(cells) = contender_cells(study) {
-        text.push_str("<h3>Contenders</h3>\n<ul>\n");
-        for sentence in contender_verdicts(study) {
-            text.push_str(&format!(
-                "<li class=\"verdict\">{}</li>\n",
-                escape(&sentence)
-            ));
-        }
-        text.push_str("</ul>\n");
-        text.push_str(&table(&cells));
-        if let Some(svg) = contenders_chart(study)? {
-            text.push_str(&format!("<figure>{svg}</figure>\n"));
-        }
-    }
-    if !study.notes.is_empty() {
-        text.push_str("<ul>\n");
-        for note in &study.notes {
-            text.push_str(&format!("<li>note: {}</li>\n", escape(note)));
-        }
-        text.push_str("</ul>\n");
-    }
-    text.push_str("</section>\n");
-    Ok(text)
+    out
 }
 
 fn table(cells: &Cells) -> String {
@@ -205,33 +229,6 @@ fn table(cells: &Cells) -> String {
         text.push_str(&row("td", line));
     }
     text.push_str("</table>\n");
-    text
-}
-
-fn environment_section(env: &serde_json::Value) -> String {
-    let mut text = String::from("<section>\n<h2>Environment</h2>\n<table>\n");
-    for (label, value) in facts(env) {
-        text.push_str(&format!(
-            "<tr><td>{}</td><td>{}</td></tr>\n",
-            escape(label),
-            escape(&value)
-        ));
-    }
-    text.push_str("</table>\n");
-    let warnings = warnings(env);
-    if !warnings.is_empty() {
-        text.push_str("<p>Warnings from the probe:</p>\n<ul>\n");
-        for warning in warnings {
-            text.push_str(&format!("<li class=\"warn\">{}</li>\n", escape(&warning)));
-        }
-        text.push_str("</ul>\n");
-    }
-    let full = serde_json::to_string_pretty(env).unwrap_or_default();
-    text.push_str(&format!(
-        "<details><summary>The probe's full environment block</summary><pre>{}</pre></details>\n\
-         </section>\n",
-        escape(&full)
-    ));
     text
 }
 

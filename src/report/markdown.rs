@@ -1,20 +1,14 @@
-//! `report.md`: first the answer (`answer`: per study what won and why, the io_uring features
-//! that helped and hurt, the caveats), then the tables of the source documents filled with this
-//! machine's numbers, one per study, each followed by its measured verdict. The studies print
-//! the same sections in the terminal (`terminal`), so a figure or a verdict reads the same
-//! wherever it is shown.
+//! `report.md` and the terminal: the analysis's first screen (the headline, per study what it
+//! answered, the features that made a decided difference, the caveats), then the report's one
+//! outline (`outline`): each study's table and verdict, equal load, the sweeps, the claims, how
+//! to read it. A figure or a verdict reads the same wherever it is shown: every one comes from
+//! the one `Analysis`.
 
 use comfy_table::{presets, ContentArrangement, Table};
 
-use crate::model::study::Study;
-use crate::report::answer::{answer, regimes_sentence, Answer};
-use crate::report::contenders::{contender_cells, contender_verdicts};
-use crate::report::depths::{depth_cells, depth_sweeps, depth_verdicts};
-use crate::report::equal_load::{self, equal_loads, scale_text};
-use crate::report::table::{cells, equal_load_cells, sweep_cells, Cells, MARKS_LEGEND};
-use crate::report::threads::{size_sweeps, size_verdicts, thread_sweeps, work_sweeps};
-use crate::report::verdict::verdict;
-use crate::report::work::work_verdicts;
+use crate::analysis::Analysis;
+use crate::report::outline::{Block, Outline, Target};
+use crate::report::table::Cells;
 use crate::row::Document;
 
 /// How the sections' tables are drawn: Markdown's pipes, or a terminal's box of at most
@@ -28,9 +22,9 @@ pub enum Style {
 /// The width the terminal's tables fit in.
 pub const TERMINAL_COLUMNS: u16 = 100;
 
-pub fn render_markdown(document: &Document, studies: &[Study]) -> String {
+pub fn render_markdown(document: &Document, analysis: &Analysis) -> String {
     let mut text = String::from("# ringside report\n\n");
-    text.push_str(&answer_section(&answer(document, studies)));
+    text.push_str(&answer_section(analysis));
     text.push_str(&format!(
         "Produced by ringside {} with `{}`.\n\n",
         document.ringside_version, document.command
@@ -38,73 +32,85 @@ pub fn render_markdown(document: &Document, studies: &[Study]) -> String {
     for note in &document.notes {
         text.push_str(&format!("> {note}\n\n"));
     }
-    text.push_str(&sections(document, studies, Style::Markdown));
-    text.push_str(&crate::report::claims::section(&document.env, studies));
+    if analysis.studies.is_empty() && analysis.loads.is_empty() {
+        text.push_str("No results: no study finished.\n\n");
+    }
+    text.push_str(&draw_outline(
+        &Outline::of(document, analysis, Target::Text),
+        Style::Markdown,
+    ));
     text
 }
 
-/// The study sections of the report, in `style`: per study its table and verdict, then equal
-/// load, the sweeps and the depth sweeps, each with its verdicts.
-pub fn sections(document: &Document, studies: &[Study], style: Style) -> String {
-    let heading = |title: &str| match style {
-        Style::Markdown => format!("## {title}\n\n"),
-        Style::Terminal => format!("{title}\n"),
-    };
+/// The study sections in `style` (a study's own terminal output, `report::terminal_text`).
+pub fn sections(analysis: &Analysis, style: Style) -> String {
     let mut text = String::new();
-    if studies.is_empty() && equal_loads(&document.results).is_empty() {
+    if analysis.studies.is_empty() && analysis.loads.is_empty() {
         text.push_str("No results: no study finished.\n");
     }
-    for study in studies {
-        text.push_str(&study_section(study, style));
-    }
-    for load in equal_loads(&document.results) {
-        text.push_str(&heading(&format!("{} at equal load", load.title())));
-        if let Some(scale) = scale_text(&load) {
-            text.push_str(&format!("{scale}\n\n"));
+    text.push_str(&draw_outline(&Outline::terminal(analysis), style));
+    text
+}
+
+/// The outline's sections in `style`.
+fn draw_outline(outline: &Outline, style: Style) -> String {
+    let mut text = String::new();
+    for section in &outline.sections {
+        if !section.heading.is_empty() {
+            text.push_str(&match style {
+                Style::Markdown => format!("## {}\n\n", section.heading),
+                Style::Terminal => format!("{}\n", section.heading),
+            });
         }
-        let verdict = match style {
-            Style::Markdown => format!("**{}**", equal_load::verdict(&load)),
-            Style::Terminal => equal_load::verdict(&load),
-        };
-        text.push_str(&format!(
-            "{}\n\n{verdict}\n\n",
-            draw(equal_load_cells(&load), style)
-        ));
-    }
-    for sweep in thread_sweeps(studies)
-        .into_iter()
-        .chain(size_sweeps(studies))
-        .chain(work_sweeps(studies))
-    {
-        text.push_str(&heading(&format!(
-            "{}: against {}",
-            sweep.title,
-            sweep.noun()
-        )));
-        for verdict in size_verdicts(&sweep)
-            .into_iter()
-            .chain(work_verdicts(&sweep))
-        {
-            text.push_str(&format!("- {verdict}\n"));
+        if let Some(params) = &section.params {
+            text.push_str(&match style {
+                Style::Markdown => format!("`{params}`\n\n"),
+                Style::Terminal => format!("{params}\n"),
+            });
         }
-        text.push_str(&format!("\n{}\n\n", draw(sweep_cells(&sweep), style)));
-    }
-    for sweep in depth_sweeps(studies) {
-        text.push_str(&heading(&format!("{}: against queue depth", sweep.title)));
-        for sentence in depth_verdicts(&sweep) {
-            text.push_str(&format!("- {sentence}\n"));
+        for block in &section.blocks {
+            text.push_str(&draw_block(block, style));
         }
-        text.push_str(&format!("\n{}\n\n", draw(depth_cells(&sweep), style)));
     }
     text
 }
 
-fn answer_section(answer: &Answer) -> String {
-    let mut text = format!("## The answer on this machine\n\n{}.\n\n", answer.machine);
-    for (title, finding) in &answer.studies {
-        text.push_str(&format!("- **{title}**: {finding}\n"));
+fn draw_block(block: &Block, style: Style) -> String {
+    match block {
+        Block::Text { text, verdict } => match (style, verdict) {
+            (Style::Markdown, true) => format!("**{text}**\n\n"),
+            _ => format!("{text}\n\n"),
+        },
+        Block::List(items) if items.is_empty() => String::new(),
+        Block::List(items) => {
+            let lines: String = items.iter().map(|item| format!("- {item}\n")).collect();
+            format!("{lines}\n")
+        }
+        Block::Table(cells, legend) => {
+            let legend = legend.as_ref().map_or(String::new(), |l| format!("{l}\n"));
+            format!("{}\n{legend}\n", draw(cells.clone(), style))
+        }
+        Block::Charts(_) => String::new(),
+        Block::Raw { markdown, .. } => markdown.clone(),
+        Block::Heading(heading) => match style {
+            Style::Markdown => format!("### {heading}\n\n"),
+            Style::Terminal => format!("{heading}\n"),
+        },
     }
-    for (heading, items, empty) in answer.lists() {
+}
+
+/// The first screen in Markdown: the headline, the machine, each study's answer, the lists.
+fn answer_section(analysis: &Analysis) -> String {
+    let screen = &analysis.screen;
+    let mut text = String::from("## The answer on this machine\n\n");
+    for sentence in &screen.headline {
+        text.push_str(&format!("**{sentence}**\n"));
+    }
+    text.push_str(&format!("\n{}.\n\n", analysis.machine));
+    for answer in &screen.answers {
+        text.push_str(&format!("- **{}**: {}\n", answer.words, answer.text));
+    }
+    for (heading, items, empty) in screen.lists() {
         text.push_str(&format!("\n**{heading}**\n\n"));
         if items.is_empty() {
             text.push_str(&format!("- {empty}\n"));
@@ -113,51 +119,21 @@ fn answer_section(answer: &Answer) -> String {
             text.push_str(&format!("- {item}\n"));
         }
     }
-    text.push('\n');
+    if !screen.integrity.is_empty() {
+        text.push_str("\n**Integrity checks**\n\n");
+        for answer in &screen.integrity {
+            text.push_str(&format!("- {}: {}\n", answer.words, answer.text));
+        }
+    }
+    text.push_str(&format!("\n{}\n\n", analysis.levels_text()));
     text
 }
 
-fn study_section(study: &Study, style: Style) -> String {
-    let mut cells = cells(study);
-    if style == Style::Terminal {
-        // The interval of every comparison is in the verdicts; the run range and p50 are in
-        // report.md and the charts.
-        cells.drop_columns(&["min–max", "p50 µs"]);
-    }
-    let table = draw(cells, style);
-    let mut text = match style {
-        Style::Markdown => format!("## {}\n\n", study.title),
-        Style::Terminal => format!("{}\n", study.title),
-    };
-    if !study.params.is_empty() {
-        match style {
-            Style::Markdown => text.push_str(&format!("`{}`\n\n", study.params_text())),
-            Style::Terminal => text.push_str(&format!("{}\n", study.params_text())),
-        }
-    }
-    if !study.engines.is_empty() {
-        text.push_str(&format!("{table}\n{MARKS_LEGEND}\n\n"));
-    }
-    text.push_str(&format!("{}\n\n", verdict(study)));
-    if let Some(sentence) = regimes_sentence(study) {
-        text.push_str(&format!("{sentence}\n\n"));
-    }
-    if let Some(cells) = contender_cells(study) {
-        let heading = match style {
-            Style::Markdown => "### Contenders\n\n",
-            Style::Terminal => "Contenders\n",
-        };
-        text.push_str(&format!("{heading}{}\n\n", draw(cells, style)));
-        for sentence in contender_verdicts(study) {
-            text.push_str(&format!("- {sentence}\n"));
-        }
-        text.push('\n');
-    }
-    for note in &study.notes {
-        text.push_str(&format!("- note: {note}\n"));
-    }
-    if !study.notes.is_empty() {
-        text.push('\n');
+/// The headline and each study's answer as the terminal ends a run with them.
+pub fn answer_text(analysis: &Analysis) -> String {
+    let mut text = String::new();
+    for sentence in &analysis.screen.headline {
+        text.push_str(&format!("{sentence}\n"));
     }
     text
 }
@@ -185,7 +161,6 @@ fn draw(cells: Cells, style: Style) -> Table {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::study::studies;
     use crate::model::study::tests::paired_rows;
     use crate::report::verdict::verdict;
 
@@ -207,10 +182,10 @@ mod tests {
     #[test]
     fn the_terminal_and_the_markdown_report_say_the_same() {
         let document = document();
-        let studies = studies(&document.results);
-        let markdown = render_markdown(&document, &studies);
-        let terminal = sections(&document, &studies, Style::Terminal);
-        let sentence = verdict(&studies[0]);
+        let analysis = Analysis::of(&document);
+        let markdown = render_markdown(&document, &analysis);
+        let terminal = sections(&analysis, Style::Terminal);
+        let sentence = verdict(&analysis.studies[0]);
         assert!(
             markdown.contains(&sentence) && terminal.contains(&sentence),
             "{terminal}"
@@ -246,8 +221,8 @@ mod tests {
     #[test]
     fn stars_mark_only_decided_differences_and_the_first_screen_names_its_rounds() {
         let document = document();
-        let studies = studies(&document.results);
-        let markdown = render_markdown(&document, &studies);
+        let analysis = Analysis::of(&document);
+        let markdown = render_markdown(&document, &analysis);
         let stars: Vec<&str> = markdown
             .lines()
             .filter(|line| line.contains("× ★"))
@@ -257,15 +232,13 @@ mod tests {
             !markdown.contains("1.01× ★"),
             "a star on an equivalent rung: {markdown}"
         );
-        let answer = crate::report::answer::answer(&document, &studies);
-        for (_, finding) in &answer.studies {
-            assert!(
-                finding.contains(" rounds") || finding.contains(" round"),
-                "{finding}"
-            );
+        let screen = &analysis.screen;
+        for answer in &screen.answers {
+            let said = answer.text.contains(" rounds") || answer.text.contains("could tell apart");
+            assert!(said, "{}", answer.text);
         }
-        for line in answer.helped.iter().chain(&answer.hurt) {
-            assert!(line.contains(" rounds in "), "{line}");
+        for feature in screen.helped.iter().chain(&screen.hurt) {
+            assert!(feature.text.contains(" rounds in "), "{}", feature.text);
         }
     }
 }

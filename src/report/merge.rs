@@ -53,8 +53,8 @@ pub fn run(merge: &Merge) -> anyhow::Result<ExitCode> {
         ));
     }
     if merge.markdown {
-        let studies = crate::model::study::studies(&merged.results);
-        let text = super::markdown::render_markdown(&merged, &studies);
+        let analysis = crate::analysis::Analysis::of(&merged);
+        let text = super::markdown::render_markdown(&merged, &analysis);
         write_text(&text, merge.output.as_deref())?;
     } else {
         emit(&merged, merge.format, merge.output.as_deref())?;

@@ -3,26 +3,21 @@
 //! self-contained file). Results are data and the report is a view of them, so a document saved
 //! today can be re-rendered by a later ringside that reads its schema.
 
-pub mod answer;
 pub mod answer_chart;
-pub mod causes;
 pub mod chart;
 pub mod claims;
 pub mod compare;
 pub mod contenders;
 pub mod depths;
-pub mod environment;
 pub mod equal_load;
-pub mod features;
 pub mod html;
 pub mod load;
 pub mod markdown;
 pub mod merge;
-pub mod numbers;
+pub mod outline;
 pub mod table;
 pub mod threads;
 pub mod verdict;
-pub mod verdicts;
 pub mod work;
 
 use std::path::{Path, PathBuf};
@@ -30,6 +25,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
+use crate::analysis::{export, Analysis};
 use crate::row::Document;
 
 /// Re-renders the reports of the document at `input` (a results directory or JSON file) into
@@ -66,12 +62,10 @@ const REPORT_FILES: [&str; 2] = ["report.md", "report.html"];
 /// Prints the verdict table of the document at `input` (`verdicts`), as JSON or CSV.
 pub fn print_verdicts(input: &Path, csv: bool) -> anyhow::Result<ExitCode> {
     let document = load::load_document(input)?;
-    let studies = crate::model::study::studies(&document.results);
-    let loads = equal_load::equal_loads(&document.results);
-    let rows = verdicts::verdict_rows(&studies, &loads);
+    let analysis = Analysis::of(&document);
     let text = match csv {
-        true => verdicts::csv(&rows)?,
-        false => serde_json::to_string_pretty(&rows)? + "\n",
+        true => export::csv(&export::verdict_rows(&analysis))?,
+        false => serde_json::to_string_pretty(&export::export(&analysis))? + "\n",
     };
     crate::output::write_text(&text, None)?;
     Ok(ExitCode::SUCCESS)
@@ -80,20 +74,19 @@ pub fn print_verdicts(input: &Path, csv: bool) -> anyhow::Result<ExitCode> {
 /// What a study prints in the terminal for its rows: the report's own sections (each study's
 /// table and verdict, equal load, the sweeps), drawn to fit `markdown::TERMINAL_COLUMNS`.
 pub fn terminal_text(rows: &[crate::row::Row]) -> String {
-    let document = Document::new(serde_json::Value::Null, rows.to_vec());
-    let studies = crate::model::study::studies(&document.results);
-    markdown::sections(&document, &studies, markdown::Style::Terminal)
+    let analysis = Analysis::of_rows(rows);
+    markdown::sections(&analysis, markdown::Style::Terminal)
 }
 
 /// Writes `report.md` and `report.html` for `document` into `dir`; returns their paths.
 pub fn write_reports(document: &Document, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir)
         .with_context(|| format!("cannot create the report directory {}", dir.display()))?;
-    let studies = crate::model::study::studies(&document.results);
+    let analysis = Analysis::of(document);
     let [markdown, html] = REPORT_FILES.map(|name| dir.join(name));
-    std::fs::write(&markdown, markdown::render_markdown(document, &studies))
+    std::fs::write(&markdown, markdown::render_markdown(document, &analysis))
         .with_context(|| format!("cannot write {}", markdown.display()))?;
-    std::fs::write(&html, html::render_html(document, &studies)?)
+    std::fs::write(&html, html::render_html(document, &analysis)?)
         .with_context(|| format!("cannot write {}", html.display()))?;
     Ok(vec![markdown, html])
 }

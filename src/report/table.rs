@@ -2,13 +2,14 @@
 //! same numbers: engines as rows (controls marked), the headline's median and min–max, the
 //! ladder's step over the engine each extends (named in the cell), syscalls and CPU per operation, and latency when measured.
 
+use crate::analysis::numbers::{per_op, range, ratio, throughput};
 use crate::model::ladder::{step_of, steps};
 use crate::model::study::{op_noun, EngineSummary, Study};
-use crate::report::numbers::{per_op, range, ratio, throughput};
 use crate::report::threads::{Sweep, Swept};
 use crate::stats::rank::Outcome;
 
 /// A header and one line of cells per engine.
+#[derive(Clone, Debug)]
 pub struct Cells {
     pub header: Vec<String>,
     pub lines: Vec<Vec<String>>,
@@ -20,6 +21,7 @@ pub fn mark(outcome: Outcome) -> &'static str {
     match outcome {
         Outcome::Different => "★",
         Outcome::Equivalent => "=",
+        Outcome::Within => "≈",
         Outcome::Undecided => "~",
     }
 }

@@ -3,18 +3,15 @@
 //! advantage is left when the application works: `work.rs`).
 
 use crate::engines::parent_name;
+use crate::model::comparison::Metric;
 use crate::model::study::Study;
 use crate::model::sweep::sweeps;
 pub use crate::model::sweep::{work_text, Sweep, Swept};
 use crate::units::format_size;
 
-/// A rung's CPU per op against the rung before it, as a share: below this it pays, above
-/// its inverse it costs, when the runs' ranges do not overlap either.
-const PAYS_BELOW: f64 = 0.95;
-
 /// Where each engine of a size sweep pays and where it costs against the engine it extends
-/// (its parent in the table, when it ran in the sweep): server CPU per op at each size, a
-/// difference counted only when the two engines' run ranges do not overlap.
+/// (its parent in the table, when it ran in the sweep): server CPU per op at each size, each a
+/// paired comparison as the analysis decided it (cheaper, costlier, or neither at that size).
 pub fn size_verdicts(sweep: &Sweep) -> Vec<String> {
     if sweep.swept != Swept::Size {
         return Vec::new();
@@ -33,32 +30,34 @@ pub fn size_verdicts(sweep: &Sweep) -> Vec<String> {
         let Some(before) = parent_name(workload, engine).filter(|p| engines.contains(p)) else {
             continue;
         };
-        let mut pays = Vec::new();
-        let mut costs = Vec::new();
+        let (mut pays, mut costs, mut neither) = (Vec::new(), Vec::new(), Vec::new());
         for (at, study) in &sweep.points {
-            let cpu = |name: &str| {
-                let summary = study.engines.iter().find(|e| e.engine == name)?;
-                Some(summary.cpu_us_per_op).filter(|cpu| cpu.median > 0.0)
-            };
-            let (Some(old), Some(new)) = (cpu(before), cpu(engine)) else {
+            let Some(c) = study.decided(engine, before, Metric::CpuPerOp) else {
                 continue;
             };
-            let share = new.median / old.median;
-            let size = format!("{} ({share:.2}×)", format_size(*at));
-            if share < PAYS_BELOW && new.max < old.min {
-                pays.push(size);
-            } else if share > 1.0 / PAYS_BELOW && new.min > old.max {
-                costs.push(size);
+            let size = format!("{} ({})", format_size(*at), c.verdict_text());
+            match (c.is_different(), c.better()) {
+                (true, true) => pays.push(size),
+                (true, false) => costs.push(size),
+                (false, _) => neither.push(format_size(*at)),
             }
         }
-        let sentence = match (pays.is_empty(), costs.is_empty()) {
-            (true, true) => "within the noise at every size".to_string(),
-            (false, true) => format!("pays at {}", pays.join(", ")),
-            (true, false) => format!("costs at {}", costs.join(", ")),
-            (false, false) => format!("pays at {}; costs at {}", pays.join(", "), costs.join(", ")),
-        };
+        let mut said = Vec::new();
+        if !pays.is_empty() {
+            said.push(format!("cheaper at {}", pays.join(", ")));
+        }
+        if !costs.is_empty() {
+            said.push(format!("costlier at {}", costs.join(", ")));
+        }
+        if !neither.is_empty() {
+            said.push(format!(
+                "not decided cheaper or costlier at {}",
+                neither.join(", ")
+            ));
+        }
         verdicts.push(format!(
-            "{engine} over {before}: {sentence} (server CPU per op, × {before}'s)"
+            "{engine} over {before}, server CPU per op: {}.",
+            said.join("; ")
         ));
     }
     verdicts
@@ -85,7 +84,6 @@ pub fn work_sweeps(studies: &[Study]) -> Vec<Sweep<'_>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::study::studies;
     use crate::model::study::tests::row as summary_row;
     use crate::row::params::{Param, Params};
     use crate::row::Row;
@@ -119,7 +117,7 @@ mod tests {
             row("uring", 2, 50, 160.0),
             row("epoll", 1, 1, 10.0),
         ];
-        let studies = studies(&rows);
+        let studies = crate::analysis::Analysis::of_rows(&rows).studies;
         let sweeps = thread_sweeps(&studies);
         assert_eq!(sweeps.len(), 1, "one count has no sweep");
         let sweep = &sweeps[0];
@@ -134,15 +132,18 @@ mod tests {
         assert_eq!(sweep.shared_cpus(2), Some("1"));
         assert!(thread_sweeps(&studies[..1]).is_empty());
         let document = crate::row::Document::new(Value::Null, rows);
-        let page = crate::report::html::render_html(&document, &studies).unwrap();
-        let section = &page[page.find("against server threads</h2>").expect("a section")..];
+        let analysis = crate::analysis::Analysis::of(&document);
+        let page = crate::report::html::render_html(&document, &analysis).unwrap();
+        let section = &page[page.find("against server threads").expect("a section")..];
+        let section = &section[..section.find("</section>").unwrap_or(section.len())];
         assert_eq!(section.matches("<svg").count(), 2, "throughput and CPU");
-        let text = crate::report::markdown::render_markdown(&document, &studies);
+        let text = crate::report::markdown::render_markdown(&document, &analysis);
         assert!(text.contains("against server threads"), "{text}");
     }
 
-    /// Echo studies that differ only in payload make a size sweep; a rung whose CPU per
-    /// message is lower than the rung before it at a size, beyond both ranges, pays there.
+    /// Echo studies that differ only in payload make a size sweep; a rung decided cheaper in
+    /// CPU per message than the rung it extends at a size pays there, and one not decided either
+    /// way is said so.
     #[test]
     fn payload_studies_make_a_size_sweep_whose_verdict_names_where_a_rung_pays() {
         let sized = |engine: &str, run: u32, payload: u64, cpu_s: f64| {
@@ -159,26 +160,31 @@ mod tests {
             }
         };
         let mut rows = Vec::new();
-        for run in 1..=3 {
+        for run in 1..=8 {
             let jitter = f64::from(run) * 1e-4;
             rows.push(sized("uring-fixed-files", run, 64, 0.010 + jitter));
             rows.push(sized("uring-bundle", run, 64, 0.010 + jitter));
             rows.push(sized("uring-fixed-files", run, 16384, 0.030 + jitter));
             rows.push(sized("uring-bundle", run, 16384, 0.020 + jitter));
         }
-        let studies = studies(&rows);
+        let studies = crate::analysis::Analysis::of_rows(&rows).studies;
         assert!(thread_sweeps(&studies).is_empty());
         let sweeps = size_sweeps(&studies);
         assert_eq!(sweeps.len(), 1);
         let verdicts = size_verdicts(&sweeps[0]);
         assert_eq!(verdicts.len(), 1, "{verdicts:?}");
         assert!(
-            verdicts[0].starts_with("uring-bundle over uring-fixed-files: pays at 16k (0.67×)"),
+            verdicts[0].starts_with(
+                "uring-bundle over uring-fixed-files, server CPU per op: cheaper at 16k (0.67× \
+                 cheaper ["
+            ) && verdicts[0].ends_with("; not decided cheaper or costlier at 64."),
             "{verdicts:?}"
         );
         let document = crate::row::Document::new(Value::Null, rows);
-        let page = crate::report::html::render_html(&document, &studies).unwrap();
-        let section = &page[page.find("against size</h2>").expect("a section")..];
+        let analysis = crate::analysis::Analysis::of(&document);
+        let page = crate::report::html::render_html(&document, &analysis).unwrap();
+        let section = &page[page.find("against size").expect("a section")..];
+        let section = &section[..section.find("</section>").unwrap_or(section.len())];
         assert_eq!(
             section.matches("<svg").count(),
             2,

@@ -1,32 +1,35 @@
-//! The sentence under each table: what the measurements say, computed from them. The first
-//! engine of a study is its baseline (the table order puts blocking or epoll first); the verdict
-//! names the fastest engine, how much more it moved than the baseline with its interval and
-//! decision (paired round by round, the table's comparisons one exploratory family:
-//! `model::comparison`), and what it paid in syscalls and CPU; then why, when the kernel's
-//! counters show a reason (`causes`).
+//! The sentence under each table: what the measurements say, from the study's decided
+//! comparisons (`analysis::Analysis`): every engine against the table's baseline grouped by what
+//! was decided, the figures behind the leading engine's ratio, then why, when the kernel's
+//! counters show a reason (`analysis::causes`). A cell's regime is said once, in its own
+//! sentence (`regimes_sentence`).
 
-use crate::model::comparison::{table_comparisons, Comparison, Metric};
-use crate::model::drift::drift;
-use crate::model::study::{op_noun, runs_text, EngineSummary, Study};
-use crate::report::causes::{client_saturation, first_cause, kernel_causes, Direction, Subject};
-use crate::report::numbers::{per_op, ratio, throughput};
+use crate::analysis::causes::{first_cause, kernel_causes, Direction, Subject};
+use crate::analysis::numbers::{per_op, throughput};
+use crate::analysis::screen::{drift_sentence, rounds_text, zones};
+use crate::model::comparison::{Comparison, Metric};
+use crate::model::regime::{CellRegime, Regime, BUSY, FREE};
+use crate::model::study::{op_noun, EngineSummary, Study};
 
 /// Most losing engines whose reason a verdict names (the table has the rest).
 const LOSERS_EXPLAINED: usize = 3;
-/// Most reasons a verdict gives for its winner.
+/// Most reasons a verdict gives for an engine decided faster.
 const WINNER_CAUSES: usize = 2;
 
-/// The measured verdict of one study, as one sentence (two when controls ran beside it).
+/// The measured verdict of one study, from its decided comparisons: every engine against the
+/// table's baseline grouped by what was decided (faster, slower, no difference beyond the
+/// margin, within the equivalence margin, undecided), the figures behind the leading engine's
+/// ratio, and why, where the kernel's counters show a reason.
 pub fn verdict(study: &Study) -> String {
     // An engine whose data was not verified (or that had errors) reports no result to compare.
     let (measured, unverified): (Vec<&EngineSummary>, Vec<&EngineSummary>) = study
         .measured()
         .into_iter()
         .partition(|engine| engine.verified);
-    let main = match measured.as_slice() {
-        [] if !unverified.is_empty() => "No engine's data was verified here, so ringside has no \
-                                         verdict."
-            .to_string(),
+    let mut text = match measured.as_slice() {
+        [] if !unverified.is_empty() => {
+            "No engine's data was verified here, so ringside has no verdict.".to_string()
+        }
         [] if !study.contenders.is_empty() => {
             "No ringside engine ran in this study; the contenders follow.".to_string()
         }
@@ -36,22 +39,23 @@ pub fn verdict(study: &Study) -> String {
             only.engine,
             throughput(study.headline, only.throughput.median),
             study.unit(),
-            runs_text(only.runs)
+            rounds_text(only.runs)
         ),
         [baseline, rest @ ..] => {
-            let best = fastest(rest);
-            let decided = decided_over_baseline(study);
-            let over = (decided.iter())
-                .find(|c| c.subject == best.engine && c.reference == baseline.engine);
-            if best.throughput.median > baseline.throughput.median {
-                comparison(study, &best.engine, best, baseline, over)
-            } else {
-                let lead = format!("No engine beat {}: it", baseline.engine);
-                comparison(study, &lead, baseline, best, over)
+            let decided = over_baseline(study, baseline, rest);
+            let mut text = format!(
+                "Against {}'s {}: {}.",
+                baseline.engine,
+                study.unit(),
+                zones(&decided)
+            );
+            if let Some(leader) = leading(rest, &decided) {
+                text.push(' ');
+                text.push_str(&figures(study, leader, baseline));
             }
+            text
         }
     };
-    let mut text = main;
     for sentence in why(study, &measured) {
         text.push(' ');
         text.push_str(&sentence);
@@ -82,54 +86,41 @@ pub fn verdict(study: &Study) -> String {
     }
 }
 
-/// "blocking's MB/s moved during the study, …": the baseline's own figure jumped or trended
-/// (`model::drift`), said beside the verdict.
-pub fn drift_sentence(study: &Study) -> Option<String> {
-    let baseline = study
-        .measured()
-        .into_iter()
-        .find(|engine| engine.verified)?;
-    let moved = drift(baseline, Metric::Throughput)?;
-    let unit = study.unit();
-    let text = moved.text(&unit, |value| throughput(study.headline, value));
-    Some(format!("Drift: {text}."))
+/// Each engine of `rest` over the baseline on the headline, as the analysis decided it.
+fn over_baseline(
+    study: &Study,
+    baseline: &EngineSummary,
+    rest: &[&EngineSummary],
+) -> Vec<Comparison> {
+    (rest.iter())
+        .filter_map(|e| study.decided(&e.engine, &baseline.engine, Metric::Throughput))
+        .collect()
 }
 
-/// The measured reasons, where some stand out: a saturated client first (it bounds every
-/// figure), then what carried the winner past the baseline, or what held the engines that lost
-/// to the baseline (outside noise) below it.
+/// The measured reasons, where some stand out: what carried an engine decided faster than the
+/// baseline past it, and what held the engines decided slower below it.
 fn why(study: &Study, measured: &[&EngineSummary]) -> Vec<String> {
     let mut sentences = Vec::new();
-    let named: Vec<(&str, &_)> = measured
-        .iter()
-        .map(|engine| (engine.engine.as_str(), &engine.figures))
-        .collect();
-    sentences.extend(client_saturation(&named));
     let [baseline, rest @ ..] = measured else {
         return sentences;
     };
-    if rest.is_empty() {
-        return sentences;
-    }
+    let decided = over_baseline(study, baseline, rest);
     let subject = |engine| Subject::new(engine, baseline, &study.workload);
-    let best = fastest(rest);
-    if best.throughput.median > baseline.throughput.median {
-        let helped: Vec<String> = kernel_causes(&subject(best))
-            .into_iter()
-            .filter(|cause| cause.direction == Direction::Helps)
-            .take(WINNER_CAUSES)
-            .map(|cause| cause.text)
-            .collect();
-        if !helped.is_empty() {
-            sentences.push(format!("Why: {}: {}.", best.engine, helped.join("; ")));
+    let verdict_of = |engine: &EngineSummary| decided.iter().find(|c| c.subject == engine.engine);
+    if let Some(leader) = leading(rest, &decided) {
+        if verdict_of(leader).is_some_and(|c| c.is_different() && c.better()) {
+            let helped: Vec<String> = (kernel_causes(&subject(leader)).into_iter())
+                .filter(|cause| cause.direction == Direction::Helps)
+                .take(WINNER_CAUSES)
+                .map(|cause| cause.text)
+                .collect();
+            if !helped.is_empty() {
+                sentences.push(format!("Why: {}: {}.", leader.engine, helped.join("; ")));
+            }
         }
     }
-    let decided = decided_over_baseline(study);
-    let lost = rest
-        .iter()
-        .filter(|engine| {
-            (decided.iter()).any(|c| c.subject == engine.engine && c.is_different() && !c.better())
-        })
+    let lost = (rest.iter())
+        .filter(|engine| verdict_of(engine).is_some_and(|c| c.is_different() && !c.better()))
         .filter_map(|engine| {
             let cause = first_cause(&subject(engine), Direction::Hurts)?;
             Some(format!(
@@ -142,65 +133,39 @@ fn why(study: &Study, measured: &[&EngineSummary]) -> Vec<String> {
     sentences
 }
 
-fn fastest<'a>(engines: &[&'a EngineSummary]) -> &'a EngineSummary {
+/// The engine with the highest decided ratio over the baseline: the one the figures sentence
+/// describes (called faster only where its own comparison decides it).
+fn leading<'a>(engines: &[&'a EngineSummary], decided: &[Comparison]) -> Option<&'a EngineSummary> {
+    let ratio = |engine: &&EngineSummary| {
+        (decided.iter())
+            .find(|c| c.subject == engine.engine)
+            .map_or(f64::NAN, |c| c.ratio)
+    };
     engines
         .iter()
         .copied()
-        .max_by(|a, b| a.throughput.median.total_cmp(&b.throughput.median))
-        .expect("at least one engine")
+        .max_by(|a, b| ratio(a).total_cmp(&ratio(b)))
 }
 
-/// The table's comparisons of its engines' headline against the baseline's, decided as one
-/// exploratory family with the table's rungs.
-pub fn decided_over_baseline(study: &Study) -> Vec<Comparison> {
-    table_comparisons(study, Metric::Throughput)
-}
-
-/// "`subject` reached R× [low–high], N rounds the unit of `other` (a vs b unit, faster) with
-/// ...": `decided` is the comparison of the faster engine over the slower, when the baseline is
-/// one of them (it always is: the winner over the baseline, or the baseline over the closest).
-fn comparison(
-    study: &Study,
-    subject: &str,
-    one: &EngineSummary,
-    other: &EngineSummary,
-    decided: Option<&Comparison>,
-) -> String {
+/// "uring-defer against blocking: 5100 vs 4270 MB/s (medians of 12 rounds), 0.010 vs 1.0
+/// syscalls per write, 0.90 vs 1.0 µs of CPU per write": the medians behind the leading ratio.
+fn figures(study: &Study, one: &EngineSummary, other: &EngineSummary) -> String {
     let unit = study.unit();
     let noun = op_noun(&study.workload);
-    let ratio_of_medians = ratio(one.throughput.median / other.throughput.median);
-    let (figure, how) = match decided {
-        // The comparison is always the engine over the baseline; turned round when the baseline
-        // won, so the sentence reads baseline over engine.
-        Some(c) => {
-            let c = if c.subject == one.engine {
-                c.clone()
-            } else {
-                c.inverse()
-            };
-            (
-                ratio(c.ratio),
-                format!("{}: {}", c.interval_text(), c.word()),
-            )
-        }
-        None => (
-            ratio_of_medians,
-            format!("median of {}", runs_text(one.runs.max(other.runs))),
-        ),
-    };
     let mut text = format!(
-        "{subject} reached {figure} the {unit} of {} ({how}; {} vs {} {unit})",
+        "{} against {}: {} vs {} {unit} (medians of {})",
+        one.engine,
         other.engine,
         throughput(study.headline, one.throughput.median),
         throughput(study.headline, other.throughput.median),
+        rounds_text(one.runs.max(other.runs))
     );
     if let (Some(a), Some(b)) = (&one.syscalls_per_op, &other.syscalls_per_op) {
-        let syscalls = format!(
-            " with {} syscalls per {noun} vs {}",
+        text.push_str(&format!(
+            ", {} vs {} syscalls per {noun}",
             per_op(a.median),
             per_op(b.median)
-        );
-        text.push_str(&syscalls);
+        ));
     }
     text.push_str(&format!(
         ", {} vs {} µs of CPU per {noun}",
@@ -218,47 +183,76 @@ fn comparison(
     text
 }
 
-/// "Controls: fio psync 1124 MB/s, ...; uring-ring reached 0.93× the best control."
-fn control_sentence(study: &Study) -> Option<String> {
-    let controls = study.controls();
-    let best_control = controls
-        .iter()
-        .max_by(|a, b| a.throughput.median.total_cmp(&b.throughput.median))?;
-    let unit = study.unit();
-    let listed: Vec<String> = controls
-        .iter()
-        .map(|c| {
-            format!(
-                "{} {} {unit}",
-                c.engine,
-                throughput(study.headline, c.throughput.median)
-            )
+/// The cell's regime, said as the analysis classified it, with each engine's runs behind it.
+/// None for a study whose rows do not measure both sides.
+pub fn regimes_sentence(study: &Study, regime: Option<&CellRegime>) -> Option<String> {
+    let regime = regime?;
+    let each: Vec<String> = (study.measured().into_iter())
+        .filter(|engine| engine.verified)
+        .filter_map(|engine| {
+            let runs: Vec<Regime> = engine.rounds.iter().filter_map(|r| r.regime).collect();
+            let count = |regime: Regime| runs.iter().filter(|r| **r == regime).count();
+            (!runs.is_empty()).then(|| {
+                format!(
+                    "{} {}/{} of {}",
+                    engine.engine,
+                    count(Regime::ClientBound),
+                    count(Regime::ServerBound),
+                    runs.len()
+                )
+            })
         })
         .collect();
-    let mut text = format!("Controls: {}", listed.join(", "));
-    let measured: Vec<&EngineSummary> = study
-        .measured()
-        .into_iter()
-        .filter(|engine| engine.verified)
-        .collect();
-    if !measured.is_empty() {
-        let best = fastest(&measured);
-        text.push_str(&format!(
-            "; the fastest ringside engine, {}, reached {} the best control",
-            best.engine,
-            ratio(best.throughput.median / best_control.throughput.median)
-        ));
+    Some(format!(
+        "Regime: {}. Runs client-bound / server-bound per engine (a run is client-bound when its \
+         load was saturated or ≥ {:.0}% busy, server-bound when the server's cores were ≥ {:.0}% \
+         busy and the load's ≤ {:.0}%): {}.",
+        regime.text(),
+        BUSY * 100.0,
+        BUSY * 100.0,
+        FREE * 100.0,
+        each.join(", ")
+    ))
+}
+
+/// "Controls: fio psync 1124 MB/s (median); blocking against fio psync: 0.97×, …": each control
+/// beside the table's baseline, as the analysis decided it where both ran in the same rounds.
+fn control_sentence(study: &Study) -> Option<String> {
+    let controls = study.controls();
+    if controls.is_empty() {
+        return None;
     }
-    text.push('.');
-    Some(text)
+    let unit = study.unit();
+    let baseline = study.measured().into_iter().find(|engine| engine.verified);
+    let listed: Vec<String> = (controls.iter())
+        .map(|control| {
+            let mut said = format!(
+                "{} {} {unit} (median)",
+                control.engine,
+                throughput(study.headline, control.throughput.median)
+            );
+            let decided = baseline.and_then(|baseline| {
+                let c = study.decided(&baseline.engine, &control.engine, Metric::Throughput)?;
+                Some(format!(
+                    "; {} against it: {}",
+                    baseline.engine,
+                    c.verdict_text()
+                ))
+            });
+            said.push_str(&decided.unwrap_or_default());
+            said
+        })
+        .collect();
+    Some(format!("Controls: {}.", listed.join("; ")))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::study::studies;
+    use crate::analysis::causes::tests::punted;
     use crate::model::study::tests::{paired_rows, row};
     use crate::row::params::{Param, Params};
+    use crate::row::Row;
     use serde_json::Value;
 
     #[test]
@@ -267,15 +261,16 @@ mod tests {
             &[("blocking", 1000.0, 1000), ("uring-sqpoll", 1210.0, 10)],
             8,
         );
-        let text = verdict(&studies(&rows)[0]);
+        let text = verdict(&crate::analysis::Analysis::of_rows(&rows).studies[0]);
         assert!(
-            text.starts_with("uring-sqpoll reached 1.21× the MB/s of blocking (["),
+            text.starts_with("Against blocking's MB/s: uring-sqpoll faster (1.21× ["),
             "{text}"
         );
         assert!(
-            text.contains("], 8 rounds: faster; ")
+            text.contains("], 8 rounds). uring-sqpoll against blocking: ")
                 && text.ends_with(
-                    "MB/s) with 0.010 syscalls per write vs 1.0, 1.0 vs 1.0 µs of CPU per write."
+                    "(medians of 8 rounds), 0.010 vs 1.0 syscalls per write, 1.0 vs 1.0 µs of \
+                     CPU per write."
                 ),
             "{text}"
         );
@@ -287,17 +282,21 @@ mod tests {
             &[("blocking", 1000.0, 1000), ("uring-ring", 1010.0, 10)],
             12,
         );
-        let text = verdict(&studies(&rows)[0]);
+        let text = verdict(&crate::analysis::Analysis::of_rows(&rows).studies[0]);
         assert!(
-            text.starts_with("uring-ring reached 1.01× the MB/s of blocking (["),
+            text.starts_with(
+                "Against blocking's MB/s: uring-ring no difference beyond 3% (1.01× ["
+            ),
             "{text}"
         );
-        assert!(text.contains("12 rounds: equivalent"), "{text}");
+        assert!(!text.contains("faster"), "{text}");
         // Two rounds decide nothing, however far apart.
         let rows = paired_rows(&[("blocking", 1000.0, 1000), ("uring-ring", 2000.0, 10)], 2);
-        let text = verdict(&studies(&rows)[0]);
+        let text = verdict(&crate::analysis::Analysis::of_rows(&rows).studies[0]);
         assert!(
-            text.contains("(no interval, 2 rounds: undecided;"),
+            text.starts_with(
+                "Against blocking's MB/s: uring-ring undecided (2.01× no interval, 2 rounds)"
+            ),
             "{text}"
         );
     }
@@ -308,14 +307,11 @@ mod tests {
             &[("blocking", 1000.0, 1000), ("uring-single", 100.0, 1000)],
             8,
         );
-        let text = verdict(&studies(&rows)[0]);
+        let text = verdict(&crate::analysis::Analysis::of_rows(&rows).studies[0]);
         assert!(
-            text.starts_with(
-                "No engine beat blocking: it reached 10.00× the MB/s of uring-single (["
-            ),
+            text.starts_with("Against blocking's MB/s: uring-single slower (0.10× ["),
             "{text}"
         );
-        assert!(text.contains("8 rounds: faster;"), "{text}");
     }
 
     #[test]
@@ -327,9 +323,9 @@ mod tests {
             row("epoll", 1, 150.0, 1000),
             row("uring", 1, 100.0, 100),
         ];
-        let text = verdict(&studies(&rows)[0]);
+        let text = verdict(&crate::analysis::Analysis::of_rows(&rows).studies[0]);
         assert!(
-            text.starts_with("No engine beat epoll: it reached 1.50× the MB/s of uring (no"),
+            text.starts_with("Against epoll's MB/s: uring undecided (0.67× no interval, 1 round)"),
             "{text}"
         );
         assert!(
@@ -349,7 +345,7 @@ mod tests {
             killed,
             row("epoll", 1, 150.0, 1000),
         ];
-        let text = verdict(&studies(&rows)[0]);
+        let text = verdict(&crate::analysis::Analysis::of_rows(&rows).studies[0]);
         assert!(
             text.ends_with(
                 "uring failed, so it has no result: the server exited during the run with \
@@ -365,11 +361,53 @@ mod tests {
         let mut control = row("fio psync", 1, 500.0, 0);
         control.params.put(Param::Control, Value::Bool(true));
         control.syscalls_source = crate::row::SyscallSource::Unmeasured;
-        let text = verdict(&studies(&[row("blocking", 1, 1000.0, 1000), control])[0]);
+        let text = verdict(
+            &crate::analysis::Analysis::of_rows(&[row("blocking", 1, 1000.0, 1000), control])
+                .studies[0],
+        );
         assert_eq!(
             text,
-            "Only blocking ran: 1000 MB/s (median of 1 run). Controls: fio psync 500 MB/s; the \
-             fastest ringside engine, blocking, reached 2.00× the best control."
+            "Only blocking ran: 1000 MB/s (median of 1 round). Controls: fio psync 500 MB/s \
+             (median); blocking against it: 2.00×, undecided no interval, 1 round."
+        );
+    }
+
+    #[test]
+    fn the_verdict_says_why_the_baseline_won_and_why_a_winner_won() {
+        // Eight rounds, the machine moving every engine of a round alike.
+        let rounds = |make: &dyn Fn(u32, f64) -> Vec<Row>| -> Vec<Row> {
+            (1..=8)
+                .flat_map(|run| make(run, 1.0 + 0.1 * f64::from(run).sin()))
+                .collect()
+        };
+        let rows = rounds(&|run, machine| {
+            vec![
+                row("blocking", run, 1000.0 * machine, 1000),
+                punted("uring-single", run, 70.0 * machine, 1000),
+                punted("uring-ring", run, 900.0 * machine, 600),
+            ]
+        });
+        let text = verdict(&crate::analysis::Analysis::of_rows(&rows).studies[0]);
+        assert!(
+            text.contains(
+                " uring-single lost to blocking: 100% of its requests were punted to io-wq \
+                 workers (1000), which ran on 2 workers for 0.90 s of CPU and 2000 context \
+                 switches. uring-ring lost to blocking: 60% of its requests"
+            ),
+            "{text}"
+        );
+        let rows = rounds(&|run, machine| {
+            let mut defer = punted("uring-defer", run, 2000.0 * machine, 100);
+            defer.local_work_runs = Some(50);
+            vec![row("blocking", run, 1000.0 * machine, 1000), defer]
+        });
+        let text = verdict(&crate::analysis::Analysis::of_rows(&rows).studies[0]);
+        assert!(
+            text.ends_with(
+                " Why: uring-defer: it ran its completions when it asked for them, in 50 \
+                 batches of DEFER_TASKRUN local work (20 CQEs each)."
+            ),
+            "{text}"
         );
     }
 }

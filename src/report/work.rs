@@ -4,6 +4,7 @@
 //! application spends per request, the smaller the share of it that saving is.
 
 use crate::engines::parent_name;
+use crate::model::comparison::{Comparison, Metric};
 use crate::report::threads::{work_text, Sweep, Swept};
 use crate::stats::Spread;
 
@@ -31,7 +32,8 @@ pub fn work_verdicts(sweep: &Sweep) -> Vec<String> {
                     let summary = study.engines.iter().find(|e| e.engine == name)?;
                     Some(summary.cpu_us_per_op).filter(|cpu| cpu.median > 0.0)
                 };
-                Some(Point::new(*work_ns, cpu(engine)?, cpu(base)?))
+                let decided = study.decided(engine, base, Metric::CpuPerOp)?;
+                Some(Point::new(*work_ns, cpu(engine)?, cpu(base)?, decided))
             })
             .collect();
         if points.len() < 2 {
@@ -52,46 +54,49 @@ fn baseline(workload: &str, engine: &str) -> Option<&'static str> {
     Some(base)
 }
 
-/// An engine's and its baseline's server CPU per request at one work time.
+/// An engine's and its baseline's server CPU per request at one work time, and their paired
+/// comparison as the analysis decided it.
 struct Point {
     work_ns: u64,
-    /// The engine's median as a share of the baseline's.
-    share: f64,
-    /// µs per request the engine spends less than the baseline (negative: more).
+    /// µs per request the engine spends less than the baseline (negative: more), by medians.
     saving_us: f64,
-    /// Whether the two engines' run ranges are apart: a difference above the noise.
-    apart: bool,
+    decided: Comparison,
 }
 
 impl Point {
-    fn new(work_ns: u64, engine: Spread, base: Spread) -> Point {
+    fn new(work_ns: u64, engine: Spread, base: Spread, decided: Comparison) -> Point {
         Point {
             work_ns,
-            share: engine.median / base.median,
             saving_us: base.median - engine.median,
-            apart: engine.max < base.min || engine.min > base.max,
+            decided,
         }
     }
 
-    /// The engine's advantage as a share of the baseline's CPU (negative: a cost), when the
-    /// ranges are apart; 0 within the noise.
+    /// The engine's advantage as a share of the baseline's CPU (negative: a cost), where its
+    /// comparison decided a difference; 0 where it did not.
     fn advantage(&self) -> f64 {
-        if self.apart {
-            1.0 - self.share
-        } else {
-            0.0
+        match self.decided.is_different() {
+            true => 1.0 - self.decided.ratio,
+            false => 0.0,
         }
     }
 
-    /// `0.77× (3.9 µs less) at 10 µs`, or `level within the noise with no work`.
+    /// `0.77× cheaper [0.70–0.84], 12 rounds (3.9 µs less) at 10 µs`, or `not told apart
+    /// (1.01×, …) with no work`.
     fn text(&self) -> String {
         let at = at_text(self.work_ns);
-        if !self.apart {
-            return format!("level within the noise {at}");
+        if !self.decided.is_different() {
+            return format!(
+                "not decided cheaper or costlier ({}) {at}",
+                self.decided.verdict_text()
+            );
         }
         let (amount, direction) = (self.saving_us.abs(), self.saving_us > 0.0);
         let direction = if direction { "less" } else { "more" };
-        format!("{:.2}× ({amount:.1} µs {direction}) {at}", self.share)
+        format!(
+            "{} ({amount:.1} µs {direction}) {at}",
+            self.decided.verdict_text()
+        )
     }
 }
 
@@ -143,7 +148,6 @@ fn verdict(engine: &str, base: &str, points: &[Point]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::study::studies;
     use crate::model::study::tests::row as summary_row;
     use crate::report::threads::work_sweeps;
     use crate::row::params::{Param, Params};
@@ -168,7 +172,7 @@ mod tests {
 
     fn rows(io_uring: [f64; 3]) -> Vec<Row> {
         let mut rows = Vec::new();
-        for run in 1..=3 {
+        for run in 1..=8 {
             let jitter = f64::from(run) * 0.01;
             for (index, work_ns) in [0, 2000, 10_000].into_iter().enumerate() {
                 let epoll = [4.0, 6.0, 14.0][index];
@@ -187,7 +191,7 @@ mod tests {
     #[test]
     fn a_saving_per_request_shrinks_as_a_share_when_the_work_grows() {
         let rows = rows([3.0, 5.0, 13.0]);
-        let studies = studies(&rows);
+        let studies = crate::analysis::Analysis::of_rows(&rows).studies;
         let sweeps = work_sweeps(&studies);
         assert_eq!(sweeps.len(), 1);
         let verdicts = work_verdicts(&sweeps[0]);
@@ -198,7 +202,7 @@ mod tests {
             "{verdict}"
         );
         assert!(
-            verdict.contains("0.75× (1.0 µs less) with no work"),
+            verdict.contains("0.75× cheaper [0.75–0.75], 8 rounds (1.0 µs less) with no work"),
             "{verdict}"
         );
         // 1 − 13/14 ≈ 7% less at 10 µs, of 25% less with no work: 29% of it left.
@@ -213,10 +217,10 @@ mod tests {
     #[test]
     fn an_advantage_lost_or_never_held_is_said_so() {
         let lost = rows([3.0, 5.0, 14.0]);
-        let studies_lost = studies(&lost);
+        let studies_lost = crate::analysis::Analysis::of_rows(&lost).studies;
         let verdict = &work_verdicts(&work_sweeps(&studies_lost)[0])[0];
         assert!(
-            verdict.contains("level within the noise at 10 µs"),
+            verdict.contains("not decided cheaper or costlier (1.00×, no difference beyond 3% ["),
             "{verdict}"
         );
         assert!(
@@ -224,16 +228,16 @@ mod tests {
             "{verdict}"
         );
         let grew = rows([3.0, 5.0, 10.0]);
-        let studies_grew = studies(&grew);
+        let studies_grew = crate::analysis::Analysis::of_rows(&grew).studies;
         let verdict = &work_verdicts(&work_sweeps(&studies_grew)[0])[0];
         assert!(
             verdict.ends_with(
-                "its advantage grew with the work: 25% less CPU with no work, 29% less at 10 µs"
+                "its advantage grew with the work: 25% less CPU with no work, 28% less at 10 µs"
             ),
             "{verdict}"
         );
         let never = rows([4.0, 5.0, 13.0]);
-        let studies_never = studies(&never);
+        let studies_never = crate::analysis::Analysis::of_rows(&never).studies;
         let verdict = &work_verdicts(&work_sweeps(&studies_never)[0])[0];
         assert!(
             verdict.ends_with("it had no advantage with no work and gained one as the work grew"),

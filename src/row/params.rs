@@ -80,6 +80,10 @@ params! {
     SecondLook = "second_look",
     /// Documents merged from this many hosts.
     Hosts = "hosts",
+    /// A study whose load ran on other hosts: the hosts as given (comma separated), and the
+    /// address the servers listened on.
+    LoadHosts = "load_hosts",
+    ListenOn = "listen_on",
     // The server and its machine.
     ServerThreads = "server_threads",
     ServerCpu = "server_cpu",

@@ -10,7 +10,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 
@@ -20,7 +20,7 @@ use crate::engines::{self, Workload};
 use crate::model::claim::{Claim, MachineNeeds};
 use crate::model::claim_verdict::{CLAIM_PARAM, UNAVAILABLE};
 use crate::model::study::studies;
-use crate::output::progress::Progress;
+use crate::output::progress::{time_text, took_line, Progress, Say};
 use crate::report::claims::{claim_block, summary_markdown, ClaimReport, ClaimRow};
 use crate::report::load::load_document;
 use crate::row::{Document, Row};
@@ -37,15 +37,25 @@ pub struct ClaimsPlan {
     pub out: Option<PathBuf>,
     /// Directory for the file experiments' scratch files (default: the results directory).
     pub dir: Option<PathBuf>,
-    pub quiet: bool,
+    /// What it says on stderr: its experiments say nothing but failures, a line per run with
+    /// `-v`.
+    pub say: Say,
     /// The verdicts as JSON on stdout instead of text.
     pub json: bool,
+    /// The network experiments' load hosts, as flags (`--load-host ... --listen-on ADDR`).
+    pub load_hosts: Vec<String>,
 }
 
 /// How long an experiment is expected to take, for its time limit (ten times this): a quick
-/// one runs in well under a minute here, a full one in a few.
+/// one runs in well under a minute on a 2-vCPU VM, a full one in a few.
 const QUICK_ESTIMATE: Duration = Duration::from_secs(60);
 const FULL_ESTIMATE: Duration = Duration::from_secs(240);
+
+/// What a claim's experiment takes on average, for the plan: on a 2-vCPU VM all 18 claims
+/// took 187 and 197 s in their quick forms, 15 min 19 s in their full forms beside other work
+/// (bench/claims.md).
+const QUICK_PER_CLAIM: Duration = Duration::from_secs(11);
+const FULL_PER_CLAIM: Duration = Duration::from_secs(51);
 
 pub fn run_claims(plan: &ClaimsPlan) -> anyhow::Result<ExitCode> {
     let out = (plan.out.clone()).unwrap_or_else(|| {
@@ -57,20 +67,34 @@ pub fn run_claims(plan: &ClaimsPlan) -> anyhow::Result<ExitCode> {
     let exe = std::env::current_exe().context("cannot find this ringside binary to run claims")?;
     stop_flag();
     let env = crate::probe::environment(&scratch);
-    let progress = Progress::new(plan.claims.len() as u64, plan.quiet);
+    let per_claim = match plan.quick {
+        true => QUICK_PER_CLAIM,
+        false => FULL_PER_CLAIM,
+    };
+    let count = plan.claims.len();
+    let planned = per_claim * u32::try_from(count).unwrap_or(u32::MAX);
+    let progress = Progress::timed(planned.as_secs(), plan.say);
+    progress.line(format!(
+        "ringside claims: {count} claims, each its experiment's {} form as a study of its own; \
+         planned {} ({} a claim on average, as measured on a 2-vCPU VM)",
+        if plan.quick { "quick" } else { "full" },
+        time_text(planned),
+        time_text(per_claim)
+    ));
     let mut rows: Vec<Row> = Vec::new();
     let mut verdicts: Vec<ClaimRow> = Vec::new();
     let mut text = String::new();
     let (mut failed, mut engines_failed) = (0, 0);
-    for claim in &plan.claims {
+    for (index, claim) in plan.claims.iter().enumerate() {
         if stopped() {
             break;
         }
         progress.step(claim.id.clone());
+        let claim_started = Instant::now();
         let mut unmet = unmet_needs(&claim.needs).or_else(|| engines_unavailable(claim));
         let mut flags = Vec::new();
         if unmet.is_none() {
-            match contender_flags(claim, &exe, plan.quiet) {
+            match contender_flags(claim, &exe, plan.say.quiet) {
                 Ok(found) => flags = found,
                 Err(reason) => unmet = Some(reason),
             }
@@ -82,8 +106,9 @@ pub fn run_claims(plan: &ClaimsPlan) -> anyhow::Result<ExitCode> {
                 out: &out,
                 scratch: &scratch,
                 quick: plan.quick,
-                quiet: plan.quiet,
+                say: plan.say,
                 progress: &progress,
+                load_hosts: &plan.load_hosts,
             };
             let (status, measured) = context.run(claim, &flags);
             match status {
@@ -113,7 +138,9 @@ pub fn run_claims(plan: &ClaimsPlan) -> anyhow::Result<ExitCode> {
         text.push_str(&claim_block(&report, &env, &command, true));
         verdicts.extend(report.rows());
         rows.extend(own);
-        progress.done_step();
+        progress.set_seconds((per_claim * (index as u32 + 1)).as_secs());
+        let what = format!("ringside claims: {}/{count} {}", index + 1, claim.id);
+        progress.log_line(took_line(&what, claim_started, Some(per_claim)));
     }
     progress.finish();
     let summary = summary_markdown(&verdicts);
@@ -159,7 +186,7 @@ pub fn unmet_needs(needs: &MachineNeeds) -> Option<String> {
             return Some(reason);
         }
     }
-    if needs.nic {
+    if needs.nic && !crate::system::network::traffic_route().is_some_and(|r| r.is_nic()) {
         return Some(engines::uring::trial::nic_traffic_reason());
     }
     let online = crate::system::pin::cpus_online().len();
@@ -233,8 +260,9 @@ struct Experiment<'a> {
     out: &'a Path,
     scratch: &'a Path,
     quick: bool,
-    quiet: bool,
+    say: Say,
     progress: &'a Progress,
+    load_hosts: &'a [String],
 }
 
 impl Experiment<'_> {
@@ -250,14 +278,14 @@ impl Experiment<'_> {
             .arg(&file);
         if experiment.command.starts_with("fs") {
             command.arg("--dir").arg(self.scratch);
+        } else {
+            command.args(self.load_hosts);
         }
         for flag in contenders {
             command.arg("--contender").arg(flag);
         }
-        if self.quiet {
-            command.arg("--quiet");
-        }
-        self.progress.line(format!(
+        command.arg(if self.say.verbose { "-v" } else { "--quiet" });
+        self.progress.run_line(format!(
             "ringside claims: {}: {}",
             claim.id,
             experiment.command_line(self.quick)

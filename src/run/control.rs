@@ -224,6 +224,7 @@ pub fn wrk_http(rows: &[Row], duration: &str) -> anyhow::Result<Vec<Row>> {
                 idle_timeout: None,
                 work: None,
                 work_bytes: None,
+                hosts: None,
             };
             let mut server = ServerProcess::start(engine, &rig, &NetPath::Loopback)?;
             let mut meter = ProcessMeter::new(server.child.id() as i32);

@@ -10,6 +10,7 @@ pub mod claims;
 pub mod contenders;
 pub mod control;
 pub mod fio_read;
+pub mod schedule;
 pub mod steps;
 pub mod timestamp;
 
@@ -22,29 +23,65 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 
 use crate::engines::{self, Workload};
-use crate::output::progress::Progress;
+use crate::output::progress::{took_line, Progress, Say};
 use crate::output::{render, render_csv, Format};
 use crate::report::load::load_document;
 use crate::row::{Document, Row};
-use crate::studies::ENGINE_FAILED_EXIT;
+use crate::studies::{Export, ENGINE_FAILED_EXIT};
 use crate::system::network::{Network, PathPlan};
 use crate::system::stop::stopped;
 use crate::system::stop::{interrupted_exit_code, is_interrupted_exit, stop_flag, stop_signal};
 use crate::system::tuning::Sched;
-use steps::{plan, Control, Mode, Step};
+use schedule::{Scheduled, Wishes};
+use steps::{Control, Mode, Only, Step};
 
-/// How long `run` and `run --quick` take on this project's 2-vCPU VM, the reference contenders
-/// already built ([bench/run.md](../../bench/run.md)): `ringside --help`, the README and
-/// docs/run.md say these words, and a test keeps them equal.
-pub const MEASURED_TIME: &str = "about 10 min";
+/// How long `run`, `run --quick`, and `echo` and `http` without flags take on a 2-vCPU VM, the
+/// reference contenders already built ([bench/run.md](../../bench/run.md)): `ringside --help`,
+/// the README and docs/run.md say these words, and a test keeps them equal.
+pub const MEASURED_TIME: &str = "about 11 min";
 pub const MEASURED_QUICK_TIME: &str = "about 2.5 min";
+pub const MEASURED_ECHO_TIME: &str = "about 1.5 min";
+pub const MEASURED_HTTP_TIME: &str = "about 1.5 min";
 
 /// `run`'s line in `ringside --help`, with the measured times.
 pub static RUN_ABOUT: LazyLock<String> = LazyLock::new(|| {
     format!(
-        "The whole study in one command: every workload, the engines that matter, fio controls \
-         where installed, and results.json, results.csv, report.md and report.html in one \
-         directory. Takes {MEASURED_TIME} on a 2-CPU VM; --quick {MEASURED_QUICK_TIME}."
+        "The whole study in one command: every workload, the engines that answer the most, fio \
+         and wrk controls where installed, and results.json, results.csv, report.md and \
+         report.html in one directory. Takes {MEASURED_TIME} on a 2-vCPU VM, --quick \
+         {MEASURED_QUICK_TIME}; --budget 5m fits it to five minutes."
+    )
+});
+
+/// `ringside --help`'s opening: what ringside does, and where to start.
+pub static LONG_ABOUT: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "ringside measures blocking syscalls, epoll and io_uring variants side by side on the \
+         same workload, with syscalls counted by the kernel, the CPU time of every thread \
+         (io_uring's kernel workers included) and every byte verified.\n\n\
+         Start with `ringside run`: every study, {MEASURED_TIME} on a 2-vCPU VM (--quick \
+         {MEASURED_QUICK_TIME}, --budget 5m to fit five minutes), ending with the path of its \
+         report. `ringside probe` says what this kernel offers; each study can also run on its \
+         own (`ringside echo`, `ringside fs write`)."
+    )
+});
+
+/// `echo`'s and `http`'s lines in `ringside --help`, with their measured times.
+pub static ECHO_ABOUT: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "TCP echo study: each server engine as a child process on one core, the load generator \
+         on the other, in rounds until decided. Without flags: epoll and four io_uring rungs at \
+         1 and 50 connections, {MEASURED_ECHO_TIME} on a 2-vCPU VM (at most 3 as planned); \
+         --full for every engine and the published sizes."
+    )
+});
+pub static HTTP_ABOUT: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "HTTP study: a fixed-response HTTP/1.1 server per engine as a child process on one \
+         core, ringside's HTTP load generator on the other; requests/s, latency and \"% more \
+         requests\" than epoll. Without flags: epoll and three io_uring rungs at 50 and 256 \
+         connections, {MEASURED_HTTP_TIME} on a 2-vCPU VM (at most 2.5 as planned); --full \
+         for every engine and 10 s windows."
     )
 });
 
@@ -56,21 +93,36 @@ pub struct RunPlan {
     pub out: Option<PathBuf>,
     /// Directory for the scratch files of the file studies (default: the results directory).
     pub dir: Option<PathBuf>,
-    /// A copy of results.json here too (`--json`).
-    pub json: Option<PathBuf>,
-    /// No progress bar, and no progress from the steps themselves.
-    pub quiet: bool,
+    /// Copies of the results in other forms (`--json FILE`, `--export-csv FILE`, ...).
+    pub exports: Vec<(PathBuf, Export)>,
+    /// `--json` without a file: the document on stdout instead of the directory's path.
+    pub json_on_stdout: bool,
+    /// What the run says on stderr (`--quiet`, `-v`), and its steps with it.
+    pub say: Say,
     /// The reference contenders the network steps add.
     pub contenders: contenders::Choice,
     /// The network steps' path between server and client.
     pub path: PathPlan,
+    /// The network steps' load hosts, as flags (`--load-host ... --listen-on ADDR`); empty:
+    /// the load runs here.
+    pub load_hosts: Vec<String>,
     /// Every step counts io_uring's tracepoints too (`--ring-events`).
     pub ring_events: bool,
     /// The echo and HTTP steps' server loops (`--server-threads 1,2`), a cell each.
     pub server_threads: Vec<usize>,
     /// How long any step may run before the watchdog ends it (None: `step_limit`'s).
     pub step_limit: Option<Duration>,
+    /// `--only fs|net|claims`: the part of the study to run.
+    pub only: Option<Only>,
+    /// `--engine`: the engines each step runs, beside its baseline.
+    pub engines: Vec<String>,
+    /// `--budget`: the time the whole run may take.
+    pub budget: Option<Duration>,
 }
+
+/// What a run keeps of its budget for writing the results and the report after its steps (2–4 s
+/// on a 2-vCPU VM for a default run's 760 rows) and for starting each step.
+const REPORT_RESERVE: Duration = Duration::from_secs(10);
 
 /// What the steps produced so far.
 #[derive(Default)]
@@ -91,6 +143,7 @@ impl Collected {
 }
 
 pub fn run(args: &RunPlan) -> anyhow::Result<ExitCode> {
+    let started = Instant::now();
     let mode = args.mode;
     let out = args
         .out
@@ -103,91 +156,125 @@ pub fn run(args: &RunPlan) -> anyhow::Result<ExitCode> {
     let contenders_dir = contenders::directory(&exe);
     // Ctrl-C during the contenders' build ends the run like one during a step.
     stop_flag();
-    let quiet = args.quiet;
-    let say = |line: String| {
-        if !quiet {
+    let say = args.say;
+    let said = |line: String| {
+        if !say.quiet {
             eprintln!("ringside run: {line}");
         }
     };
-    let built = match (&contenders_dir, args.path.network) {
-        (Ok(dir), Network::Loopback) => contenders::build(&args.contenders, dir, say),
+    // Contenders listen on 127.0.0.1 only: not beside a veth pair or load hosts.
+    let loopback_only = args.path.network == Network::Loopback && args.load_hosts.is_empty();
+    let built = match (&contenders_dir, loopback_only) {
+        (Ok(dir), true) => contenders::build(&args.contenders, dir, said),
         _ => None,
+    };
+    // Nothing ran when the run stops here: the results directory goes if it is still empty.
+    let nothing_ran = |error: anyhow::Error| {
+        let _ = std::fs::remove_dir(&out);
+        error
     };
     let (mut references, mut contender_notes) = contenders::choose(
         &args.contenders,
         contenders_dir.as_deref().map_err(String::as_str),
     )
-    .map_err(|error| {
-        // Nothing ran: the results directory goes if it is still empty.
-        let _ = std::fs::remove_dir(&out);
-        match &built {
-            Some(note) => anyhow::anyhow!("{error} ({note})"),
-            None => error,
-        }
-    })?;
+    .map_err(|error| match &built {
+        Some(note) => anyhow::anyhow!("{error} ({note})"),
+        None => error,
+    })
+    .map_err(nothing_ran)?;
     contender_notes.splice(0..0, built);
     // A contender is chosen only once built, so only where there is a directory.
     let contenders_dir = contenders_dir.unwrap_or_default();
-    if args.path.network != Network::Loopback && !references.is_empty() {
-        // Contenders listen on 127.0.0.1 only; the steps refuse them beside --network veth.
+    if !loopback_only && !references.is_empty() {
+        // The steps refuse them beside --network veth and load hosts.
         references.clear();
         contender_notes.push("contenders: skipped, they run on loopback only".into());
     }
-    let with_contenders = !references.is_empty();
-    let loops = args.server_threads.len() as u64;
-    let steps = plan(mode);
-    let total_seconds: u64 = (steps.iter())
-        .map(|step| step.seconds(mode, with_contenders, loops))
-        .sum();
-    let progress = Progress::timed(total_seconds, args.quiet);
-    let mut done_seconds = 0;
+    // The budget's deadline for the steps: what the contenders' build left of it, less the
+    // report's time.
+    let deadline = args
+        .budget
+        .map(|budget| started + budget.saturating_sub(REPORT_RESERVE));
+    let schedule = schedule::schedule(&Wishes {
+        mode,
+        only: args.only,
+        engines: &args.engines,
+        budget: deadline.map(|deadline| deadline.saturating_duration_since(Instant::now())),
+        contenders: !references.is_empty(),
+        loops: args.server_threads.len() as u64,
+    })
+    .map_err(nothing_ran)?;
+    let total_seconds = schedule.seconds();
+    let progress = Progress::timed(total_seconds, say);
+    progress.line(schedule::plan_text(&schedule));
     let mut collected = Collected::default();
-    for note in contender_notes {
-        progress.line(format!("ringside run: {note}"));
+    for note in schedule.left_out.iter().cloned().chain(contender_notes) {
+        progress.run_line(format!("ringside run: {note}"));
         collected.note(note);
     }
-    for (index, step) in steps.iter().enumerate() {
+    let mut done_seconds = 0;
+    let count = schedule.steps.len();
+    for (index, scheduled) in schedule.steps.iter().enumerate() {
+        let name = scheduled.step.name;
         if stopped() {
-            collected.note(format!("{}: not run, the study was interrupted", step.name));
+            collected.note(format!("{name}: not run, the study was interrupted"));
             continue;
         }
-        let counter = format!("step {}/{}", index + 1, steps.len());
-        progress.line(format!(
-            "ringside run: {counter}: {} (about {} s; about {} s left in the study)",
-            step.name,
-            step.seconds(mode, with_contenders, loops),
-            total_seconds - done_seconds
-        ));
-        progress.step(format!("{counter}: {}", step.name));
+        let planned = Duration::from_secs(scheduled.seconds);
+        let left = deadline.map(|deadline| deadline.saturating_duration_since(Instant::now()));
+        if left.is_some_and(|left| left < planned / 2) {
+            let note = format!("{name}: left out, the budget ran out");
+            progress.line(format!("ringside run: {note}"));
+            collected.note(note);
+            continue;
+        }
+        let counter = format!("step {}/{count}", index + 1);
+        progress.step(format!("{counter}: {name}"));
+        let step_started = Instant::now();
         let context = StepContext {
             exe: &exe,
-            mode,
+            scheduled,
             scratch: &scratch,
             out: &out,
             progress: &progress,
-            quiet: args.quiet,
+            say,
             path: args.path,
+            load_hosts: &args.load_hosts,
             ring_events: args.ring_events,
             server_threads: &args.server_threads,
             done_seconds,
             contenders: &references,
             contenders_dir: &contenders_dir,
             step_limit: args.step_limit,
+            budget_left: left,
         };
-        run_step(&context, step, &mut collected);
-        done_seconds += step.seconds(mode, with_contenders, loops);
-        progress.set_position(done_seconds);
+        let ended = run_step(&context, &mut collected);
+        done_seconds += scheduled.seconds;
+        progress.set_seconds(done_seconds);
+        let what = format!("ringside run: {counter}, {name}");
+        let mut line = took_line(&what, step_started, Some(planned));
+        if ended {
+            line.push_str(", ended at the budget's end with its finished runs kept");
+        }
+        progress.line(line);
     }
     progress.finish();
     let mut document = Document::new(crate::probe::environment(&scratch), collected.rows);
     document.notes = collected.notes;
-    write_results(&document, &out)?;
-    if let Some(json) = &args.json {
-        crate::output::emit(&document, Format::Json, Some(json))?;
+    let written = write_results(&document, &out)?;
+    for (path, export) in &args.exports {
+        let copied = written.iter().find(|(_, form)| form == export);
+        let (from, _) = copied.expect("every form is written");
+        std::fs::copy(from, path).with_context(|| format!("cannot write {}", path.display()))?;
     }
-    println!("{}", out.display());
+    if args.json_on_stdout {
+        crate::output::emit(&document, Format::Json, None)?;
+    } else {
+        println!("{}", out.display());
+    }
+    let report = (written.iter()).find_map(|(path, form)| (*form == Written::Html).then_some(path));
+    say_the_end(report, say);
     Ok(if stopped() {
-        eprintln!("ringside run: interrupted; the report covers the steps that finished");
         ExitCode::from(interrupted_exit_code())
     } else if collected.failed_steps > 0 {
         ExitCode::from(1)
@@ -198,17 +285,31 @@ pub fn run(args: &RunPlan) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// What every step of one study shares.
+/// The end of a run on the terminal (stderr, after the results directory on stdout): the answer
+/// and where the report is. The answer's sentences, from the run's analysis, go above the
+/// report's path here.
+fn say_the_end(report: Option<&PathBuf>, say: Say) {
+    if stopped() {
+        eprintln!("ringside run: interrupted; the report covers the steps that finished");
+    }
+    if let (Some(report), false) = (report, say.quiet && !stopped()) {
+        eprintln!("ringside run: the report: {}", report.display());
+    }
+}
+
+/// What a step runs with: the run's settings and its own schedule.
 struct StepContext<'a> {
     exe: &'a Path,
-    mode: Mode,
+    scheduled: &'a Scheduled,
     scratch: &'a Path,
     out: &'a Path,
     progress: &'a Progress,
-    /// `run --quiet`: the steps are run with `--quiet` too.
-    quiet: bool,
+    /// What the run says: its steps say nothing but failures, a line per run with `-v`.
+    say: Say,
     /// The network steps' path.
     path: PathPlan,
+    /// The network steps' load hosts, as flags.
+    load_hosts: &'a [String],
     /// `run --ring-events`: every step counts io_uring's tracepoints too.
     ring_events: bool,
     /// `run --server-threads`: the network steps' server loops.
@@ -220,18 +321,28 @@ struct StepContext<'a> {
     contenders_dir: &'a Path,
     /// `run --step-limit`, for tests of the watchdog.
     step_limit: Option<Duration>,
+    /// What is left of `run --budget`: the step ends there, its finished runs kept.
+    budget_left: Option<Duration>,
 }
 
-/// The step's arguments, less the engines its `--engine` names that this kernel cannot run: the
-/// run chose those cells, so on an older kernel they are left out with a note rather than failed
-/// (as a user's own `--engine` is). None when none of them can run here: the step is skipped.
-fn args_for_this_kernel(step: &Step, mode: Mode, collected: &mut Collected) -> Option<Vec<String>> {
+/// The step's arguments (its `--engine` as `run --engine` narrowed it), less the engines its
+/// `--engine` names that this kernel cannot run: the run chose those cells, so on an older
+/// kernel they are left out with a note rather than failed (as a user's own `--engine` is).
+/// None when none of them can run here: the step is skipped.
+fn args_for_this_kernel(scheduled: &Scheduled, collected: &mut Collected) -> Option<Vec<String>> {
+    let step = scheduled.step;
     let mut args: Vec<String> = step
-        .args(mode)
+        .args(scheduled.mode)
         .unwrap_or_default()
         .iter()
         .map(|arg| arg.to_string())
         .collect();
+    if let Some(engines) = &scheduled.engines {
+        match args.iter().position(|arg| arg == "--engine") {
+            Some(flag) => args[flag + 1] = engines.clone(),
+            None => args.extend(["--engine".to_string(), engines.clone()]),
+        }
+    }
     let workload =
         (Workload::ALL.into_iter()).find(|workload| workload.name() == step.command.join("-"));
     let list =
@@ -259,26 +370,28 @@ fn args_for_this_kernel(step: &Step, mode: Mode, collected: &mut Collected) -> O
     Some(args)
 }
 
-/// Runs one step as a child process and keeps its rows (the finished ones, if it failed).
-fn run_step(context: &StepContext, step: &Step, collected: &mut Collected) {
+/// Runs one step as a child process and keeps its rows (the finished ones, if it failed);
+/// true when the budget's end ended it.
+fn run_step(context: &StepContext, collected: &mut Collected) -> bool {
     let StepContext {
         exe,
-        mode,
+        scheduled,
         scratch,
         out,
         progress,
         ..
     } = *context;
+    let (step, mode) = (scheduled.step, scheduled.mode);
     let command_text = step.command.join(" ");
     if !has_subcommand(exe, step.command) {
         collected.note(format!(
             "{}: skipped, this ringside has no `{command_text}` subcommand yet",
             step.name
         ));
-        return;
+        return false;
     }
-    let Some(args) = args_for_this_kernel(step, mode, collected) else {
-        return;
+    let Some(args) = args_for_this_kernel(scheduled, collected) else {
+        return false;
     };
     let file = out.join(".step.json");
     let mut command = Command::new(exe);
@@ -292,6 +405,7 @@ fn run_step(context: &StepContext, step: &Step, collected: &mut Collected) {
     }
     if step.takes_network {
         command.args(context.path.args());
+        command.args(context.load_hosts);
         if context.server_threads != [1] {
             let counts: Vec<String> = context
                 .server_threads
@@ -314,11 +428,11 @@ fn run_step(context: &StepContext, step: &Step, collected: &mut Collected) {
             )),
         }
     }
-    if context.quiet {
-        command.arg("--quiet");
-    }
+    // A line per run from the steps only with `-v`; else their own plans, rounds and
+    // skipped engines would be the run's lines.
+    command.arg(if context.say.verbose { "-v" } else { "--quiet" });
     let with_contenders = match (step.contenders(mode), context.contenders) {
-        (Some(counts), references @ [_, ..]) => {
+        (Some(counts), references @ [_, ..]) if scheduled.contenders => {
             command.args(["--contender-connections", counts]);
             for reference in references {
                 let flag = reference.flag(context.contenders_dir, step.command[0]);
@@ -334,8 +448,13 @@ fn run_step(context: &StepContext, step: &Step, collected: &mut Collected) {
     let loops = context.server_threads.len() as u64;
     let estimate = Duration::from_secs(step.seconds(mode, with_contenders, loops));
     let limit = context.step_limit.unwrap_or_else(|| step_limit(estimate));
+    // A budget's end is no failure: the step ends there and keeps its finished runs.
+    let (limit, budget_ends_it) = match context.budget_left {
+        Some(left) if left < limit => (left, true),
+        _ => (limit, false),
+    };
     let advance = |elapsed: Duration| {
-        progress.set_position(context.done_seconds + elapsed.min(estimate).as_secs());
+        progress.set_seconds(context.done_seconds + elapsed.min(estimate).as_secs());
     };
     let status =
         spawn_step(command, progress).and_then(|child| wait_bounded(child, limit, advance));
@@ -353,6 +472,7 @@ fn run_step(context: &StepContext, step: &Step, collected: &mut Collected) {
             ));
         }
     }
+    let ended_by_budget = budget_ends_it && matches!(status, Ok(None));
     match status {
         Ok(Some(status)) if status.success() => {}
         Ok(Some(status)) if status.code() == Some(ENGINE_FAILED_EXIT.into()) => {
@@ -364,6 +484,12 @@ fn run_step(context: &StepContext, step: &Step, collected: &mut Collected) {
         Ok(Some(status)) if status.code().is_some_and(is_interrupted_exit) => {
             collected.note(format!(
                 "{}: interrupted; only its finished runs are shown",
+                step.name
+            ));
+        }
+        Ok(None) if budget_ends_it => {
+            collected.note(format!(
+                "{}: ended at the end of the budget; only its finished runs are shown",
                 step.name
             ));
         }
@@ -397,6 +523,7 @@ fn run_step(context: &StepContext, step: &Step, collected: &mut Collected) {
     // Controls follow the step's rows so the tables list ringside's engines first.
     collected.rows.extend(rows);
     collected.rows.extend(controls);
+    ended_by_budget
 }
 
 /// One note per engine that failed in a step: how many of its runs, and the first reason.
@@ -568,7 +695,7 @@ fn run_control(
             Vec::new()
         }
         Control::FioWrite => {
-            context.progress.line(
+            context.progress.run_line(
                 "ringside run: control: fio psync and io_uring at the same size and block size"
                     .into(),
             );
@@ -582,8 +709,10 @@ fn run_control(
             Vec::new()
         }
         Control::FioRead => {
-            let runtime = step.flag(context.mode, "--runtime").unwrap_or("1s");
-            context.progress.line(
+            let runtime = step
+                .flag(context.scheduled.mode, "--runtime")
+                .unwrap_or("1s");
+            context.progress.run_line(
                 "ringside run: control: fio psync (jobs = depth), libaio and io_uring reading \
                  at the same depths"
                     .into(),
@@ -604,8 +733,10 @@ fn run_control(
                 Vec::new()
             }
             None => {
-                let duration = step.flag(context.mode, "--duration").unwrap_or("10s");
-                context.progress.line(format!(
+                let duration = step
+                    .flag(context.scheduled.mode, "--duration")
+                    .unwrap_or("10s");
+                context.progress.run_line(format!(
                     "ringside run: control: wrk against ringside's {} server, same connections \
                      and {duration} runs",
                     control::WRK_SERVER_ENGINE
@@ -619,16 +750,47 @@ fn run_control(
     }
 }
 
-/// Writes the four files of a results directory.
-pub(crate) fn write_results(document: &Document, out: &Path) -> anyhow::Result<()> {
+/// A file of a results directory, by its form.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Written {
+    Json,
+    Csv,
+    Markdown,
+    Html,
+}
+
+impl PartialEq<Export> for Written {
+    fn eq(&self, export: &Export) -> bool {
+        matches!(
+            (self, export),
+            (Written::Json, Export::Json)
+                | (Written::Csv, Export::Csv)
+                | (Written::Markdown, Export::Markdown)
+        )
+    }
+}
+
+/// Writes the four files of a results directory; returns each with its form.
+pub(crate) fn write_results(
+    document: &Document,
+    out: &Path,
+) -> anyhow::Result<Vec<(PathBuf, Written)>> {
     let json = out.join(crate::report::load::RESULTS_FILE);
     std::fs::write(&json, render(document, Format::Json)?)
         .with_context(|| format!("cannot write {}", json.display()))?;
     let csv = out.join("results.csv");
     std::fs::write(&csv, render_csv(&document.results)?)
         .with_context(|| format!("cannot write {}", csv.display()))?;
-    crate::report::write_reports(document, out)?;
-    Ok(())
+    let reports = crate::report::write_reports(document, out)?;
+    let mut written = vec![(json, Written::Json), (csv, Written::Csv)];
+    for path in reports {
+        let form = match path.extension().and_then(|ext| ext.to_str()) {
+            Some("html") => Written::Html,
+            _ => Written::Markdown,
+        };
+        written.push((path, form));
+    }
+    Ok(written)
 }
 
 #[cfg(test)]
@@ -636,28 +798,46 @@ mod tests {
     use super::*;
 
     /// A step's named engine this kernel cannot run (here: NAPI, which needs a NIC's receive
-    /// queue) is left out with a note; a step left with none is skipped.
+    /// queue) is left out with a note; a step left with none is skipped; `run --engine`'s list
+    /// takes the place of the step's.
     #[test]
     fn a_step_runs_only_the_engines_this_kernel_has() {
-        let step = |args: &'static [&'static str]| Step {
-            name: "echo shape",
-            command: &["echo"],
-            args: [None, Some(args), None],
-            takes_dir: false,
-            takes_network: true,
-            realtime: false,
-            seconds: [0, 1, 0],
-            control: None,
-            contenders: [None, None, None],
-            contender_seconds: [0, 0, 0],
+        let step = |args: &'static [&'static str], engines: Option<&str>| Scheduled {
+            step: Box::leak(Box::new(Step {
+                name: "echo shape",
+                command: &["echo"],
+                args: [None, Some(args), None],
+                takes_dir: false,
+                takes_network: true,
+                realtime: false,
+                seconds: [0, 1, 0],
+                control: None,
+                contenders: [None, None, None],
+                contender_seconds: [0, 0, 0],
+                rank: 1,
+                claims: false,
+            })),
+            mode: Mode::Default,
+            contenders: false,
+            engines: engines.map(String::from),
+            seconds: 1,
         };
         let mut collected = Collected::default();
-        let both = step(&["--engine", "epoll,uring-napi", "--connections", "50"]);
-        let args = args_for_this_kernel(&both, Mode::Default, &mut collected).unwrap();
+        let both = step(
+            &["--engine", "epoll,uring-napi", "--connections", "50"],
+            None,
+        );
+        let args = args_for_this_kernel(&both, &mut collected).unwrap();
         assert_eq!(args, ["--engine", "epoll", "--connections", "50"]);
         assert!(collected.notes[0].starts_with("echo shape: uring-napi left out: "));
-        let none = step(&["--engine", "uring-napi"]);
-        assert!(args_for_this_kernel(&none, Mode::Default, &mut collected).is_none());
+        let none = step(&["--engine", "uring-napi"], None);
+        assert!(args_for_this_kernel(&none, &mut collected).is_none());
         assert!(collected.notes.iter().any(|note| note.contains("skipped")));
+        let narrowed = step(
+            &["--engine", "epoll,uring", "-c", "1"],
+            Some("epoll,uring-defer"),
+        );
+        let args = args_for_this_kernel(&narrowed, &mut collected).unwrap();
+        assert_eq!(args, ["--engine", "epoll,uring-defer", "-c", "1"]);
     }
 }

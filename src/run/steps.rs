@@ -5,9 +5,9 @@
 /// How long the whole study may take.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
-    /// About a minute: for CI and a first look.
+    /// A smoke run: for CI and a first look.
     Quick,
-    /// About eight minutes on a 2-core machine.
+    /// The answer in rounds until decided (`MEASURED_TIME`).
     Default,
     /// The source documents' own sizes and durations.
     Full,
@@ -35,6 +35,7 @@ pub enum Control {
 }
 
 /// One step of the study.
+#[derive(Debug)]
 pub struct Step {
     pub name: &'static str,
     /// The subcommand, e.g. `["fs", "write"]`.
@@ -56,6 +57,34 @@ pub struct Step {
     /// seconds they add.
     pub contenders: [Option<&'static str>; 3],
     pub contender_seconds: [u64; 3],
+    /// Its place in the order `run --budget` keeps steps in (1 first): the steps that answer
+    /// the main question for files and the network, then the equal-load sweeps, then the
+    /// shapes beyond them.
+    pub rank: u8,
+    /// Whether the report judges published claims from its studies (`run --only claims`).
+    pub claims: bool,
+}
+
+/// A part of the study `run --only` keeps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Only {
+    // The file steps (`--only`'s help says what each holds).
+    Fs,
+    // The echo and HTTP steps.
+    Net,
+    // The steps the report judges published claims from.
+    Claims,
+}
+
+impl Only {
+    /// Whether `step` is in this part.
+    pub fn keeps(self, step: &Step) -> bool {
+        match self {
+            Only::Fs => step.command[0] == "fs",
+            Only::Net => step.command[0] != "fs",
+            Only::Claims => step.claims,
+        }
+    }
 }
 
 impl Step {
@@ -106,7 +135,7 @@ pub const STEPS: &[Step] = &[
                 "--runtime",
                 "300ms",
                 "--engine",
-                "blocking,uring-single,uring-batch,uring-ring,uring-defer",
+                "blocking,blocking#2,uring-single,uring-batch,uring-ring,uring-defer",
                 "--runs",
                 "auto",
             ]),
@@ -119,6 +148,8 @@ pub const STEPS: &[Step] = &[
         control: Some(Control::FioWrite),
         contenders: [None, None, None],
         contender_seconds: [0, 0, 0],
+        rank: 1,
+        claims: true,
     },
     Step {
         name: "fs write 1m",
@@ -131,7 +162,7 @@ pub const STEPS: &[Step] = &[
                 "--block-size",
                 "1m",
                 "--engine",
-                "blocking,uring-ring",
+                "blocking,blocking#2,uring-ring",
                 "--runs",
                 "auto",
             ]),
@@ -144,6 +175,8 @@ pub const STEPS: &[Step] = &[
         control: Some(Control::FioWrite),
         contenders: [None, None, None],
         contender_seconds: [0, 0, 0],
+        rank: 11,
+        claims: true,
     },
     Step {
         // The O_DIRECT column of the file ladder, and the only step where the IOPOLL rungs can
@@ -160,7 +193,7 @@ pub const STEPS: &[Step] = &[
                 "--runtime",
                 "300ms",
                 "--engine",
-                "blocking,uring-single,uring-batch,uring-ring",
+                "blocking,blocking#2,uring-single,uring-batch,uring-ring",
                 "--runs",
                 "auto",
             ]),
@@ -173,6 +206,8 @@ pub const STEPS: &[Step] = &[
         control: None,
         contenders: [None, None, None],
         contender_seconds: [0, 0, 0],
+        rank: 8,
+        claims: false,
     },
     Step {
         // Random 4 KiB O_DIRECT reads at depths 1 and 32 (issue 21): every read engine, the
@@ -190,7 +225,7 @@ pub const STEPS: &[Step] = &[
                 "--runtime",
                 "200ms",
                 "--engine",
-                "blocking,threads,libaio,uring-ring,uring-defer",
+                "blocking,blocking#2,threads,libaio,uring-ring,uring-defer",
                 "--runs",
                 "auto",
             ]),
@@ -213,6 +248,8 @@ pub const STEPS: &[Step] = &[
         control: Some(Control::FioRead),
         contenders: [None, None, None],
         contender_seconds: [0, 0, 0],
+        rank: 7,
+        claims: false,
     },
     Step {
         name: "fs cycle",
@@ -223,7 +260,7 @@ pub const STEPS: &[Step] = &[
                 "--size",
                 "16m",
                 "--engine",
-                "blocking,uring-link,uring-defer",
+                "blocking,blocking#2,uring-link,uring-defer",
                 "--runs",
                 "auto",
             ]),
@@ -236,6 +273,8 @@ pub const STEPS: &[Step] = &[
         control: None,
         contenders: [None, None, None],
         contender_seconds: [0, 0, 0],
+        rank: 4,
+        claims: true,
     },
     Step {
         name: "echo",
@@ -250,7 +289,7 @@ pub const STEPS: &[Step] = &[
             // contenders add their cells at 50 connections and their integrity streams.
             Some(&[
                 "--engine",
-                "epoll,uring,uring-multishot,uring-defer,uring-bundle",
+                "epoll,epoll#2,uring,uring-multishot,uring-defer,uring-bundle",
                 "--connections",
                 "1,50",
                 "--duration",
@@ -278,6 +317,8 @@ pub const STEPS: &[Step] = &[
         // A contender's cell costs about one engine cell and its start (Node's ≈ 0.3 s), plus
         // one 1.5 s integrity stream each.
         contender_seconds: [20, 45, 440],
+        rank: 2,
+        claims: true,
     },
     Step {
         // Seed 000's claim that io_uring falls behind epoll at 2 connections (`ringside claims
@@ -293,6 +334,8 @@ pub const STEPS: &[Step] = &[
         control: None,
         contenders: [None, None, None],
         contender_seconds: [0, 0, 0],
+        rank: 9,
+        claims: true,
     },
     Step {
         // Issue 22's shapes beyond 64-byte ping-pong, one short cell each within the run's
@@ -313,6 +356,8 @@ pub const STEPS: &[Step] = &[
         control: None,
         contenders: [None, None, None],
         contender_seconds: [0, 0, 0],
+        rank: 12,
+        claims: false,
     },
     Step {
         name: "echo stream",
@@ -326,6 +371,8 @@ pub const STEPS: &[Step] = &[
         control: None,
         contenders: [None, None, None],
         contender_seconds: [0, 0, 0],
+        rank: 10,
+        claims: true,
     },
     Step {
         name: "http",
@@ -334,7 +381,7 @@ pub const STEPS: &[Step] = &[
             Some(QUICK_NET),
             Some(&[
                 "--engine",
-                "epoll,uring,uring-defer,uring-bundle",
+                "epoll,epoll#2,uring,uring-defer,uring-bundle",
                 "--connections",
                 "50",
                 "--duration",
@@ -360,6 +407,8 @@ pub const STEPS: &[Step] = &[
         control: Some(Control::WrkHttp),
         contenders: [Some("50"), Some("50"), Some("50")],
         contender_seconds: [12, 36, 420],
+        rank: 3,
+        claims: true,
     },
     Step {
         // At 50 connections the closed loop above saturates the client, so its throughputs
@@ -378,6 +427,8 @@ pub const STEPS: &[Step] = &[
         control: None,
         contenders: [None, None, None],
         contender_seconds: [0, 0, 0],
+        rank: 5,
+        claims: false,
     },
     Step {
         name: "http equal load",
@@ -394,6 +445,8 @@ pub const STEPS: &[Step] = &[
         control: None,
         contenders: [None, None, None],
         contender_seconds: [0, 0, 0],
+        rank: 6,
+        claims: false,
     },
 ];
 
@@ -457,7 +510,7 @@ const FULL_SWEEP: &[&str] = &[
 /// Seed 000's echo at 2 connections, in the default and the full run alike.
 const ECHO_2: &[&str] = &[
     "--engine",
-    "epoll,uring",
+    "epoll,epoll#2,uring",
     "--connections",
     "2",
     "--duration",
@@ -471,7 +524,7 @@ const ECHO_2: &[&str] = &[
 /// The shape steps' arguments: one cell per engine, one short run.
 const SHAPE_16K: &[&str] = &[
     "--engine",
-    "epoll,uring-recv-inc",
+    "epoll,epoll#2,uring-recv-inc",
     "--payload",
     "16k",
     "--connections",
@@ -487,7 +540,7 @@ const SHAPE_16K: &[&str] = &[
 /// nothing within the first 500 ms here while its provided buffers refilled.
 const SHAPE_STREAM: &[&str] = &[
     "--engine",
-    "epoll,uring-multishot,uring-bundle",
+    "epoll,epoll#2,uring-multishot,uring-bundle",
     "--mode",
     "stream",
     "--connections",
@@ -523,6 +576,28 @@ pub fn plan(mode: Mode) -> Vec<&'static Step> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Goal: every default step that measures its baseline measures it twice (the A/A pair a
+    /// study adds to its default engines), but the equal-load sweeps (their own verdict rule).
+    #[test]
+    fn every_closed_loop_step_with_its_baseline_has_the_aa_pair() {
+        for step in plan(Mode::Default) {
+            let Some(list) = step.flag(Mode::Default, "--engine") else {
+                continue;
+            };
+            let engines: Vec<&str> = list.split(',').collect();
+            let workload = crate::engines::Workload::ALL
+                .into_iter()
+                .find(|workload| workload.name() == step.command.join("-"))
+                .expect("a step's workload");
+            let base = crate::engines::baseline(workload);
+            let copy = format!("{base}#2");
+            let sweep = step.args(Mode::Default).unwrap().contains(&"--sweep");
+            if engines.contains(&base) && !sweep {
+                assert!(engines.contains(&copy.as_str()), "{}: {list}", step.name);
+            }
+        }
+    }
 
     #[test]
     fn quick_is_a_subset_with_small_files_and_every_mode_has_every_workload() {

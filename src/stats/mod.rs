@@ -53,11 +53,6 @@ impl Spread {
         }
     }
 
-    /// True when the run ranges overlap: then no ordering of the two is supported by the data.
-    pub fn overlaps(&self, other: &Spread) -> bool {
-        self.min <= other.max && other.min <= self.max
-    }
-
     pub fn scaled(&self, factor: f64) -> Spread {
         Spread {
             median: self.median * factor,
@@ -100,14 +95,6 @@ mod tests {
         assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
         assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
         assert_eq!(median(&[]), 0.0);
-    }
-
-    #[test]
-    fn spreads_overlap_only_when_ranges_meet() {
-        let a = Spread::of(&[1.0, 2.0, 3.0]);
-        assert_eq!((a.median, a.min, a.max), (2.0, 1.0, 3.0));
-        assert!(a.overlaps(&Spread::of(&[3.0, 4.0])));
-        assert!(!a.overlaps(&Spread::of(&[3.5, 4.0])));
     }
 
     #[test]

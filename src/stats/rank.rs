@@ -18,16 +18,20 @@
 
 use super::special::normal_cdf;
 
-/// The decision about one comparison, at its margin.
+/// The decision about one comparison, read off its one interval: where the interval lies
+/// against the metric's margin (3% for throughput and CPU) and its equivalence margin (10%).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Outcome {
-    /// The whole interval lies beyond the margin: a difference this machine's noise does not
-    /// explain. Only this outcome is called faster, slower, helped or hurt.
+    /// The whole interval lies beyond the margin on one side: a difference this machine's noise
+    /// does not explain. Only this outcome is called faster, slower, helped or hurt.
     Different,
-    /// The whole (1 − 2α) interval lies inside the margin (two one-sided tests): no difference
-    /// as large as the margin.
+    /// The whole interval lies inside the margin: no difference beyond it ("no difference
+    /// beyond 3%").
     Equivalent,
+    /// The whole interval lies inside the equivalence margin but not inside the margin: "within
+    /// 10%, not shown within 3%". Not "the same": a 5% difference may hide here.
+    Within,
     /// Neither: more rounds might decide it.
     Undecided,
 }
@@ -37,8 +41,29 @@ impl Outcome {
         match self {
             Outcome::Different => "different",
             Outcome::Equivalent => "equivalent",
+            Outcome::Within => "within",
             Outcome::Undecided => "undecided",
         }
+    }
+
+    /// The outcome an interval [low, high] of a ratio reads as, against a margin and an
+    /// equivalence margin (relative: 0.03, 0.10).
+    pub fn of_interval(low: f64, high: f64, margin: f64, equivalence: f64) -> Outcome {
+        let (beyond, inside) = (1.0 + margin, 1.0 + equivalence);
+        if low > beyond || high < 1.0 / beyond {
+            Outcome::Different
+        } else if low >= 1.0 / beyond && high <= beyond {
+            Outcome::Equivalent
+        } else if low >= 1.0 / inside && high <= inside {
+            Outcome::Within
+        } else {
+            Outcome::Undecided
+        }
+    }
+
+    /// Whether the outcome says something holds (a difference, or a bound on one).
+    pub fn decided(self) -> bool {
+        self != Outcome::Undecided
     }
 }
 

@@ -20,11 +20,29 @@ pub struct LoadCommand {
     /// Measure this server process over the window.
     pub server_pid: Option<i32>,
     pub destination: Destination,
+    /// Stop when standard input ends (`--stop-with-stdin`: a study's load on a load host).
+    pub stop_with_stdin: bool,
+}
+
+/// Watches standard input on a thread of its own: at its end (the study closed it, or the ssh
+/// connection that carried it went away) this process sends itself SIGHUP, which stops the
+/// load as Ctrl-C does and exits 129.
+fn stop_when_stdin_ends() {
+    std::thread::spawn(|| {
+        let mut buffer = [0u8; 64];
+        let mut stdin = io::stdin().lock();
+        while matches!(io::Read::read(&mut stdin, &mut buffer), Ok(1..)) {}
+        let _ =
+            rustix::process::kill_process(rustix::process::getpid(), rustix::process::Signal::HUP);
+    });
 }
 
 /// One load run against an external server, measured by `--server-pid` when given.
 pub fn run(plan: &LoadPlan, args: &LoadCommand) -> anyhow::Result<ExitCode> {
     crate::system::stop::stop_flag();
+    if args.stop_with_stdin {
+        stop_when_stdin_ends();
+    }
     let mut server_meter = args.server_pid.map(ProcessMeter::new);
     let mut meter_error: Option<io::Error> = None;
     let mut server: Option<Measured> = None;
@@ -58,7 +76,7 @@ pub fn run(plan: &LoadPlan, args: &LoadCommand) -> anyhow::Result<ExitCode> {
     let destination = &args.destination;
     let summary = (plan.mode == Mode::Http
         && destination.format == Format::Table
-        && destination.markdown.is_none()
+        && !destination.markdown
         && destination.path.is_none())
     .then(|| http_summary(&row));
     let env = crate::probe::environment(std::path::Path::new("."));

@@ -23,6 +23,7 @@ pub mod serve;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 
@@ -30,9 +31,9 @@ use crate::engines::EngineDef;
 use crate::model::comparison::{table_comparisons, Metric, LOOKS};
 use crate::model::ladder::nearest_ran;
 use crate::model::study::studies;
-use crate::output::progress::Progress;
+use crate::output::progress::{took_line, Progress, Say};
 use crate::output::{emit, write_text, Format};
-use crate::row::{Document, Row, PARTIAL_NOTE};
+use crate::row::{block_of, Document, Row, PARTIAL_NOTE};
 use crate::stats::rank::Outcome as Decision;
 use crate::system::stop::{interrupted_exit_code, stop_flag, stopped};
 
@@ -47,6 +48,142 @@ pub trait Cell {
     /// What, besides the engine, tells the cell apart from the study's other cells (a depth,
     /// a connection count): cells of one group are compared with one another.
     fn group(&self) -> String;
+    /// The planned time of one run of the cell: its warm-up, its window and a server's start
+    /// (None: the plan's time per cell, as a file run capped by `--runtime`).
+    fn planned(&self) -> Option<Duration> {
+        None
+    }
+}
+
+/// What a study will run and how long that takes, said on stderr before it starts
+/// (`Plan::progress`): its cells (engines × settings) × rounds, and the time their planned
+/// windows take.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// The study as typed: `echo`, `fs write`.
+    pub study: String,
+    /// What runs, in words.
+    pub what: String,
+    /// The planned time as far as the first look (every round with `--runs N`), and at most;
+    /// None where a run's time cannot be planned.
+    pub about: Option<Duration>,
+    pub most: Option<Duration>,
+    /// Cell runs at most.
+    pub runs: u64,
+    /// The most a cell's run may take where the cell has no planned time of its own
+    /// (`Cell::planned`): a file run's `--runtime`. Such a plan's times are caps.
+    pub cell: Option<Duration>,
+}
+
+impl Plan {
+    /// `rounds` of `cells`, each run as long as it plans, or at most `cell` (a cap: the plan
+    /// then says only how long the rounds may take at most).
+    pub fn rounds<C: Cell>(
+        study: &str,
+        cells: &[C],
+        rounds: Rounds,
+        cell: Option<Duration>,
+    ) -> Plan {
+        let distinct = |of: &dyn Fn(&C) -> String| {
+            let mut seen: Vec<String> = cells.iter().map(of).collect();
+            seen.sort();
+            seen.dedup();
+            seen.len()
+        };
+        let (engines, settings) = (distinct(&|c| c.engine()), distinct(&|c| c.group()));
+        let round: Option<Duration> = cells.iter().map(|c| c.planned().or(cell)).sum();
+        let (first, last) = match rounds {
+            Rounds::Auto => (LOOKS[0], rounds.budget()),
+            Rounds::Exactly(n) => (n, n),
+        };
+        let shape = match settings {
+            1 => format!("{engines} engines"),
+            _ => format!("{engines} engines × {settings} settings"),
+        };
+        let rounds_text = match rounds {
+            Rounds::Auto => {
+                format!("{first} to {last} rounds (fewer once every comparison is decided)")
+            }
+            Rounds::Exactly(1) => "1 round".to_string(),
+            Rounds::Exactly(n) => format!("{n} rounds"),
+        };
+        Plan {
+            study: study.to_string(),
+            what: format!("{} cells ({shape}) × {rounds_text}", cells.len()),
+            about: round.filter(|_| cell.is_none()).map(|round| round * first),
+            most: round.map(|round| round * last),
+            runs: cells.len() as u64 * u64::from(last),
+            cell,
+        }
+    }
+
+    /// The plan of a study bounded in runs, not rounds (the equal-load sweep), each run about
+    /// `cell` long: `what` it runs, at most `runs` runs.
+    pub fn bounded(study: &str, what: String, runs: u64, cell: Duration) -> Plan {
+        Plan {
+            study: study.to_string(),
+            what,
+            about: None,
+            most: Some(cell * u32::try_from(runs).unwrap_or(u32::MAX)),
+            runs,
+            cell: Some(cell),
+        }
+    }
+
+    /// `self`, then `attribution` rounds of `cells` with the io_uring tracepoints on (none:
+    /// `self` as it is).
+    pub fn and_attribution<C: Cell>(self, attribution: u32, cells: &[C]) -> Plan {
+        if attribution == 0 {
+            return self;
+        }
+        let study = self.study.clone();
+        let rounds = Plan::rounds(&study, cells, Rounds::Exactly(attribution), self.cell);
+        self.and(Plan {
+            what: format!("{attribution} attribution rounds, the tracepoints on"),
+            ..rounds
+        })
+    }
+
+    /// `self`, then `more` (a contender's integrity stream after the rounds).
+    pub fn and(self, more: Plan) -> Plan {
+        let sum = |a: Option<Duration>, b: Option<Duration>| Some(a? + b?);
+        Plan {
+            what: format!("{}; then {}", self.what, more.what),
+            about: sum(self.about, more.about.or(more.most)),
+            most: sum(self.most, more.most),
+            runs: self.runs + more.runs,
+            ..self
+        }
+    }
+
+    /// The line said before the study starts.
+    pub fn text(&self) -> String {
+        use crate::output::progress::time_text;
+        let time = match (self.about, self.most) {
+            (Some(about), Some(most)) if about < most => {
+                format!("about {}, at most {}", time_text(about), time_text(most))
+            }
+            (Some(_), Some(most)) => time_text(most),
+            (None, Some(most)) => format!("at most {}", time_text(most)),
+            _ => "its runs' time is not planned (nothing caps them)".to_string(),
+        };
+        let from = match self.cell {
+            Some(_) => "each run's --runtime cap",
+            None => "the runs' windows",
+        };
+        format!(
+            "ringside {}: {}; planned {time} from {from}",
+            self.study, self.what
+        )
+    }
+
+    /// Says the plan (unless quiet) and returns the study's bar over it.
+    pub fn progress(&self, say: Say) -> Progress {
+        if !say.quiet {
+            eprintln!("{}", self.text());
+        }
+        Progress::study(self.most, self.runs, self.cell, say)
+    }
 }
 
 /// How many rounds a study measures (`--runs`).
@@ -106,31 +243,45 @@ pub struct Destination {
     pub format: Format,
     /// A file instead of stdout.
     pub path: Option<PathBuf>,
-    /// Also the JSON document here, whatever `format` says.
-    pub json: Option<PathBuf>,
-    /// The report in Markdown instead of `format` (`-o FILE.md`), rendered by report/, which
-    /// studies do not import.
-    pub markdown: Option<fn(&Document) -> String>,
+    /// Copies in other forms, whatever `format` says (`--json FILE`, `--export-csv FILE`).
+    pub exports: Vec<(PathBuf, Export)>,
+    /// The report in Markdown instead of `format` (`-o FILE.md`).
+    pub markdown: bool,
+    /// The report in Markdown, rendered by report/, which studies do not import.
+    pub render_markdown: fn(&Document) -> String,
     /// What was written where, for stderr, when the file's name did not say.
     pub said: Option<String>,
 }
 
+/// A copy of the results in another form (hyperfine's `--export-json`, `--export-csv`,
+/// `--export-markdown`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Export {
+    Json,
+    Csv,
+    Markdown,
+}
+
 impl Destination {
-    /// Writes `document` where it goes: the JSON copy, then the file or stdout in its form,
+    /// Writes `document` where it goes: the copies, then the file or stdout in its form,
     /// `table` rendering the table form.
     pub fn write(
         &self,
         document: &Document,
         table: impl FnOnce(&[Row]) -> String,
     ) -> anyhow::Result<()> {
-        if let Some(path) = &self.json {
-            emit(document, Format::Json, Some(path))?;
+        for (path, export) in &self.exports {
+            match export {
+                Export::Json => emit(document, Format::Json, Some(path))?,
+                Export::Csv => emit(document, Format::Csv, Some(path))?,
+                Export::Markdown => write_text(&(self.render_markdown)(document), Some(path))?,
+            }
         }
         match (self.markdown, self.format) {
-            (Some(markdown), _) => write_text(&markdown(document), self.path.as_deref())?,
-            (None, Format::Table) => write_text(&table(&document.results), self.path.as_deref())
+            (true, _) => write_text(&(self.render_markdown)(document), self.path.as_deref())?,
+            (false, Format::Table) => write_text(&table(&document.results), self.path.as_deref())
                 .context("cannot write the results")?,
-            (None, format) => emit(document, format, self.path.as_deref())?,
+            (false, format) => emit(document, format, self.path.as_deref())?,
         }
         if let Some(said) = &self.said {
             eprintln!("{said}");
@@ -178,19 +329,16 @@ impl Chosen {
     }
 }
 
-/// Splits `engines` by whether they can run here. A default engine that cannot is skipped with
-/// a line on stderr (unless `quiet`); one the user `named` is kept, so that the study measures
-/// the others, gives it rows that say why, and exits `ENGINE_FAILED_EXIT`. Fails when none
-/// can run.
-pub fn choose(
-    engines: Vec<&'static EngineDef>,
-    named: bool,
-    quiet: bool,
-) -> anyhow::Result<Chosen> {
+/// Splits `engines` by whether they can run here. The defaults that cannot are left out with
+/// a line per reason naming them (unless quiet): io_uring switched off is one line, not one
+/// per rung. One the user `named` is kept, so that the study measures the others, gives it rows
+/// that say why, and exits `ENGINE_FAILED_EXIT`. Fails when none can run.
+pub fn choose(engines: Vec<&'static EngineDef>, named: bool, say: Say) -> anyhow::Result<Chosen> {
     let mut chosen = Chosen {
         runnable: Vec::new(),
         unavailable: Vec::new(),
     };
+    let mut left_out: Vec<(String, Vec<&str>)> = Vec::new();
     for engine in engines {
         match engine.availability() {
             Ok(()) => chosen.runnable.push(engine),
@@ -198,38 +346,114 @@ pub fn choose(
                 eprintln!("ringside: {} cannot run here: {reason}", engine.name);
                 chosen.unavailable.push((engine, reason));
             }
-            Err(reason) if !quiet => eprintln!("ringside: skipping {}: {reason}", engine.name),
-            Err(_) => {}
+            Err(reason) => match left_out.iter_mut().find(|(known, _)| *known == reason) {
+                Some((_, names)) => names.push(engine.name),
+                None => left_out.push((reason, vec![engine.name])),
+            },
         }
+    }
+    for (reason, names) in left_out.iter().filter(|_| !say.quiet) {
+        eprintln!("ringside: left out {}: {reason}", names.join(", "));
     }
     anyhow::ensure!(
         !chosen.runnable.is_empty(),
-        "none of the chosen engines can run here (see above)"
+        "none of the chosen engines can run here (`ringside engines` says why)"
     );
     Ok(chosen)
 }
 
+/// One round as a cell's measurement sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Round {
+    /// The number its rows carry in `run` (attribution rounds count on after the timed ones).
+    pub run: u32,
+    /// Its block of `BLOCK_ROUNDS` consecutive rounds: a study that keeps something across
+    /// rounds (a file study's file) makes it afresh when the block changes.
+    pub block: u32,
+    /// An attribution round: measured with the io_uring tracepoints on, for the causes only.
+    /// A timed round never has them (they cost the engines unevenly: docs/rows.md).
+    pub attribution: bool,
+}
+
+impl Round {
+    /// Timed round `run`.
+    pub fn timed(run: u32) -> Round {
+        Round {
+            run,
+            block: block_of(run),
+            attribution: false,
+        }
+    }
+}
+
+/// Attribution rounds a study adds after its timed rounds when `--ring-events` asks for the
+/// io_uring tracepoints: the causes read the median of each engine's counts over them, and
+/// counts of work done per operation vary far less from run to run than its time does.
+pub const ATTRIBUTION_ROUNDS: u32 = 2;
+
+/// The attribution rounds of a study that was (or was not) asked for the tracepoints.
+pub fn attribution_rounds(ring_events: bool) -> u32 {
+    if ring_events {
+        ATTRIBUTION_ROUNDS
+    } else {
+        0
+    }
+}
+
 /// Runs `measure(cell, round)` for every round and cell, each round in its own order
-/// (`round_order`). A run that fails becomes `failed_row(cell, round, reason)` and a line on
+/// (`round_order`). A run that fails becomes `failed_row(cell, run, reason)` and a line on
 /// stderr, and the study goes on; Ctrl-C ends it after the current cell, keeping what finished.
 /// With `Rounds::Auto` the study stops at a look where every comparison is settled
-/// (`settled`). Every row records the looks and the order's seed.
+/// (`settled`). Then, unless interrupted, `attribution` more rounds with the io_uring
+/// tracepoints on (`Round::attribution`; their rows marked `attribution`). Every row records
+/// the looks, its block and the order's seed.
 pub fn run_rounds<C: Cell>(
     rounds: Rounds,
+    attribution: u32,
     workload: &str,
     cells: &[C],
     progress: &Progress,
-    measure: impl FnMut(&C, u32) -> anyhow::Result<Row>,
+    mut measure: impl FnMut(&C, Round) -> anyhow::Result<Row>,
     failed_row: impl Fn(&C, u32, &str) -> Row,
 ) -> Outcome {
+    let looks = rounds.looks();
     let stages = Stages {
         first: 1,
         last: rounds.budget(),
-        looks: rounds.looks(),
+        looks: looks.clone(),
     };
-    run_stages(
-        stages, workload, cells, progress, measure, failed_row, settled,
-    )
+    let mut outcome = run_ordered(
+        stages,
+        false,
+        (workload, cells, progress),
+        &mut measure,
+        &failed_row,
+        settled,
+    );
+    if attribution == 0 || outcome.interrupted {
+        return outcome;
+    }
+    let timed = outcome.rows.iter().map(|row| row.run).max().unwrap_or(0);
+    progress.line(format!(
+        "ringside: {attribution} attribution round(s) with the io_uring tracepoints on, for the \
+         causes (their figures are not compared)"
+    ));
+    let stages = Stages {
+        first: timed + 1,
+        last: timed + attribution,
+        looks,
+    };
+    let more = run_ordered(
+        stages,
+        true,
+        (workload, cells, progress),
+        &mut measure,
+        &failed_row,
+        |_| false,
+    );
+    outcome.rows.extend(more.rows);
+    outcome.interrupted = more.interrupted;
+    outcome
 }
 
 /// The rounds a study runs: `first` to `last`, numbered so, and the looks at which it may stop
@@ -253,6 +477,26 @@ pub fn run_stages<C: Cell>(
     failed_row: impl Fn(&C, u32, &str) -> Row,
     settled: impl Fn(&[Row]) -> bool,
 ) -> Outcome {
+    run_ordered(
+        stages,
+        false,
+        (workload, cells, progress),
+        &mut |cell: &C, round: Round| measure(cell, round.run),
+        &failed_row,
+        settled,
+    )
+}
+
+/// `run_stages`, each round's measurement told its block and whether it is an `attribution`
+/// round (whose rows are marked so).
+fn run_ordered<C: Cell>(
+    stages: Stages,
+    attribution: bool,
+    (workload, cells, progress): (&str, &[C], &Progress),
+    measure: &mut impl FnMut(&C, Round) -> anyhow::Result<Row>,
+    failed_row: &impl Fn(&C, u32, &str) -> Row,
+    settled: impl Fn(&[Row]) -> bool,
+) -> Outcome {
     stop_flag();
     let Stages { first, last, looks } = stages;
     let seed = fastrand::u64(..);
@@ -260,8 +504,17 @@ pub fn run_stages<C: Cell>(
     let mut rows = Vec::with_capacity(cells.len() * rounds as usize);
     // Each row's round and cell: the document lists them so, whatever order they ran in.
     let mut places: Vec<(u32, usize)> = Vec::with_capacity(rows.capacity());
+    // A line per round for a log without the bar, where the stage is rounds (not a sweep's
+    // single screening run).
+    let counted = looks.is_some() || last > first;
+    let round_units: u64 = cells.iter().map(|c| progress.units(c.planned())).sum();
     for round in first..=last {
-        for index in round_order(cells, workload, seed ^ u64::from(round)) {
+        let started = Instant::now();
+        let round = Round {
+            attribution,
+            ..Round::timed(round)
+        };
+        for index in round_order(cells, workload, seed ^ u64::from(round.run)) {
             let cell = &cells[index];
             if stopped() {
                 return Outcome {
@@ -269,7 +522,7 @@ pub fn run_stages<C: Cell>(
                     interrupted: true,
                 };
             }
-            progress.step(cell.step(round, last));
+            progress.step(cell.step(round.run, last));
             let mut row = match measure(cell, round) {
                 Ok(row) => row,
                 // A run cut short by Ctrl-C is not a failure of its engine.
@@ -281,18 +534,28 @@ pub fn run_stages<C: Cell>(
                 }
                 Err(error) => {
                     let reason = format!("{error:#}");
-                    progress.alert(format!("ringside: {}: {reason}", cell.failed(round)));
-                    failed_row(cell, round, &reason)
+                    progress.alert(format!("ringside: {}: {reason}", cell.failed(round.run)));
+                    failed_row(cell, round.run, &reason)
                 }
             };
             (row.looks, row.order_seed) = (looks.clone(), Some(seed));
+            (row.block, row.attribution) = (Some(round.block), attribution.then_some(true));
             rows.push(row);
-            places.push((round, index));
-            progress.done_step();
+            places.push((round.run, index));
+            progress.done_cell(cell.planned());
         }
+        if counted {
+            let what = format!(
+                "ringside: round {} of {last}, {} runs",
+                round.run,
+                cells.len()
+            );
+            progress.log_line(took_line(&what, started, progress.time_of(round_units)));
+        }
+        let round = round.run;
         let look = looks.as_ref().is_some_and(|looks| looks.contains(&round));
         if look && round < last && settled(&rows) {
-            progress.skip_steps(u64::from(last - round) * cells.len() as u64);
+            progress.skip(u64::from(last - round) * round_units);
             progress.line(format!(
                 "ringside: every comparison settled after {round} rounds (--runs auto)"
             ));
@@ -554,8 +817,17 @@ mod tests {
             })
         };
         let failed = |_: &Named, _: u32, _: &str| Row::default();
-        let progress = Progress::new(0, true);
-        let outcome = run_rounds(Rounds::Auto, "fs-write", &cells, &progress, measure, failed);
+        let progress = Progress::hidden();
+        let measure = |cell: &Named, round: Round| measure(cell, round.run);
+        let outcome = run_rounds(
+            Rounds::Auto,
+            0,
+            "fs-write",
+            &cells,
+            &progress,
+            measure,
+            failed,
+        );
         let rounds = outcome.rows.iter().map(|row| row.run).max().unwrap_or(0);
         assert!(outcome
             .rows
@@ -606,6 +878,47 @@ mod tests {
             rounds.iter().all(|&n| n <= 24),
             "never past the budget: {rounds:?}"
         );
+    }
+
+    /// Goal: rows carry their block; attribution rounds follow the timed ones, numbered on,
+    /// their measurement told so and their rows marked; the timed rounds never are.
+    #[test]
+    fn attribution_rounds_follow_the_timed_ones_marked() {
+        let cells = [Named("blocking", 1), Named("uring-single", 1)];
+        let mut told = Vec::new();
+        let measure = |cell: &Named, round: Round| -> anyhow::Result<Row> {
+            told.push((round.run, round.block, round.attribution));
+            Ok(Row {
+                workload: "fs-write".into(),
+                engine: cell.0.into(),
+                run: round.run,
+                verified: true,
+                ..Row::default()
+            })
+        };
+        let failed = |_: &Named, _: u32, _: &str| Row::default();
+        let progress = Progress::hidden();
+        let outcome = run_rounds(
+            Rounds::Exactly(5),
+            2,
+            "fs-write",
+            &cells,
+            &progress,
+            measure,
+            failed,
+        );
+        assert_eq!(outcome.rows.len(), 14);
+        for row in &outcome.rows {
+            assert_eq!(row.block, Some(row.block()));
+            assert_eq!(row.block(), (row.run - 1) / 4 + 1);
+            assert_eq!(row.is_attribution(), row.run > 5, "run {}", row.run);
+        }
+        let attributed: Vec<(u32, u32, bool)> = told.iter().filter(|t| t.2).copied().collect();
+        assert_eq!(
+            attributed,
+            [(6, 2, true), (6, 2, true), (7, 2, true), (7, 2, true)]
+        );
+        assert!(told[..10].iter().all(|&(run, _, on)| run <= 5 && !on));
     }
 
     #[test]

@@ -165,6 +165,8 @@ impl PathPlan {
 pub enum NetPath {
     Loopback,
     Veth(Veth),
+    /// Servers listen on this address of the machine, for loads on other hosts (`--listen-on`).
+    Listen(IpAddr),
 }
 
 impl NetPath {
@@ -173,6 +175,7 @@ impl NetPath {
         let address = match self {
             NetPath::Loopback => IpAddr::V4(Ipv4Addr::LOCALHOST),
             NetPath::Veth(_) => IpAddr::V4(VETH_SERVER_ADDRESS),
+            NetPath::Listen(address) => *address,
         };
         SocketAddr::new(address, 0)
     }
@@ -181,7 +184,7 @@ impl NetPath {
     /// `ip netns exec <server namespace> program` on veth (which execs it: the pid stays).
     pub fn server_command(&self, program: &std::path::Path) -> Command {
         match self {
-            NetPath::Loopback => Command::new(program),
+            NetPath::Loopback | NetPath::Listen(_) => Command::new(program),
             NetPath::Veth(veth) => {
                 let mut command = Command::new("ip");
                 command
@@ -359,6 +362,119 @@ fn stale_owner(name: &str) -> Option<u32> {
         .flatten()
 }
 
+/// A network interface of this machine, as rows name it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Interface {
+    pub name: String,
+    /// The driver of the device under it (`virtio_net`, `mlx5_core`); None for a virtual
+    /// interface (veth, bridge, loopback), which has no device.
+    pub driver: Option<String>,
+    pub loopback: bool,
+}
+
+impl Interface {
+    /// The interface that holds `address` on this machine (None when none does).
+    pub fn holding(address: IpAddr) -> Option<Interface> {
+        let name = interface_names_of(address).into_iter().next()?;
+        Some(Interface::named(name))
+    }
+
+    /// The interface this machine's traffic to `target` leaves by: the one holding the local
+    /// address the kernel picks for it (a UDP socket's connect sends nothing).
+    pub fn toward(target: IpAddr) -> Option<Interface> {
+        let unspecified: IpAddr = match target {
+            IpAddr::V4(_) => Ipv4Addr::UNSPECIFIED.into(),
+            IpAddr::V6(_) => std::net::Ipv6Addr::UNSPECIFIED.into(),
+        };
+        let socket = std::net::UdpSocket::bind(SocketAddr::new(unspecified, 0)).ok()?;
+        socket.connect(SocketAddr::new(target, 9)).ok()?;
+        Interface::holding(socket.local_addr().ok()?.ip())
+    }
+
+    fn named(name: String) -> Interface {
+        let class = std::path::Path::new("/sys/class/net").join(&name);
+        let driver = std::fs::read_link(class.join("device/driver"))
+            .ok()
+            .and_then(|link| Some(link.file_name()?.to_string_lossy().into_owned()));
+        let flags = std::fs::read_to_string(class.join("flags")).ok();
+        let flags = flags
+            .and_then(|text| u32::from_str_radix(text.trim().trim_start_matches("0x"), 16).ok());
+        Interface {
+            loopback: flags.is_some_and(|flags| flags & libc::IFF_LOOPBACK as u32 != 0),
+            name,
+            driver,
+        }
+    }
+
+    /// Whether traffic through it crosses a NIC: a device with a driver (a physical or a
+    /// virtio NIC), with receive queues NAPI polls and pages it can send from.
+    pub fn is_nic(&self) -> bool {
+        self.driver.is_some() && !self.loopback
+    }
+
+    /// `eth0 (virtio_net)`, `lo (loopback)`, `veth1 (virtual, no NIC)`.
+    pub fn describe(&self) -> String {
+        match (&self.driver, self.loopback) {
+            (_, true) => format!("{} (loopback)", self.name),
+            (Some(driver), false) => format!("{} ({driver})", self.name),
+            (None, false) => format!("{} (virtual, no NIC)", self.name),
+        }
+    }
+}
+
+/// The interface the study's traffic crosses on this machine, once known: the one holding the
+/// address servers listen on for load hosts (`--listen-on`). Loopback and veth are the path
+/// otherwise, and neither is a NIC.
+static TRAFFIC_ROUTE: std::sync::OnceLock<Interface> = std::sync::OnceLock::new();
+
+/// Records the interface the traffic crosses (the first one recorded stays).
+pub fn set_traffic_route(interface: Interface) {
+    let _ = TRAFFIC_ROUTE.set(interface);
+}
+
+/// The interface the traffic crosses, when `--listen-on` named it.
+pub fn traffic_route() -> Option<&'static Interface> {
+    TRAFFIC_ROUTE.get()
+}
+
+/// The names of the interfaces that hold `address` (getifaddrs).
+fn interface_names_of(address: IpAddr) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut list: *mut libc::ifaddrs = std::ptr::null_mut();
+    // SAFETY: getifaddrs fills `list` with a list it allocated, freed below with freeifaddrs;
+    // every pointer read is checked for null, and each sockaddr is read as the family it says.
+    unsafe {
+        if libc::getifaddrs(&mut list) != 0 {
+            return names;
+        }
+        let mut entry = list;
+        while !entry.is_null() {
+            let item = &*entry;
+            entry = item.ifa_next;
+            if item.ifa_addr.is_null() || item.ifa_name.is_null() {
+                continue;
+            }
+            let found = match i32::from((*item.ifa_addr).sa_family) {
+                libc::AF_INET => {
+                    let inet = &*(item.ifa_addr as *const libc::sockaddr_in);
+                    IpAddr::V4(Ipv4Addr::from(u32::from_be(inet.sin_addr.s_addr)))
+                }
+                libc::AF_INET6 => {
+                    let inet6 = &*(item.ifa_addr as *const libc::sockaddr_in6);
+                    IpAddr::V6(std::net::Ipv6Addr::from(inet6.sin6_addr.s6_addr))
+                }
+                _ => continue,
+            };
+            if found == address {
+                let name = std::ffi::CStr::from_ptr(item.ifa_name);
+                names.push(name.to_string_lossy().into_owned());
+            }
+        }
+        libc::freeifaddrs(list);
+    }
+    names
+}
+
 /// Parses a rate as tc writes it: `10gbit`, `500mbit`, `100kbit`, `1000bit` (bits/s).
 pub fn parse_rate(text: &str) -> Result<u64, String> {
     let lower = text.trim().to_ascii_lowercase();
@@ -425,6 +541,19 @@ mod tests {
         );
         assert!(netem.contains("rate 1000000000bit"), "{netem}");
         assert_eq!(Shaping::default().qdisc(), None);
+    }
+
+    #[test]
+    fn the_loopback_address_is_held_by_the_loopback_interface() {
+        let lo = Interface::holding(IpAddr::V4(Ipv4Addr::LOCALHOST)).expect("lo holds 127.0.0.1");
+        assert!(lo.loopback && !lo.is_nic(), "{lo:?}");
+        assert_eq!(lo.describe(), format!("{} (loopback)", lo.name));
+        let toward = Interface::toward(IpAddr::V4(Ipv4Addr::LOCALHOST));
+        assert_eq!(toward, Some(lo));
+        assert_eq!(
+            Interface::holding(IpAddr::V4(Ipv4Addr::new(192, 0, 2, 1))),
+            None
+        );
     }
 
     #[test]

@@ -11,6 +11,13 @@ use std::time::{Duration, Instant};
 use ringside::engines::{engines_of, EngineDef, Workload};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_ringside");
+
+/// `ringside <path> --help` as the binary prints it.
+pub fn help(path: &[&str]) -> String {
+    let output = Command::new(BIN).args(path).arg("--help").output().unwrap();
+    assert!(output.status.success(), "{path:?} --help");
+    String::from_utf8(output.stdout).unwrap()
+}
 /// No single socket operation in these tests may block longer than this.
 pub const IO_TIMEOUT: Duration = Duration::from_secs(10);
 

@@ -223,6 +223,21 @@ fn register(
 /// Why the NIC rungs cannot run: ringside's network studies send only to 127.0.0.1 (the
 /// network rule of this lab), and loopback sockets have no NAPI id and no hardware queue.
 pub fn nic_traffic_reason() -> String {
+    // With load hosts the route decides: a NIC opens the rung's need, not the rung itself.
+    if let Some(route) = crate::system::network::traffic_route() {
+        return match route.is_nic() {
+            true => format!(
+                "the route to --listen-on crosses {}, a NIC whose receive queue the rung needs, \
+                 so the machine allows it; but ringside's server for it is not built yet",
+                route.describe()
+            ),
+            false => format!(
+                "needs traffic through a NIC's receive queue, and the route to --listen-on \
+                 crosses {}, which has none",
+                route.describe()
+            ),
+        };
+    }
     let nics: Vec<String> = std::fs::read_dir("/sys/class/net")
         .into_iter()
         .flatten()

@@ -1,12 +1,14 @@
 //! The sweep charts: each engine's figures against what a sweep's studies differ in (server
-//! threads, size, the server's work per request), one line per engine, whiskers from the
-//! slowest to the fastest run.
+//! threads, size, the server's work per request), one line per engine through its medians, the
+//! whiskers each engine's decided interval against the point's baseline (what its verdict used).
 
 use plotters::prelude::*;
 
 use super::{color_of, draw_legend, drawn, drawn_range, FONT, WIDTH_PX};
+use crate::analysis::numbers::per_op;
+use crate::analysis::plan::decided_range;
+use crate::model::comparison::Metric;
 use crate::model::study::EngineSummary;
-use crate::report::numbers::per_op;
 use crate::report::threads::{Sweep, Swept};
 use crate::stats::Spread;
 use crate::units::format_size;
@@ -41,7 +43,7 @@ const WORK_FIGURES: [SweepFigure; 1] =
 
 /// Throughput and server CPU per operation against the server's event loops (or server CPU
 /// per operation and per byte against size, server CPU per operation against work), one line
-/// per engine, whiskers from the slowest to the fastest run.
+/// per engine, whiskers the decided interval against the point's baseline.
 pub fn thread_sweep_charts(sweep: &Sweep) -> anyhow::Result<Vec<String>> {
     let figures: &[SweepFigure] = match sweep.swept {
         Swept::ServerThreads | Swept::Depth => &SWEEP_FIGURES,
@@ -52,6 +54,14 @@ pub fn thread_sweep_charts(sweep: &Sweep) -> anyhow::Result<Vec<String>> {
         .iter()
         .map(|figure| thread_sweep_chart(sweep, figure))
         .collect()
+}
+
+/// The metric whose comparisons decide a figure of the sweep charts.
+fn metric_of(what: &str) -> Metric {
+    match what {
+        "throughput" => Metric::Throughput,
+        _ => Metric::CpuPerOp,
+    }
 }
 
 fn thread_sweep_chart(sweep: &Sweep, figure: &SweepFigure) -> anyhow::Result<String> {
@@ -91,25 +101,25 @@ fn thread_sweep_chart(sweep: &Sweep, figure: &SweepFigure) -> anyhow::Result<Str
         .collect();
     let (mut axis, noun) = match sweep.swept {
         Swept::ServerThreads => (
-            "server threads (event loops; median of each count's runs, whiskers: slowest to \
-             fastest run)"
+            "server threads (event loops; medians, whiskers: the decided interval against \
+             the baseline)"
                 .to_string(),
             "server threads",
         ),
         Swept::Size => (
-            "bytes per message or body (median of each size's runs, whiskers: slowest to \
-             fastest run)"
+            "bytes per message or body (medians, whiskers: the decided interval against the \
+             baseline)"
                 .to_string(),
             "size",
         ),
         Swept::Depth => (
-            "queue depth (median of each depth's runs, whiskers: slowest to fastest run)"
+            "queue depth (medians, whiskers: the decided interval against the baseline)"
                 .to_string(),
             "queue depth",
         ),
         Swept::Work => (
-            "the server's work per request, µs (median of each work time's runs, whiskers: \
-             slowest to fastest run)"
+            "the server's work per request, µs (medians, whiskers: the decided interval \
+             against the baseline)"
                 .to_string(),
             "the server's work per request",
         ),
@@ -152,7 +162,23 @@ fn thread_sweep_chart(sweep: &Sweep, figure: &SweepFigure) -> anyhow::Result<Str
             let runs: Vec<(f64, Spread)> = (sweep.runs_of(engine))
                 .map(|(at, summary)| {
                     let spread = value(summary, at);
-                    let (median, min, max) = (spread.median, spread.min, spread.max);
+                    let median = spread.median;
+                    // The whisker is the verdict's interval, scaled as the figure is.
+                    let study = sweep
+                        .points
+                        .iter()
+                        .find(|(point, _)| *point == at)
+                        .map(|(_, s)| s);
+                    let scale = |cpu: f64| match spread.median / summary.cpu_us_per_op.median {
+                        share if share.is_finite() && what != "throughput" => cpu * share,
+                        _ => cpu,
+                    };
+                    let (min, max) = (study
+                        .and_then(|study| decided_range(study, engine, metric_of(what))))
+                    .map_or((median, median), |(low, high)| match what {
+                        "throughput" => (low, high),
+                        _ => (scale(low), scale(high)),
+                    });
                     (
                         drawn(x_of(at)),
                         Spread {

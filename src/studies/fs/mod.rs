@@ -17,7 +17,9 @@ use std::process::ExitCode;
 
 use serde_json::{Map, Value};
 
-use super::{choose, finish, run_rounds, Cell, Destination, Rounds};
+use super::{
+    attribution_rounds, choose, finish, run_rounds, Cell, Destination, Plan, Round, Rounds,
+};
 use crate::engines::aligned::AlignedBuffer;
 use crate::engines::blocking::file::io_error;
 use crate::engines::file::{FileEngine, FileOutcome};
@@ -26,7 +28,7 @@ use crate::engines::uring::file::pinned_bytes;
 use crate::engines::uring::ring::Helpers;
 use crate::engines::{EngineDef, Make, Workload};
 use crate::measure::{meter_for_run, BlockDevice, Meter};
-use crate::output::progress::Progress;
+use crate::output::progress::Say;
 use crate::report::terminal_text;
 use crate::row::params::{Param, Params};
 use crate::row::{Row, Tally, PARTIAL_NOTE};
@@ -45,7 +47,10 @@ pub struct FileStudy {
     pub destination: Destination,
     /// Pin the measuring thread to this CPU.
     pub cpu: Option<usize>,
-    pub quiet: bool,
+    /// What the study says on stderr (`--quiet`, `-v`).
+    pub say: Say,
+    /// The longest a run may take (`fs write --runtime`): its planned time.
+    pub run_cap: Option<std::time::Duration>,
     /// The kernel threads the io_uring engines set up (the same for every engine and run).
     pub helpers: Helpers,
     /// Count io_uring's tracepoints in each run (`--ring-events`).
@@ -192,7 +197,7 @@ impl FileStudy {
         line: impl Fn(&Row) -> String,
     ) -> anyhow::Result<ExitCode> {
         self.check()?;
-        let chosen = choose(self.engines_for_the_file(), self.engines_named, self.quiet)?;
+        let chosen = choose(self.engines_for_the_file(), self.engines_named, self.say)?;
         let engines = chosen.cells();
         if let Some(cpu) = self.cpu {
             crate::system::pin::pin_current_thread(cpu)?;
@@ -201,23 +206,19 @@ impl FileStudy {
         // is made and laid out would otherwise kill the process with its scratch file; the
         // layout stops at it and the study ends with nothing measured.
         crate::system::stop::stop_flag();
-        let scratch = Scratch::create(&self.dir)?;
-        let file = scratch.open(self.direct)?;
         let mut data = AlignedBuffer::random_until(
             self.size as usize,
             self.seed,
             crate::system::stop::stopped,
         );
-        if !self.fresh {
-            lay_out(&file, data.as_slice(), self.block_size as usize)?;
-            // A stopped layout is removed unread: syncing what it wrote would hold Ctrl-C off
-            // for as long as the disk takes to write it.
-            if !crate::system::stop::stopped() {
-                self.make_durable(&file)?;
-            }
-        }
-        let steps = u64::from(self.rounds.budget()) * engines.len() as u64;
-        let progress = Progress::new(steps, self.quiet);
+        let (mut scratch, mut file) = self.laid_out(&data)?;
+        // The block the file was laid out for: each block of rounds gets a file of its own.
+        let mut laid_for = 1;
+        let study = self.workload.name().replacen('-', " ", 1);
+        let attribution = attribution_rounds(self.ring_events);
+        let plan = Plan::rounds(&study, &engines, self.rounds, self.run_cap)
+            .and_attribution(attribution, &engines);
+        let progress = plan.progress(self.say);
         let failed_row = |def: &&'static EngineDef, run: u32, reason: &str| {
             let params = self.params();
             let workload = self.workload.name();
@@ -232,9 +233,22 @@ impl FileStudy {
             row.fail(reason);
             row
         };
-        let measure = |&def: &&'static EngineDef, run: u32| -> anyhow::Result<Row> {
+        let measure = |&def: &&'static EngineDef, round: Round| -> anyhow::Result<Row> {
+            let run = round.run;
             if let Some(reason) = chosen.unavailable(def) {
                 return Ok(failed_row(&def, run, &reason));
+            }
+            // A new block's first run lays out a new file, untimed, then removes the old one:
+            // the removal's discards reach the device before any run is timed on the new one.
+            if round.block != laid_for && !round.attribution && !self.fresh {
+                let started = std::time::Instant::now();
+                let (new_scratch, new_file) = self.laid_out(&data)?;
+                let laid = started.elapsed();
+                // Closed before its directory goes, so the file is freed at the removal.
+                drop(std::mem::replace(&mut file, new_file));
+                drop(std::mem::replace(&mut scratch, new_scratch));
+                laid_for = round.block;
+                progress.line(refreshed_line(round.block, laid, started.elapsed() - laid));
             }
             stamp_blocks(data.as_mut_slice(), self.block_size as usize, run);
             if self.fresh {
@@ -245,7 +259,7 @@ impl FileStudy {
             let context = RunContext {
                 def,
                 helpers: &self.helpers,
-                ring_events: self.ring_events,
+                ring_events: round.attribution,
                 run,
                 file: &file,
                 data: &data,
@@ -253,12 +267,13 @@ impl FileStudy {
             };
             let mut row = on_a_thread_of_its_own(|| measure(&context))?;
             mark_if_signalled(&mut row, self.size / self.block_size);
-            progress.line(line(&row));
+            progress.run_line(line(&row));
             Ok(row)
         };
         let workload = self.workload.name();
         let outcome = run_rounds(
             self.rounds,
+            attribution,
             workload,
             &engines,
             &progress,
@@ -301,7 +316,7 @@ impl FileStudy {
             };
             match refused {
                 Ok(()) => kept.push(engine),
-                Err(reason) if !self.quiet => {
+                Err(reason) if !self.say.quiet => {
                     eprintln!("ringside: skipping {}: {reason}", engine.name)
                 }
                 Err(_) => {}
@@ -310,12 +325,42 @@ impl FileStudy {
         kept
     }
 
+    /// A new scratch directory with the study's file, laid out with `data` (unless each run
+    /// starts from an empty file, `--fresh`) and made durable where the study asks.
+    fn laid_out(&self, data: &AlignedBuffer) -> anyhow::Result<(Scratch, File)> {
+        let scratch = Scratch::create(&self.dir)?;
+        let file = scratch.open(self.direct)?;
+        if !self.fresh {
+            lay_out(&file, data.as_slice(), self.block_size as usize)?;
+            // A stopped layout is removed unread: syncing what it wrote would hold Ctrl-C off
+            // for as long as the disk takes to write it.
+            if !crate::system::stop::stopped() {
+                self.make_durable(&file)?;
+            }
+        }
+        Ok((scratch, file))
+    }
+
     fn make_durable(&self, file: &File) -> anyhow::Result<()> {
         if self.durable_setup {
             rustix::fs::fsync(file).map_err(|error| io_error("fsync", error))?;
         }
         Ok(())
     }
+}
+
+/// What the progress says when a block's file was laid out afresh (and the old one removed).
+pub(super) fn refreshed_line(
+    block: u32,
+    laid: std::time::Duration,
+    removed: std::time::Duration,
+) -> String {
+    format!(
+        "ringside: block {block}: a fresh file laid out in {} ms, the old one removed in {} ms \
+         (untimed)",
+        laid.as_millis(),
+        removed.as_millis()
+    )
 }
 
 /// Marks the row of a run a signal ended before its `planned` operations: the run's stop check

@@ -31,11 +31,13 @@ use crate::engines::needs::Feature;
 use crate::engines::uring::ring::Helpers;
 use crate::engines::{EngineDef, Make};
 use crate::measure::{meter_for_run, BlockDevice};
-use crate::output::progress::Progress;
+use crate::output::progress::Say;
 use crate::report::terminal_text;
 use crate::row::params::{Param, Params};
 use crate::row::{Row, Tally};
-use crate::studies::{choose, finish, run_rounds, Cell, Destination, Rounds};
+use crate::studies::{
+    attribution_rounds, choose, finish, run_rounds, Cell, Destination, Plan, Round, Rounds,
+};
 use crate::units::format_size;
 
 /// The engines that keep one read in flight whatever `--depth` says: run at depth 1 only.
@@ -75,7 +77,8 @@ pub struct ReadStudy {
     pub rounds: Rounds,
     pub destination: Destination,
     pub cpu: Option<usize>,
-    pub quiet: bool,
+    /// What the study says on stderr (`--quiet`, `-v`).
+    pub say: Say,
     pub helpers: Helpers,
     pub ring_events: bool,
     pub dir: PathBuf,
@@ -172,7 +175,7 @@ impl ReadStudy {
     /// engines that cannot, each with why.
     fn cells(&self) -> anyhow::Result<(Vec<ReadCell>, Refused)> {
         let (for_the_file, mut refused) = self.engines_for_the_file();
-        let chosen = choose(for_the_file, self.engines_named, self.quiet)?;
+        let chosen = choose(for_the_file, self.engines_named, self.say)?;
         refused.extend(
             (chosen.unavailable.iter())
                 .map(|(def, reason)| (*def, format!("unavailable here: {reason}"))),
@@ -191,7 +194,7 @@ impl ReadStudy {
                 }
             }
         }
-        if !self.depths.contains(&1) && !self.quiet {
+        if !self.depths.contains(&1) && !self.say.quiet {
             for name in engines.iter().map(|def| def.name) {
                 if ONE_AT_A_TIME.contains(&name) {
                     eprintln!("ringside: skipping {name}: it reads at depth 1, not in --depth");
@@ -218,7 +221,10 @@ impl ReadStudy {
                         || engine.needs.features.contains(&Feature::DirectFile))
             });
         let reason = "it reads asynchronously only from an O_DIRECT file; add --direct";
-        for engine in refused.iter().filter(|_| !self.quiet || self.engines_named) {
+        for engine in refused
+            .iter()
+            .filter(|_| !self.say.quiet || self.engines_named)
+        {
             if self.engines_named {
                 eprintln!("ringside: {} cannot read this file: {reason}", engine.name);
             } else {
@@ -250,23 +256,31 @@ impl ReadStudy {
             seed: self.seed,
         };
         // A warm study checks every block of a kept file, which caches it as a layout would.
-        let read_file = match &self.filename {
+        let mut read_file = match &self.filename {
             Some(path) => ReadFile::named(path, layout, self.cache == Cache::Warm)?,
             None => ReadFile::scratch(&self.dir, layout)?,
         };
         let stamp = Stamp::new(self.seed);
-        let file = read_file.open(self.cache == Cache::Direct)?;
-        advise(&file, self.access_advice())?;
+        let mut file = self.open(&read_file)?;
+        // The block the scratch file was laid out for: each block of rounds reads a file of its
+        // own (a named file is the user's, laid out once and kept).
+        let mut laid_for = 1;
         let mut order: Vec<u32> = (0..self.blocks() as u32).collect();
-        let steps = u64::from(self.rounds.budget()) * cells.len() as u64;
-        let progress = Progress::new(steps, self.quiet);
-        let params = |depth: u32| {
+        let attribution = attribution_rounds(self.ring_events);
+        let runtime = Some(self.runtime).filter(|runtime| !runtime.is_zero());
+        let plan = Plan::rounds("fs read", &cells, self.rounds, runtime)
+            .and_attribution(attribution, &cells);
+        let progress = plan.progress(self.say);
+        let params = |depth: u32, read_file: &ReadFile| {
             let mut params = self.params(depth);
             params.put(Param::Layout, read_file.layout_name());
             params
         };
+        // Every file of the study is laid out alike: the first one names them all.
+        let layout_name = read_file.layout_name();
         let failed_row = |cell: &ReadCell, run: u32, reason: &str| {
-            let params = params(cell.depth);
+            let mut params = self.params(cell.depth);
+            params.put(Param::Layout, layout_name);
             let measured = Default::default();
             let mut row = Row::measured(
                 "fs-read",
@@ -279,9 +293,23 @@ impl ReadStudy {
             row.fail(reason);
             row
         };
-        let measure = |cell: &ReadCell, run: u32| -> anyhow::Result<Row> {
+        let measure = |cell: &ReadCell, round: Round| -> anyhow::Result<Row> {
+            let run = round.run;
             if let Some((_, reason)) = refused.iter().find(|(def, _)| def.name == cell.def.name) {
                 return Ok(failed_row(cell, run, reason));
+            }
+            let scratch = matches!(read_file, ReadFile::Scratch(_));
+            if round.block != laid_for && !round.attribution && scratch {
+                // Laid out before the old file goes: its removal is untimed too.
+                let started = std::time::Instant::now();
+                let fresh = ReadFile::scratch(&self.dir, layout)?;
+                let fresh_file = self.open(&fresh)?;
+                let laid = started.elapsed();
+                drop(std::mem::replace(&mut file, fresh_file));
+                drop(std::mem::replace(&mut read_file, fresh));
+                laid_for = round.block;
+                let removed = started.elapsed() - laid;
+                progress.line(super::refreshed_line(round.block, laid, removed));
             }
             if !self.sequential {
                 fastrand::Rng::with_seed(self.seed ^ u64::from(run)).shuffle(&mut order);
@@ -289,15 +317,17 @@ impl ReadStudy {
             if self.cache == Cache::Cold {
                 advise(&file, rustix::fs::Advice::DontNeed)?;
             }
+            let params = params(cell.depth, &read_file);
             let mut row = super::on_a_thread_of_its_own(|| {
-                self.measure(cell, run, &file, &order, stamp, params(cell.depth))
+                self.measure(cell, round, &file, &order, stamp, params)
             })?;
             super::mark_if_signalled(&mut row, self.size / self.block_size);
-            progress.line(line(&row));
+            progress.run_line(line(&row));
             Ok(row)
         };
         let outcome = run_rounds(
             self.rounds,
+            attribution,
             "fs-read",
             &cells,
             &progress,
@@ -311,6 +341,13 @@ impl ReadStudy {
         finish(outcome, &env_dir, &self.destination, terminal_text)
     }
 
+    /// Opens the study's file for its reads, advised for their order.
+    fn open(&self, read_file: &ReadFile) -> anyhow::Result<File> {
+        let file = read_file.open(self.cache == Cache::Direct)?;
+        advise(&file, self.access_advice())?;
+        Ok(file)
+    }
+
     fn access_advice(&self) -> rustix::fs::Advice {
         if self.sequential {
             rustix::fs::Advice::Sequential
@@ -322,7 +359,7 @@ impl ReadStudy {
     fn measure(
         &self,
         cell: &ReadCell,
-        run: u32,
+        round: Round,
         file: &File,
         order: &[u32],
         stamp: Stamp,
@@ -343,14 +380,14 @@ impl ReadStudy {
             should_stop: &should_stop,
         };
         let mut meter = meter_for_run()
-            .with_ring_events(self.ring_events)
+            .with_ring_events(round.attribution)
             .with_device(BlockDevice::of_file(file));
         let outcome = make(cell.def, &self.helpers).read(&job, &mut meter)?;
         let mut row = Row::measured(
             "fs-read",
             cell.def.name,
             params,
-            run,
+            round.run,
             &outcome.measured,
             outcome.tally,
         );

@@ -8,11 +8,12 @@ use serde_json::{Map, Value};
 use anyhow::Context;
 
 use super::process::ServerProcess;
+use super::remote::Hosts;
 use crate::engines::shared_counters::SharedCounters;
 use crate::engines::uring::ring::{format_cpus, Helpers};
 use crate::engines::EngineDef;
 use crate::load::{load_row, LoadPlan, LoadReport, Mode, WindowEdge};
-use crate::measure::{CoreTimes, Measured};
+use crate::measure::{CoreTimes, Measured, ProcessMeter};
 use crate::row::params::{Param, Params};
 use crate::row::Row;
 use crate::studies::serve::ServerStats;
@@ -48,6 +49,9 @@ pub struct Rig {
     /// The engines' work per request (`serve --work`), recorded in their rows as `work_ns`
     /// (contenders do their own).
     pub work: Option<Duration>,
+    /// The load hosts, checked, when the load runs on other hosts (`--load-host`): each
+    /// run's load starts there and the server is measured here.
+    pub hosts: Option<std::sync::Arc<Hosts>>,
     /// Echo's message size, which its servers charge `work` by (`serve echo --payload`: a
     /// receive of n bytes pays n / this of it), recorded as `work_bytes`; None where the work
     /// is charged per request parsed (HTTP).
@@ -116,6 +120,10 @@ pub fn engine_failed_row(
         &empty.0,
         Some(&empty.1),
     );
+    if let Some(hosts) = &args.hosts {
+        // The same parameters as the cell's measured rows, so the failure stays in its study.
+        hosts.adjust_params(&mut row.params, plan);
+    }
     row.fail(reason);
     row
 }
@@ -151,7 +159,8 @@ pub fn rig_params(args: &Rig) -> Map<String, Value> {
 }
 
 /// One load run against a started server (an engine's or a contender's), the server measured
-/// from outside over exactly the load's window, then stopped; its row, named `engine`.
+/// from outside over exactly the load's window, then stopped; its row, named `engine`. The
+/// load runs here, or on the rig's load hosts.
 pub fn measure_server(
     mut server: ServerProcess,
     engine: &str,
@@ -162,56 +171,45 @@ pub fn measure_server(
     path: &NetPath,
 ) -> anyhow::Result<Row> {
     plan.target = server.address;
-    let mut meter = server.meter().with_ring_events(args.ring_events);
-    let mut measured: Option<std::io::Result<Measured>> = None;
-    let mut started: std::io::Result<()> = Ok(());
-    let cores = [args.server_cpu(), args.client_cpu()];
-    let mut cores_before = [None, None];
-    let mut cores_during = [None, None];
+    // The load's core is this machine's only when the load runs here.
+    let cores = match args.hosts {
+        None => vec![args.server_cpu(), args.client_cpu()],
+        Some(_) => vec![args.server_cpu()],
+    };
+    let mut window = ServerWindow {
+        meter: server.meter().with_ring_events(args.ring_events),
+        cores,
+        before: Vec::new(),
+        during: Vec::new(),
+        own_syscalls: [None, None],
+        started: Ok(()),
+        measured: None,
+    };
     let own = server.own_counters();
-    let mut own_syscalls = [None, None];
-    let report = path.as_client(|| {
-        crate::load::run(&plan, &mut |edge| match edge {
-            WindowEdge::Start => {
-                cores_before = cores.map(|cpu| CoreTimes::read(cpu).ok());
-                started = meter.start();
-                own_syscalls[0] = own.map(SharedCounters::syscalls);
-            }
-            WindowEdge::Stop => {
-                own_syscalls[1] = own.map(SharedCounters::syscalls);
-                measured = Some(meter.stop());
-                for (index, cpu) in cores.into_iter().enumerate() {
-                    let after = CoreTimes::read(cpu).ok();
-                    cores_during[index] = after.zip(cores_before[index]).map(|(a, b)| a.since(&b));
-                }
-            }
-        })
-    });
-    let stats = server.stop()?;
-    let report = report??;
-    started.context("cannot measure the server")?;
-    let measured = measured
-        .expect("a finished load run passed its window's end")
-        .context("cannot measure the server")?;
-    let mut row = load_row(engine, params, run, &plan, &report, Some(&measured));
-    let [own_start, own_stop] = own_syscalls;
-    row.set_server_own_syscalls(own_stop.zip(own_start).map(|(stop, start)| stop - start));
-    if plan.mode == Mode::Stream {
-        // Again: the syscall count may be the server's own now.
-        row.set_per_megabyte();
-    }
-    let [server_core, client_core] = cores_during;
-    row.server_core_softirq_s = server_core.map(|t| t.softirq_s);
-    row.server_core_steal_s = server_core.map(|t| t.steal_s);
-    row.client_core_softirq_s = client_core.map(|t| t.softirq_s);
-    row.client_core_steal_s = client_core.map(|t| t.steal_s);
-    row.server_core_net_rx_softirqs = server_core.and_then(|t| t.net_rx_softirqs);
-    row.client_core_net_rx_softirqs = client_core.and_then(|t| t.net_rx_softirqs);
-    if let Some(stats) = stats {
-        add_server_stats(&mut row, &stats, plan.connections);
-    }
+    let mut row = match &args.hosts {
+        None => {
+            let on_window = &mut |edge| window.edge(edge, own);
+            let report = path.as_client(|| crate::load::run(&plan, on_window));
+            let stats = server.stop()?;
+            let report = report??;
+            let measured = window.measured()?;
+            let mut row = load_row(engine, params, run, &plan, &report, Some(&measured));
+            window.record(&mut row, stats, &plan);
+            row
+        }
+        Some(hosts) => {
+            let load = hosts.run(&plan, &mut |edge| window.edge(edge, own));
+            let stats = server.stop()?;
+            let load = load?;
+            let measured = window.measured()?;
+            let mut row = hosts.study_row(load, &plan, engine, params, run);
+            row.set_server_costs(&measured);
+            window.record(&mut row, stats, &plan);
+            row
+        }
+    };
     let shared = args.cpus.shared();
-    if !shared.is_empty() {
+    if !shared.is_empty() && args.hosts.is_none() {
         row.notes.push(format!(
             "the server and the load generator shared CPU {}: a run that measures sharing, \
              not scaling (a fair split gives the server's loops CPUs of their own)",
@@ -219,6 +217,75 @@ pub fn measure_server(
         ));
     }
     Ok(row)
+}
+
+/// The server's measurement over a load's window: its meter, its own counters, and the cores'
+/// times (the server's, and the load's when it runs here), taken at the window's edges.
+struct ServerWindow {
+    meter: ProcessMeter,
+    cores: Vec<usize>,
+    before: Vec<Option<CoreTimes>>,
+    during: Vec<Option<CoreTimes>>,
+    own_syscalls: [Option<u64>; 2],
+    started: std::io::Result<()>,
+    measured: Option<std::io::Result<Measured>>,
+}
+
+impl ServerWindow {
+    /// Takes the window's `edge`, and `own`, the server's own counters when it keeps them.
+    fn edge(&mut self, edge: WindowEdge, own: Option<&SharedCounters>) {
+        match edge {
+            WindowEdge::Start => {
+                self.before = self
+                    .cores
+                    .iter()
+                    .map(|&cpu| CoreTimes::read(cpu).ok())
+                    .collect();
+                self.started = self.meter.start();
+                self.own_syscalls[0] = own.map(SharedCounters::syscalls);
+            }
+            WindowEdge::Stop => {
+                self.own_syscalls[1] = own.map(SharedCounters::syscalls);
+                self.measured = Some(self.meter.stop());
+                self.during = (self.cores.iter().zip(&self.before))
+                    .map(|(&cpu, before)| {
+                        let after = CoreTimes::read(cpu).ok();
+                        after.zip(*before).map(|(a, b)| a.since(&b))
+                    })
+                    .collect();
+            }
+        }
+    }
+
+    /// What the meter measured over a window that opened and closed.
+    fn measured(&mut self) -> anyhow::Result<Measured> {
+        std::mem::replace(&mut self.started, Ok(())).context("cannot measure the server")?;
+        let measured = (self.measured.take())
+            .expect("a finished load run passed its window's end")
+            .context("cannot measure the server")?;
+        Ok(measured)
+    }
+
+    /// The server's own syscalls, the cores' times and what the server counted, in `row`.
+    fn record(&self, row: &mut Row, stats: Option<ServerStats>, plan: &LoadPlan) {
+        let [own_start, own_stop] = self.own_syscalls;
+        row.set_server_own_syscalls(own_stop.zip(own_start).map(|(stop, start)| stop - start));
+        if plan.mode == Mode::Stream {
+            // Again: the syscall count may be the server's own now.
+            row.set_per_megabyte();
+        }
+        let core = |index: usize| self.during.get(index).copied().flatten();
+        let (server_core, client_core) = (core(0), core(1));
+        row.server_core_softirq_s = server_core.map(|t| t.softirq_s);
+        row.server_core_steal_s = server_core.map(|t| t.steal_s);
+        row.client_core_softirq_s = client_core.map(|t| t.softirq_s);
+        row.client_core_steal_s = client_core.map(|t| t.steal_s);
+        row.server_core_net_rx_softirqs = server_core.and_then(|t| t.net_rx_softirqs);
+        row.client_core_net_rx_softirqs = client_core.and_then(|t| t.net_rx_softirqs);
+        if let Some(stats) = stats {
+            add_server_stats(row, &stats, plan.connections);
+        }
+    }
 }
 
 /// What the server counted itself: the faults it recovered from, and its memory.

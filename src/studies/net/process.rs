@@ -62,7 +62,7 @@ impl LastWords {
 
     /// "; its last words on stderr: ..." when it wrote any; once the server has `exited`, after
     /// its stderr has ended (bounded), so that its final line is in.
-    fn text(&self, exited: bool) -> String {
+    pub(super) fn text(&self, exited: bool) -> String {
         if exited {
             let _ = self.ended.recv_timeout(LAST_WORDS_WAIT);
         }

@@ -32,7 +32,7 @@ use crate::output::progress::Progress;
 use crate::row::params::{Param, Params};
 use crate::row::Row;
 use crate::stats::rank::Outcome as Decision;
-use crate::studies::{run_stages, Outcome, Rounds, Stages};
+use crate::studies::{run_stages, Cell, Outcome, Plan, Rounds, Stages};
 
 /// The load's ceiling search starts at this share of the fastest probe (on two CPUs the load
 /// held 23–60% of it, bench/equal-load.md) ...
@@ -137,6 +137,24 @@ impl Sweep {
         cells as u64 * (1 + 2 + 2 * points + u64::from(rounds.budget()))
     }
 
+    /// The plan of the sweep over `cells`: at most `steps` runs, each about as long as a
+    /// cell's.
+    pub fn plan(&self, workload: &str, cells: &[NetCell], rounds: Rounds) -> Plan {
+        let engines = cells.len();
+        let each: Duration = cells.iter().filter_map(Cell::planned).sum::<Duration>()
+            / u32::try_from(engines.max(1)).unwrap_or(u32::MAX);
+        let what = format!(
+            "an equal-load sweep of {engines} cells: a probe each, the load's own ceiling, \
+             {} points and on to each engine's knee, then {} rounds at the verdict's rate",
+            self.points.len(),
+            match rounds {
+                Rounds::Auto => format!("{} to {}", LOOKS[0], rounds.budget()),
+                Rounds::Exactly(n) => n.to_string(),
+            }
+        );
+        Plan::bounded(workload, what, self.steps(engines, rounds), each)
+    }
+
     /// Runs the sweep over `cells` (every server at every connection count and payload).
     pub fn run<M, F>(
         &self,
@@ -188,7 +206,10 @@ impl Sweep {
         let connections = group[0].connections;
         let probes: Vec<NetCell> = group
             .iter()
-            .map(|c| c.sweeping(SweepRole::Probe, None))
+            .map(|c| NetCell {
+                window: self.probe,
+                ..c.sweeping(SweepRole::Probe, None)
+            })
             .collect();
         let mut outcome = runner.once(&probes, 1);
         if outcome.interrupted {
@@ -429,7 +450,7 @@ impl Sweep {
                 return true;
             };
             let mut family = load.comparisons();
-            decide(&mut family, Family::Exploratory);
+            decide(&mut family, Family::Each);
             let budget = rounds.budget() as usize;
             (family.iter()).all(|c| c.outcome != Decision::Undecided || c.futile(budget))
         };

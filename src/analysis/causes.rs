@@ -3,9 +3,9 @@
 //! report names a measured reason only when one stands out, and says it in the same words
 //! whatever the workload. The verdicts and the report's first screen read these.
 
+use crate::analysis::numbers::per_op;
 use crate::model::figures::Figures;
 use crate::model::study::{op_noun, EngineSummary};
-use crate::report::numbers::per_op;
 use crate::units::format_count;
 
 /// Whether a cause explains why an engine moved more (`Helps`) or less (`Hurts`).
@@ -351,11 +351,9 @@ pub fn client_saturation(engines: &[(&str, &Figures)]) -> Option<String> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
-    use crate::model::study::studies;
     use crate::model::study::tests::row;
-    use crate::report::verdict::verdict;
     use crate::row::Row;
 
     /// Figures of one hand-made row.
@@ -373,7 +371,7 @@ mod tests {
     }
 
     /// An io_uring fs-write row whose 1000 writes were (mostly) punted to io-wq workers.
-    fn punted(engine: &str, run: u32, mb_per_sec: f64, punts: u64) -> Row {
+    pub(crate) fn punted(engine: &str, run: u32, mb_per_sec: f64, punts: u64) -> Row {
         Row {
             sqes_submitted: Some(1000),
             cqes_posted: Some(1000),
@@ -562,41 +560,5 @@ mod tests {
         let old = figures(&row("uring-ring", 1, 1.0, 1000));
         let blocking = figures(&row("blocking", 1, 1.0, 1000));
         assert!(causes(&subject(&old, &blocking, "page")).is_empty());
-    }
-
-    #[test]
-    fn the_verdict_says_why_the_baseline_won_and_why_a_winner_won() {
-        // Eight rounds, the machine moving every engine of a round alike.
-        let rounds = |make: &dyn Fn(u32, f64) -> Vec<Row>| -> Vec<Row> {
-            (1..=8)
-                .flat_map(|run| make(run, 1.0 + 0.1 * f64::from(run).sin()))
-                .collect()
-        };
-        let rows = rounds(&|run, machine| {
-            vec![
-                row("blocking", run, 1000.0 * machine, 1000),
-                punted("uring-single", run, 70.0 * machine, 1000),
-                punted("uring-ring", run, 900.0 * machine, 600),
-            ]
-        });
-        let text = verdict(&studies(&rows)[0]);
-        assert!(
-            text.contains(
-                " uring-single lost to blocking: 100% of its requests were punted to io-wq \
-                 workers (1000), which ran on 2 workers for 0.90 s of CPU and 2000 context \
-                 switches. uring-ring lost to blocking: 60% of its requests"
-            ),
-            "{text}"
-        );
-        let mut defer = punted("uring-defer", 1, 2000.0, 100);
-        defer.local_work_runs = Some(50);
-        let text = verdict(&studies(&[row("blocking", 1, 1000.0, 1000), defer])[0]);
-        assert!(
-            text.ends_with(
-                " Why: uring-defer: it ran its completions when it asked for them, in 50 \
-                 batches of DEFER_TASKRUN local work (20 CQEs each)."
-            ),
-            "{text}"
-        );
     }
 }
