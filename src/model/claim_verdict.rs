@@ -15,7 +15,7 @@
 //!   study that did not hold both engines leaves it **not measured**.
 
 use crate::model::claim::{Claim, ClaimTest, Expect};
-use crate::model::comparison::{decide, spent_alpha, Comparison, Family};
+use crate::model::comparison::{decide, Comparison, Family};
 use crate::model::study::{EngineSummary, Study};
 use crate::stats::rank::Outcome;
 
@@ -203,8 +203,7 @@ fn measured<'a>(
             reference_study: Some(reference_study),
         };
     }
-    let alpha = spent_alpha(&study.looks, study.rounds());
-    let comparison = Comparison::paired(subject, reference, test.metric, alpha);
+    let comparison = Comparison::paired(subject, reference, test.metric, &study.judging);
     if comparison.rounds == 0 {
         // Both ran, but in no round both measured the figure (one failed or did not verify in
         // each): nothing to judge.

@@ -12,16 +12,15 @@
 #![cfg(test)]
 
 use super::blocks::{BlockPrior, Blocked};
-use super::rank::Ranked;
+use super::rank::{Outcome, Ranked};
 use super::sequential::{futile, look_alpha, look_level, ALPHA};
-use super::zones::{zone, Zone};
 
 const LOOKS: [u32; 3] = [12, 16, 24];
 const RATIOS: [f64; 5] = [1.00, 1.03, 1.05, 1.10, 1.20];
 
-fn margins() -> (f64, f64) {
-    (0.03f64.ln_1p(), 0.10f64.ln_1p())
-}
+/// The margins of throughput and CPU per operation, relative.
+const MARGIN: f64 = 0.03;
+const EQUIVALENCE_MARGIN: f64 = 0.10;
 
 #[derive(Clone, Copy, Debug)]
 struct Noise {
@@ -83,7 +82,7 @@ const OTHERS: usize = 30;
 /// zone (with its side) and the rounds it stopped at.
 struct Verdict {
     ratio: usize,
-    zone: Zone,
+    outcome: Outcome,
     above: bool,
     rounds: usize,
 }
@@ -105,7 +104,7 @@ fn study(simulation: &mut Simulation, noise: Noise, family: usize) -> (Vec<Verdi
                 false => (verdicts
                     .iter()
                     .zip(look_at(&all, &others, budget, family).0))
-                .filter(|(now, last)| now.zone == Zone::Undecided && last.zone != Zone::Undecided)
+                .filter(|(now, last)| !now.outcome.decided() && last.outcome.decided())
                 .count(),
             };
             return (verdicts, lost);
@@ -123,8 +122,7 @@ fn look_at(
     family: usize,
 ) -> (Vec<Verdict>, bool) {
     let budget = *LOOKS.last().unwrap() as usize;
-    let (margin, within) = margins();
-    let level = look_level(&LOOKS, rounds, ALPHA / family as f64);
+    let level = look_level(&LOOKS, ALPHA / family as f64);
     let pool = (all.iter().map(|(_, series)| series)).chain(others);
     let prior = BlockPrior::pooled(pool.map(|series| &series[..rounds]));
     let mut settled = true;
@@ -132,13 +130,22 @@ fn look_at(
         .map(|(ratio, series)| {
             let blocked = Blocked::paired(&series[..rounds], &prior);
             let interval = blocked.interval(level).expect("an interval at 12 rounds");
-            let found = zone(interval, margin, within);
+            let (low, high) = (interval.0.exp(), interval.1.exp());
+            let found = Outcome::of_interval(low, high, MARGIN, EQUIVALENCE_MARGIN);
             let estimate = blocked.estimate();
-            settled &= found != Zone::Undecided
-                || futile(estimate, interval, rounds, budget, margin, within, level);
+            settled &= found.decided()
+                || futile(
+                    estimate,
+                    interval,
+                    rounds,
+                    budget,
+                    MARGIN,
+                    EQUIVALENCE_MARGIN,
+                    level,
+                );
             Verdict {
                 ratio: *ratio,
-                zone: found,
+                outcome: found,
                 above: interval.0 > 0.0,
                 rounds,
             }
@@ -164,12 +171,12 @@ fn characteristics(noise: Noise, family: usize, studies: usize, seed: u64) -> Ch
         let (verdicts, undecided_early) = study(&mut simulation, noise, family);
         lost += undecided_early;
         for verdict in verdicts {
-            let column = match (verdict.zone, verdict.above) {
-                (Zone::Different, true) => 0,
-                (Zone::Different, false) => 1,
-                (Zone::Equivalent, _) => 2,
-                (Zone::Within, _) => 3,
-                (Zone::Undecided, _) => 4,
+            let column = match (verdict.outcome, verdict.above) {
+                (Outcome::Different, true) => 0,
+                (Outcome::Different, false) => 1,
+                (Outcome::Equivalent, _) => 2,
+                (Outcome::Within, _) => 3,
+                (Outcome::Undecided, _) => 4,
             };
             counts[verdict.ratio][column] += 1;
             rounds += verdict.rounds;
@@ -221,7 +228,7 @@ fn the_level_never_tightens_and_holds_its_error_with_the_rank_statistic() {
     let mut simulation = Simulation::new(3);
     let trials = 6000;
     for family in [1, 20] {
-        let level = look_level(&LOOKS, 12, ALPHA / f64::from(family));
+        let level = look_level(&LOOKS, ALPHA / f64::from(family));
         let mut crossed = 0;
         for _ in 0..trials {
             let series = simulation.series(24, 1.0, QUIET);
@@ -261,7 +268,7 @@ const MEASURED: Noise = Noise {
 /// side, whichever look the study stopped at. Documents of `OTHERS` comparisons, all at 1.03.
 fn beyond_the_margin(noise: Noise, family: usize, documents: usize, seed: u64) -> (f64, f64) {
     let mut simulation = Simulation::new(seed);
-    let (margin, _) = margins();
+    let margin = MARGIN.ln_1p();
     let (mut above, mut below, mut all) = (0, 0, 0);
     for _ in 0..documents {
         let series: Vec<Vec<(u32, f64)>> = (0..OTHERS)
@@ -270,7 +277,7 @@ fn beyond_the_margin(noise: Noise, family: usize, documents: usize, seed: u64) -
         let mut crossed = vec![(false, false); series.len()];
         for &look in &LOOKS {
             let rounds = look as usize;
-            let level = look_level(&LOOKS, rounds, ALPHA / family as f64);
+            let level = look_level(&LOOKS, ALPHA / family as f64);
             let prior = BlockPrior::pooled(series.iter().map(|one| &one[..rounds]));
             for (one, crossed) in series.iter().zip(crossed.iter_mut()) {
                 let (low, high) = (Blocked::paired(&one[..rounds], &prior).interval(level))

@@ -19,8 +19,8 @@
 
 use std::sync::Mutex;
 
+use super::rank::Outcome;
 use super::special::{normal_cdf, normal_density, normal_quantile, t_central_quantile};
-use super::zones::{zone, Zone};
 
 /// The error every decision is held to: 5%.
 pub const ALPHA: f64 = 0.05;
@@ -30,23 +30,24 @@ pub const FUTILITY: f64 = 0.10;
 
 /// The two-sided level each look decides at, for a study measured at `looks` (rounds, rising;
 /// the last is the budget) that stopped after `rounds`: Pocock's constant level for an overall
-/// α of `ALPHA`. `ALPHA` itself when the study had one look (`looks` empty).
+/// α of `ALPHA`, the same whichever look the study stopped at. `ALPHA` itself when the study had
+/// one look (`looks` empty).
 pub fn look_alpha(looks: &[u32], rounds: usize) -> f64 {
-    look_level(looks, rounds, ALPHA)
+    // Pocock's level is the same at every look: the rounds a study stopped after change nothing.
+    let _ = rounds;
+    look_level(looks, ALPHA)
 }
 
 /// As `look_alpha`, for an overall two-sided error `alpha`. A family of m comparisons held to
-/// α together (Bonferroni) asks for `look_level(looks, rounds, α / m)`: not `look_alpha / m`,
-/// which spends more than α/m per comparison (the looks overlap less at smaller levels, so the
-/// same overall α needs a smaller share per look).
-pub fn look_level(looks: &[u32], rounds: usize, alpha: f64) -> f64 {
+/// α together (Bonferroni) asks for `look_level(looks, α / m)`: not `look_alpha / m`, which
+/// spends more than α/m per comparison (the looks overlap less at smaller levels, so the same
+/// overall α needs a smaller share per look).
+pub fn look_level(looks: &[u32], alpha: f64) -> f64 {
     assert!(alpha > 0.0 && alpha < 1.0, "an error rate of {alpha}");
     assert!(
         looks.windows(2).all(|pair| pair[0] < pair[1]) && looks.first() != Some(&0),
         "looks must rise from one round: {looks:?}"
     );
-    // Pocock's level is the same at every look, whichever the study stopped at.
-    let _ = rounds;
     if looks.len() < 2 {
         return alpha;
     }
@@ -146,13 +147,13 @@ fn simpson(spacing: f64) -> Vec<f64> {
         .collect()
 }
 
-/// The chance that the last look decides, seen from the rounds so far. All figures are log
-/// ratios: `estimate` and `interval` the comparison's now, the interval at the level the last
-/// look will decide at (`alpha_last`, two-sided); `margin` the smallest difference called (a
-/// "different" interval lies beyond ±margin; one inside it is "no difference beyond the
-/// margin"); `equivalence_margin` the widest an interval inside which is "within" it. The last
-/// look's interval is taken to narrow as √(rounds/budget) about an estimate that may still move
-/// by what the rounds to come can move it, given what is known now.
+/// The chance that the last look decides, seen from the rounds so far. `estimate` and
+/// `interval` are the comparison's now, as log ratios, the interval at the level the last look
+/// will decide at (`alpha_last`, two-sided); `margin` and `equivalence_margin` are relative
+/// (0.03, 0.10): an interval beyond ±margin is "different", one inside ±equivalence margin is
+/// "within" it (or inside ±margin, "no difference beyond" it). The last look's interval is
+/// taken to narrow as √(rounds/budget) about an estimate that may still move by what the
+/// rounds to come can move it, given what is known now.
 pub fn decision_chance(
     estimate: f64,
     interval: (f64, f64),
@@ -168,7 +169,8 @@ pub fn decision_chance(
         "{interval:?} {margin} {equivalence_margin}"
     );
     let half_now = (high - low) / 2.0;
-    let decided_now = zone(interval, margin, equivalence_margin) != Zone::Undecided;
+    let decided_now =
+        Outcome::of_interval(low.exp(), high.exp(), margin, equivalence_margin).decided();
     if rounds >= budget || half_now <= 0.0 {
         return f64::from(u8::from(decided_now));
     }
@@ -184,8 +186,8 @@ pub fn decision_chance(
     // is σ·√((B − n)/(nB)), σ/√n being today's half-width over its quantile.
     let spread = sigma_now * ((b - n) / b).sqrt();
     // Decided: |last| beyond margin + half (different) or within equivalence − half.
-    let beyond = margin + half_last;
-    let inside = equivalence_margin - half_last;
+    let beyond = margin.ln_1p() + half_last;
+    let inside = equivalence_margin.ln_1p() - half_last;
     if inside >= beyond {
         return 1.0;
     }
@@ -221,6 +223,23 @@ pub fn futile(
         ) < FUTILITY
 }
 
+/// The power `detectable` is stated at: a difference that large is found four times in five.
+pub const POWER: f64 = 0.8;
+
+/// The smallest relative difference a comparison with this interval's noise and rounds would
+/// call different `POWER` of the time: the margin, plus the interval's half-width (an estimate
+/// must clear both), plus how far short of the truth the estimate falls one time in five (the
+/// one-sided quantile of its spread, the half-width over the interval's own quantile).
+/// `interval` is of log ratios at level 1 − `alpha`; `margin` relative (0.03).
+pub fn detectable(interval: (f64, f64), rounds: usize, alpha: f64, margin: f64) -> f64 {
+    let half = (interval.1 - interval.0) / 2.0;
+    let degrees = rounds.saturating_sub(1).max(1) as u32;
+    let spread = half / t_central_quantile(1.0 - alpha, degrees);
+    // One-sided: P(T ≤ t) = POWER where P(|T| ≤ t) = 2·POWER − 1.
+    let shortfall = t_central_quantile(2.0 * POWER - 1.0, degrees) * spread;
+    (margin.ln_1p() + half + shortfall).exp_m1()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -252,7 +271,7 @@ mod tests {
         );
         assert!(levels[0] > ALPHA / 3.0 && levels[0] < ALPHA, "{levels:?}");
         // Twenty comparisons at α/20: below a twentieth of the one-comparison level.
-        let family = look_level(&looks, 12, ALPHA / 20.0);
+        let family = look_level(&looks, ALPHA / 20.0);
         assert!(family < levels[0] / 20.0, "{family} {}", levels[0]);
         let z = normal_quantile(1.0 - family / 2.0);
         assert!((crossing_chance(&looks, z) - ALPHA / 40.0).abs() < 1e-6);
@@ -260,7 +279,7 @@ mod tests {
 
     #[test]
     fn a_clear_difference_or_a_clear_equivalence_is_not_futile() {
-        let (margin, within) = (0.03f64.ln_1p(), 0.10f64.ln_1p());
+        let (margin, within) = (0.03, 0.10);
         // 1.30 [1.20–1.40]: decided now, and by the last look.
         let (e, i) = (1.3f64.ln(), (1.2f64.ln(), 1.4f64.ln()));
         assert!(decision_chance(e, i, 12, 24, margin, within, 0.02) > 0.99);
@@ -272,5 +291,38 @@ mod tests {
         assert!(futile(e, i, 12, 24, margin, within, 0.02));
         // The last look is always the end.
         assert!(futile(0.0, (-0.01, 0.01), 24, 24, margin, within, 0.02));
+    }
+
+    #[test]
+    fn the_detectable_difference_is_found_four_times_in_five() {
+        // Rounds of spread σ: the t interval's expected half-width at 12 rounds, and a true
+        // difference at the detectable one, called different (its t interval beyond the
+        // margin) in about 80% of simulated studies.
+        let (sigma, rounds, alpha, margin) = (0.05, 12usize, 0.05, 0.03);
+        let quantile = t_central_quantile(1.0 - alpha, rounds as u32 - 1);
+        let half = quantile * sigma / (rounds as f64).sqrt();
+        let truth = detectable((-half, half), rounds, alpha, margin).ln_1p();
+        assert!(truth > margin.ln_1p() + half, "{truth}");
+        let mut rng = fastrand::Rng::with_seed(5);
+        let trials = 4000;
+        let found = (0..trials)
+            .filter(|_| {
+                let values: Vec<f64> = (0..rounds)
+                    .map(|_| {
+                        let (u, v) = (rng.f64().max(1e-300), rng.f64());
+                        truth
+                            + sigma
+                                * (-2.0 * u.ln()).sqrt()
+                                * (2.0 * std::f64::consts::PI * v).cos()
+                    })
+                    .collect();
+                let mean = values.iter().sum::<f64>() / rounds as f64;
+                let variance =
+                    values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (rounds - 1) as f64;
+                mean - quantile * (variance / rounds as f64).sqrt() > margin.ln_1p()
+            })
+            .count();
+        let share = found as f64 / f64::from(trials);
+        assert!((share - POWER).abs() < 0.04, "{share}");
     }
 }
