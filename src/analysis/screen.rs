@@ -423,10 +423,7 @@ pub fn zones(comparisons: &[Comparison]) -> String {
             continue;
         };
         let who: Vec<&str> = group.iter().map(|c| c.subject.as_str()).collect();
-        let figures: Vec<String> = group
-            .iter()
-            .map(|c| format!("{:.2}× {}", c.ratio, c.interval_text()))
-            .collect();
+        let figures: Vec<String> = group.iter().map(|c| c.ratio_text()).collect();
         let word = match first.outcome {
             Outcome::Undecided => {
                 let detectable = (group.iter())
