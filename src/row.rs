@@ -119,7 +119,8 @@ pub struct Row {
     pub unverified_reason: Option<String>,
     /// The rounds after which the study looked at its comparisons when its rounds were not
     /// fixed (`--runs auto`: stop when decided), the last its budget; absent for a fixed count.
-    /// Decisions spend α across these looks (`model::comparison::spent_alpha`).
+    /// Every look decides at the level that keeps the error over these looks at α
+    /// (`stats::sequential::look_level`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub looks: Option<Vec<u32>>,
     /// The seed of the random order the engines ran in within each round (each round its own

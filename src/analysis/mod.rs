@@ -124,7 +124,7 @@ impl Analysis {
     /// The levels the page's intervals are at, once: the screen's and the sections'.
     pub fn levels_text(&self) -> String {
         let each = level_text(1.0 - ALPHA);
-        match self.screen.questions {
+        let said = match self.screen.questions {
             0 => format!("Intervals are {each} each."),
             size => format!(
                 "Each answer's comparisons on the first screen ({size} in all) hold together at \
@@ -134,6 +134,35 @@ impl Analysis {
                  screen asked, so no comparison has two intervals.",
                 level_text(1.0 - ALPHA / 6.0)
             ),
+        };
+        // A study that looked more than once decides at every look at the level that keeps
+        // those errors over all its looks.
+        let staged = (self.studies.iter()).find(|study| study.looks.len() > 1);
+        let looks_text = |looks: &[u32]| {
+            let words: Vec<String> = looks.iter().map(u32::to_string).collect();
+            match words.split_last() {
+                Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+                _ => words.concat(),
+            }
+        };
+        // Every paired interval allows for what rounds taken one by one do not show.
+        let said = format!(
+            "{said} Each interval allows for the noise between blocks of {} consecutive rounds \
+             and between consecutive rounds that the document's comparisons showed.",
+            crate::row::BLOCK_ROUNDS
+        );
+        match staged {
+            Some(study) => format!(
+                "{said} A study measured with --runs auto looked at its comparisons after {} \
+                 rounds and decides at the same level at every look, the one that keeps each of \
+                 these errors over all its looks: its intervals are at {} where a study of fixed \
+                 rounds is at {each}, and at {} where one is at {}.",
+                looks_text(&study.looks),
+                level_text(1.0 - study.judging.level(1)),
+                level_text(1.0 - study.judging.level(6)),
+                level_text(1.0 - ALPHA / 6.0)
+            ),
+            None => said,
         }
     }
 

@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use crate::model::comparison::{spent_alpha, study_comparisons, Comparison, Metric};
+use crate::model::comparison::{study_comparisons, Comparison, Judging, Metric};
 use crate::model::equal_load::{EqualLoad, BASELINE};
 use crate::model::ladder::nearest_ran;
 use crate::model::regime::CellRegime;
@@ -71,9 +71,10 @@ pub fn ranks(regime: Option<&CellRegime>) -> bool {
     regime.is_none_or(CellRegime::ranks_servers)
 }
 
-/// The error a comparison of `study` may spend at the look it stopped at.
-pub fn alpha(study: &Study) -> f64 {
-    spent_alpha(&study.looks, study.rounds())
+/// How a comparison of `study` is judged: at its looks, with its document's noise between
+/// blocks.
+pub fn alpha(study: &Study) -> &Judging {
+    &study.judging
 }
 
 /// The line's questions on `metric`: each engine over the baseline, then each rung over the

@@ -13,7 +13,7 @@
 use serde_json::Value;
 
 use crate::engines::serving_of;
-use crate::model::comparison::{spent_alpha, Comparison, Metric};
+use crate::model::comparison::{Comparison, Judging, Metric};
 use crate::model::study::{table_rank, EngineSummary, Headline};
 use crate::row::params::{Param, Params};
 use crate::row::{Row, HELD_RATE_SHARE};
@@ -505,14 +505,18 @@ impl EqualLoad {
         EngineSummary::of(engine, &achieved, Headline::OpsPerSec)
     }
 
-    /// The error a comparison at `rate` may spend: α, less what earlier looks spent when the
-    /// rounds there were added in stages (`--runs auto`).
-    fn alpha_at(&self, rate: f64) -> f64 {
+    /// How the comparisons at `rate` are judged: at the looks its rounds were measured at, the
+    /// noise between blocks pooled over every engine there against the baseline.
+    fn judging_at(&self, rate: f64, baseline: &EngineSummary) -> Judging {
         let looks = (self.rows.iter())
             .filter(|r| r.offered_rate == Some(rate))
             .find_map(|r| r.looks.clone())
             .unwrap_or_default();
-        spent_alpha(&looks, self.rounds_at(rate))
+        let others: Vec<EngineSummary> = (self.engines.iter())
+            .filter(|(name, _)| *name != baseline.engine)
+            .map(|(name, _)| self.summary(name, rate))
+            .collect();
+        Judging::pooled(looks, others.iter().map(|engine| (engine, baseline)))
     }
 
     /// The engines compared at the verdict rate, the baseline first: epoll where it ran there,
@@ -545,14 +549,15 @@ impl EqualLoad {
         let Some((baseline, rest)) = compared.split_first() else {
             return Vec::new();
         };
-        let (reference, alpha) = (self.summary(baseline, rate), self.alpha_at(rate));
+        let reference = self.summary(baseline, rate);
+        let judging = self.judging_at(rate, &reference);
         // Every engine the plan compares is asked, the ones left out there too (with no rounds:
         // undecided, and said so), so the question does not depend on who held the rate.
         let left: Vec<&str> = left_out.iter().map(|(name, _)| name.as_str()).collect();
         (rest.iter().chain(&left))
             .map(|engine| {
                 let subject = self.summary(engine, rate);
-                Comparison::paired(&subject, &reference, Metric::CpuPerOp, alpha)
+                Comparison::paired(&subject, &reference, Metric::CpuPerOp, &judging)
             })
             .collect()
     }
@@ -572,12 +577,12 @@ impl EqualLoad {
         };
         let best = (rest.iter()).min_by(|a, b| cpu(a).total_cmp(&cpu(b)))?;
         let (subject, reference) = (self.summary(best, rate), self.summary(baseline, rate));
-        let alpha = self.alpha_at(rate);
+        let judging = self.judging_at(rate, &reference);
         Some(Finding {
             rate,
             baseline: baseline.to_string(),
             best: best.to_string(),
-            comparison: Comparison::paired(&subject, &reference, Metric::CpuPerOp, alpha),
+            comparison: Comparison::paired(&subject, &reference, Metric::CpuPerOp, &judging),
             left_out,
         })
     }

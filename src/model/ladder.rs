@@ -8,7 +8,7 @@
 //! exploratory family: a rung bought something only when its comparison is *different*.
 
 use crate::engines::parent_name;
-use crate::model::comparison::{spent_alpha, table_comparisons, Comparison, Metric};
+use crate::model::comparison::{table_comparisons, Comparison, Metric};
 use crate::model::study::{EngineSummary, Study};
 
 /// What one engine bought over the engine it extends (or, in the first screen's finding, over
@@ -27,12 +27,11 @@ pub struct Rung {
 impl Rung {
     /// What `engine` bought over `parent` (any two engines of a study), not yet decided.
     pub fn between(study: &Study, parent: &EngineSummary, engine: &EngineSummary) -> Rung {
-        let alpha = spent_alpha(&study.looks, study.rounds());
         Rung {
             engine: engine.engine.clone(),
             parent: parent.engine.clone(),
             via: Vec::new(),
-            comparison: Comparison::paired(engine, parent, Metric::Throughput, alpha),
+            comparison: Comparison::paired(engine, parent, Metric::Throughput, &study.judging),
         }
     }
 

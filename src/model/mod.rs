@@ -6,7 +6,7 @@
 //! so a figure or a verdict is computed once. A published claim (`claim`) is a comparison
 //! stated before it is measured; `claim_verdict` reads it against the studies.
 
-mod calibration;
+pub mod calibration;
 pub mod claim;
 pub mod claim_verdict;
 pub mod comparison;

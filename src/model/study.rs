@@ -8,7 +8,7 @@ use std::collections::{HashMap, HashSet};
 use serde_json::{Map, Value};
 
 use crate::engines::{engines_of, Workload};
-use crate::model::comparison::{Comparison, Metric};
+use crate::model::comparison::{Comparison, Judging, Metric};
 use crate::model::figures::Figures;
 use crate::model::regime::{CellRegime, Regime};
 use crate::row::is_equal_load_row;
@@ -128,6 +128,8 @@ pub struct EngineSummary {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Round {
     pub run: u32,
+    /// The block of consecutive rounds it was measured in (`Row::block`).
+    pub block: u32,
     /// By `Metric::index`; None where the run did not measure it.
     values: [Option<f64>; 4],
     /// Which side set the pace of this run's closed loop (None for a file row or an open loop).
@@ -169,6 +171,7 @@ impl Round {
         values[metric.index()] = Some(value);
         Round {
             run,
+            block: crate::row::block_of(run),
             values,
             regime: None,
         }
@@ -187,6 +190,7 @@ impl Round {
         values[Metric::P99.index()] = row.latency_ns_p99.map(|ns| ns as f64 / 1e3);
         Round {
             run: row.run,
+            block: row.block(),
             values,
             regime: Regime::of_run(row),
         }
@@ -335,6 +339,9 @@ pub struct Study {
     /// The rounds after which the study looked at its comparisons (`--runs auto`), the last its
     /// budget; empty when its rounds were fixed (one look, at the end).
     pub looks: Vec<u32>,
+    /// How its comparisons are judged: at its looks, with the noise between blocks its
+    /// document's comparisons showed.
+    pub judging: Judging,
     /// Every comparison of the study, decided once by the analysis (`analysis::Analysis`): what
     /// each view reads instead of deciding again. Empty until analysed.
     pub decided: Vec<Comparison>,
@@ -477,6 +484,21 @@ pub fn studies(rows: &[Row]) -> Vec<Study> {
     for (study, title) in studies.iter_mut().zip(titles) {
         study.title = title;
     }
+    // The noise between blocks is pooled over every study's engines against its baseline.
+    let pairs = studies.iter().flat_map(|study| {
+        let engines: Vec<&EngineSummary> = (study.measured().into_iter())
+            .filter(|engine| engine.verified)
+            .collect();
+        let pairs: Vec<(&EngineSummary, &EngineSummary)> = match engines.split_first() {
+            Some((baseline, rest)) => rest.iter().map(|engine| (*engine, *baseline)).collect(),
+            None => Vec::new(),
+        };
+        pairs
+    });
+    let judging = Judging::pooled(Vec::new(), pairs);
+    for study in &mut studies {
+        study.judging = judging.at(study.looks.clone());
+    }
     studies
 }
 
@@ -583,6 +605,7 @@ fn study(workload: String, params: Map<String, Value>, rows: &[&Row]) -> Study {
     Study {
         engines,
         contenders,
+        judging: Judging::default(),
         looks,
         decided: Vec::new(),
         title: workload.clone(),

@@ -201,8 +201,10 @@ mod tests {
             verdict.starts_with("uring-defer against epoll, server CPU per request"),
             "{verdict}"
         );
+        // The rounds drift together (the jitter grows with the run), so the two blocks' ratios
+        // differ and the interval carries that between-block move.
         assert!(
-            verdict.contains("0.75× cheaper [0.75–0.75], 8 rounds (1.0 µs less) with no work"),
+            verdict.contains("0.75× cheaper [0.75–0.76], 8 rounds (1.0 µs less) with no work"),
             "{verdict}"
         );
         // 1 − 13/14 ≈ 7% less at 10 µs, of 25% less with no work: 29% of it left.

@@ -1,10 +1,17 @@
 //! The few statistics every table, report and comparison uses, written once: the median of a
 //! metric across runs, its spread (the smallest and largest run, the report's noise), rates, and
 //! a parameter set as the `key=value` text that names a study. Latency histograms and their
-//! text form are in `histogram`.
+//! text form are in `histogram`; comparisons in `rank` (the exact rank interval and the outcome
+//! an interval reads as), `blocks` (the interval with the between-block component) and
+//! `sequential` (the looks' level, futility, the smallest difference a run can decide); the
+//! distribution functions they share in `special`.
 
+pub mod blocks;
 pub mod histogram;
+mod operating;
 pub mod rank;
+pub mod sequential;
+pub mod special;
 
 use serde_json::Value;
 

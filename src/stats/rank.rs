@@ -16,6 +16,8 @@
 //! No normal approximation below a few thousand pair statistics; no assumption of equal
 //! spread or normal noise.
 
+use super::special::normal_cdf;
+
 /// The decision about one comparison, read off its one interval: where the interval lies
 /// against the metric's margin (3% for throughput and CPU) and its equivalence margin (10%).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -275,21 +277,6 @@ fn cumulative(probabilities: &[f64]) -> Vec<f64> {
             sum.min(1.0)
         })
         .collect()
-}
-
-/// The standard normal distribution function (Abramowitz–Stegun 7.1.26, error < 1.5e-7).
-fn normal_cdf(z: f64) -> f64 {
-    let t = 1.0 / (1.0 + 0.327_591_1 * z.abs() / std::f64::consts::SQRT_2);
-    let poly = t
-        * (0.254_829_592
-            + t * (-0.284_496_736
-                + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
-    let erf = 1.0 - poly * (-(z * z) / 2.0).exp();
-    if z >= 0.0 {
-        (1.0 + erf) / 2.0
-    } else {
-        (1.0 - erf) / 2.0
-    }
 }
 
 /// Holm's step-down procedure over a family's p-values at family-wise level `alpha`: for each,

@@ -26,14 +26,13 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 
+use crate::analysis::Analysis;
 use crate::engines::EngineDef;
-use crate::model::comparison::{table_comparisons, Metric, LOOKS};
+use crate::model::comparison::{Comparison, LOOKS};
 use crate::model::ladder::nearest_ran;
-use crate::model::study::studies;
 use crate::output::progress::{took_line, Progress, Say};
 use crate::output::{emit, write_text, Format};
 use crate::row::{block_of, Document, Row, PARTIAL_NOTE};
-use crate::stats::rank::Outcome as Decision;
 use crate::system::stop::{interrupted_exit_code, stop_flag, stopped};
 
 /// One cell of a study: what one measurement in a run covers.
@@ -654,17 +653,20 @@ pub fn round_order<C: Cell>(cells: &[C], workload: &str, seed: u64) -> Vec<usize
     order
 }
 
-/// Whether every comparison the study's tables will show is settled: decided (different or
-/// equivalent), or undecidable within the budget (`Comparison::futile`).
+/// Whether every comparison the study's report will state is settled: the analysis its report
+/// prints, on every metric and in the family it is decided in (the first screen's together),
+/// has decided it (different, no difference beyond the margin, or within the equivalence
+/// margin), or finds it unlikely to be decided by the last look (`Comparison::futile`), or has
+/// no interval for it (fewer than six rounds in which both measured it).
 fn settled(rows: &[Row]) -> bool {
     let budget = *LOOKS.last().expect("looks") as usize;
-    studies(rows).iter().all(|study| {
-        table_comparisons(study, Metric::Throughput)
-            .iter()
-            .all(|comparison| {
-                comparison.outcome != Decision::Undecided || comparison.futile(budget)
-            })
-    })
+    let analysis = Analysis::of_rows(rows);
+    let settled = |c: &Comparison| c.outcome.decided() || c.low.is_none() || c.futile(budget);
+    let loads = analysis.loads.iter().flat_map(|load| &load.decided);
+    (analysis.studies.iter())
+        .flat_map(|study| &study.decided)
+        .chain(loads)
+        .all(settled)
 }
 
 /// Writes the results (partial ones too) and turns the outcome into an exit code: 130 (Ctrl-C)
