@@ -29,7 +29,7 @@
 use serde_json::{Map, Value};
 
 use crate::model::claim::{percent, ratio_text, Claim, ClaimTest, Expect, Expected};
-use crate::model::comparison::{decide, spent_alpha, Comparison, Family, LOOKS};
+use crate::model::comparison::{decide, Comparison, Family, LOOKS};
 use crate::model::equal_load::{matching, EqualLoad};
 use crate::model::figures::Figures;
 use crate::model::regime::{CellClass, CellRegime, Regime};
@@ -342,8 +342,7 @@ fn comparison(
     if let Some(comparison) = decided.flatten() {
         return (comparison, false);
     }
-    let alpha = spent_alpha(&study.looks, study.rounds());
-    let mut own = [Comparison::paired(subject, reference, test.metric, alpha)];
+    let mut own = [Comparison::paired(subject, reference, test.metric, &study.judging)];
     decide(&mut own, Family::Each);
     let [comparison] = own;
     (comparison, true)
