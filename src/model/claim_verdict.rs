@@ -342,7 +342,12 @@ fn comparison(
     if let Some(comparison) = decided.flatten() {
         return (comparison, false);
     }
-    let mut own = [Comparison::paired(subject, reference, test.metric, &study.judging)];
+    let mut own = [Comparison::paired(
+        subject,
+        reference,
+        test.metric,
+        &study.judging,
+    )];
     decide(&mut own, Family::Each);
     let [comparison] = own;
     (comparison, true)
