@@ -94,11 +94,21 @@ fn a_new_claim_file_runs_without_code() {
     );
     assert!(text.contains("8 rounds"), "{text}");
     // A quick form's verdicts are a first look, in every view.
+    // (Whether 8 rounds settle the tie is the machine's noise: either verdict is a verdict.)
     assert!(
-        text.contains("=> provisional (8 rounds): reproduced"),
+        ["reproduced", "inconclusive"]
+            .iter()
+            .any(|verdict| text.contains(&format!("=> provisional (8 rounds): {verdict}"))),
         "{text}"
     );
-    assert!(text.contains("cause: uring-ring: "), "{text}");
+    // The syscall test's cause gives the counts themselves, never "nothing counted explains".
+    let syscalls = text.split("  syscalls: ").nth(1).unwrap_or_default();
+    assert!(
+        syscalls.contains("cause: ")
+            && syscalls.contains("uring-ring 0.50 syscalls")
+            && !syscalls.contains("nothing counted explains it"),
+        "{text}"
+    );
     let rows: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("claims.json")).unwrap()).unwrap();
     let rows = rows.as_array().unwrap();

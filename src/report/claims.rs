@@ -416,9 +416,12 @@ pub fn cause(one: &Judged) -> Option<String> {
             .join("; ")
     };
     let mut parts = Vec::new();
-    match explains.is_empty() {
-        true => parts.push("nothing counted explains it".to_string()),
-        false => parts.push(list(&explains)),
+    // A syscall test's figure is itself a count: the counts below say it, nothing else need.
+    let counted_itself = one.test.metric == Metric::SyscallsPerOp;
+    match (explains.is_empty(), counted_itself) {
+        (true, false) => parts.push("nothing counted explains it".to_string()),
+        (true, true) => {}
+        (false, _) => parts.push(list(&explains)),
     }
     if !against.is_empty() {
         parts.push(format!("went the other way: {}", list(&against)));
