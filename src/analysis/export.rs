@@ -120,6 +120,9 @@ pub struct Export<'a> {
     pub comparisons: Vec<VerdictRow>,
     /// Each study with its engines' figures, in the report's order.
     pub studies: Vec<StudyFigures>,
+    /// The A/A pairs: how often the baseline was called different from itself, and the noise
+    /// between blocks of rounds per metric.
+    pub self_check: Option<&'a crate::model::calibration::SelfCheck>,
 }
 
 /// A study's figures as its table shows them: what a write-up prints beside the comparisons.
@@ -264,6 +267,7 @@ pub fn export(analysis: &Analysis) -> Export<'_> {
             .collect(),
         comparisons: verdict_rows(analysis),
         studies: analysis.studies.iter().map(StudyFigures::of).collect(),
+        self_check: analysis.self_check.as_ref(),
     }
 }
 

@@ -23,6 +23,7 @@ pub mod screen;
 
 use serde_json::Value;
 
+use crate::model::calibration::SelfCheck;
 use crate::model::comparison::{decide, level_text, Comparison, Family, Metric, ALPHA};
 use crate::model::equal_load::{equal_loads, EqualLoad};
 use crate::model::regime::CellRegime;
@@ -44,6 +45,31 @@ pub struct Analysis {
     pub loads: Vec<EqualLoad>,
     /// The first screen: answers, features, caveats, the headline.
     pub screen: Screen,
+    /// What the A/A pairs (each study's baseline measured twice a round) say about the machine;
+    /// None where no study ran one.
+    pub self_check: Option<SelfCheck>,
+}
+
+/// The A/A pairs in a sentence: how many of their comparisons were called different, and the
+/// noise between blocks of rounds on throughput.
+fn self_check_text(check: &SelfCheck) -> String {
+    let noise = (check.noise.iter())
+        .find(|noise| noise.metric == Metric::Throughput)
+        .map_or(String::new(), |noise| {
+            format!(
+                "; on throughput, the variance between blocks of rounds was {:.2}× a round's \
+                 own, and every interval allows for it",
+                noise.between_block_share
+            )
+        });
+    format!(
+        "The baseline measured twice in every round (the A/A pair) was called different from \
+         itself in {} of {} comparisons ({:.1}%; each interval is at 95% or more, and a \
+         difference must clear its margin, so an honest run calls well under 5%){noise}.",
+        check.different,
+        check.comparisons,
+        check.false_difference_rate() * 100.0
+    )
 }
 
 impl Analysis {
@@ -101,13 +127,17 @@ impl Analysis {
             .pointer("/machine")
             .and_then(Value::as_str)
             .map_or_else(|| environment::machine_line(&document.env), String::from);
-        let screen = Screen::of(document, &studies, &regimes, &loads, &asked);
+        let mut screen = Screen::of(document, &studies, &regimes, &loads, &asked);
+        // What "different" means on this machine: how often the run told its baseline from itself.
+        let self_check = SelfCheck::of(&studies);
+        screen.caveats.extend(self_check.as_ref().map(self_check_text));
         Analysis {
             machine,
             studies,
             regimes,
             loads,
             screen,
+            self_check,
         }
     }
 
