@@ -54,16 +54,23 @@ pub fn contradictions(analysis: &Analysis) -> Vec<String> {
             }
         }
     }
-    // Each answer and feature states the decision its place holds.
+    // Each answer and feature states the decision its place holds. An answer may rest on its
+    // study or on its equal-load point, which both compare the same engines on CPU: the
+    // statement must be one of them, the same.
     let decision = |study: Option<usize>, load: Option<usize>, c: &Comparison| {
         let in_study = study
             .and_then(|i| analysis.studies.get(i))
             .map(|s| &s.decided);
         let in_load = load.and_then(|i| analysis.loads.get(i)).map(|l| &l.decided);
-        (in_study.into_iter().chain(in_load))
+        let candidates: Vec<&Comparison> = (in_load.into_iter().chain(in_study))
             .flatten()
-            .find(|d| key(d) == key(c))
-            .cloned()
+            .filter(|d| key(d) == key(c))
+            .collect();
+        let found = candidates
+            .iter()
+            .find(|d| same(d, c))
+            .or(candidates.first());
+        found.map(|d| (*d).clone())
     };
     let screen = &analysis.screen;
     for answer in screen.answers.iter().chain(&screen.integrity) {
