@@ -48,6 +48,8 @@ pub struct Analysis {
     /// What the A/A pairs (each study's baseline measured twice a round) say about the machine;
     /// None where no study ran one.
     pub self_check: Option<SelfCheck>,
+    /// The first screen's questions, decided: what a study must settle before it stops.
+    pub questions: Vec<plan::Question>,
 }
 
 /// The A/A pairs in a sentence: how many of their comparisons were called different, and the
@@ -130,7 +132,9 @@ impl Analysis {
         let mut screen = Screen::of(document, &studies, &regimes, &loads, &asked);
         // What "different" means on this machine: how often the run told its baseline from itself.
         let self_check = SelfCheck::of(&studies);
-        screen.caveats.extend(self_check.as_ref().map(self_check_text));
+        screen
+            .caveats
+            .extend(self_check.as_ref().map(self_check_text));
         Analysis {
             machine,
             studies,
@@ -138,6 +142,7 @@ impl Analysis {
             loads,
             screen,
             self_check,
+            questions: asked,
         }
     }
 
