@@ -121,9 +121,9 @@ mod tests {
     use serde::Deserialize;
 
     use super::*;
+    use crate::model::comparison::tests::engine;
     use crate::model::comparison::Judging;
     use crate::model::comparison::LOOKS;
-    use crate::model::study::Round;
 
     /// One recorded A/A study: the same engine twice in each of its rounds.
     #[derive(Deserialize)]
@@ -147,16 +147,6 @@ mod tests {
         .iter()
         .map(|text| serde_json::from_str(text).expect("a noise trace"))
         .collect()
-    }
-
-    /// An engine whose rounds hold `values` of `metric`, numbered from 1.
-    fn engine(name: &str, metric: Metric, values: &[f64]) -> EngineSummary {
-        EngineSummary::with_rounds(
-            name,
-            (values.iter().enumerate())
-                .map(|(index, value)| Round::only(index as u32 + 1, metric, *value))
-                .collect(),
-        )
     }
 
     /// The decision on `b` over `a` as one comparison (a family of one), its study measured at

@@ -539,12 +539,12 @@ pub fn table_comparisons(study: &Study, metric: Metric) -> Vec<Comparison> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::stats::sequential::look_level;
 
     /// An engine whose rounds 1, 2, … hold `values` of `metric` (blocks of four rounds).
-    fn engine(name: &str, metric: Metric, values: &[f64]) -> EngineSummary {
+    pub(crate) fn engine(name: &str, metric: Metric, values: &[f64]) -> EngineSummary {
         EngineSummary::with_rounds(
             name,
             (values.iter().enumerate())
