@@ -55,6 +55,9 @@ pub struct ServerCounters {
     /// Multishot receives that ended because the provided-buffer pool was empty (ENOBUFS), each
     /// re-armed once a buffer came back.
     pub provided_buffers_exhausted: AtomicU64,
+    /// Bytes a connection whose peer did not read moved out of the shared receive pool into
+    /// memory of its own (`uring-recv-inc`: a queued slice holds a whole large buffer).
+    pub pool_bytes_copied: AtomicU64,
     /// Waits after which the io_uring completion queue had overflowed: the kernel held the
     /// completions that did not fit (and ended the multishot operations that posted them) until
     /// the loop made room.
@@ -98,6 +101,7 @@ impl ServerCounters {
             zero_copy_copied: get(&self.zero_copy_copied),
             connections_refused_fd_limit: get(&self.connections_refused_fd_limit),
             provided_buffers_exhausted: get(&self.provided_buffers_exhausted),
+            pool_bytes_copied: get(&self.pool_bytes_copied),
             cq_overflows: get(&self.cq_overflows),
             provided_buffers: get(&self.provided_buffers),
             registered_bytes: get(&self.registered_bytes),
@@ -123,6 +127,8 @@ pub struct CountersSnapshot {
     pub connections_refused_fd_limit: u64,
     #[serde(default)]
     pub provided_buffers_exhausted: u64,
+    #[serde(default)]
+    pub pool_bytes_copied: u64,
     #[serde(default)]
     pub cq_overflows: u64,
     #[serde(default)]
@@ -276,6 +282,7 @@ impl std::ops::Add for CountersSnapshot {
                 + other.connections_refused_fd_limit,
             provided_buffers_exhausted: self.provided_buffers_exhausted
                 + other.provided_buffers_exhausted,
+            pool_bytes_copied: self.pool_bytes_copied + other.pool_bytes_copied,
             cq_overflows: self.cq_overflows + other.cq_overflows,
             provided_buffers: self.provided_buffers + other.provided_buffers,
             registered_bytes: self.registered_bytes + other.registered_bytes,

@@ -16,6 +16,9 @@ pub enum Source {
     Received(u16),
     /// A slice of the prebuilt HTTP responses, which outlive every connection.
     Response(SliceOf),
+    /// Received bytes moved out of the shared pool into the connection's `copied` queue (its
+    /// peer did not read them in time), by sequence number: `copied_front` names the first.
+    Copied(u32),
 }
 
 /// Bytes queued to send and not yet all sent.
@@ -72,6 +75,11 @@ pub struct Connection {
     pub held: Vec<u16>,
     /// The idle clock's tick when the connection last received or sent (`--idle-timeout`).
     pub active_tick: u32,
+    /// The blocks of the `Copied` chunks queued, in their order: each a block of its own, so
+    /// one a send reads stays put while others come and go.
+    pub copied: VecDeque<Box<[u8]>>,
+    /// The sequence number of `copied`'s first block.
+    pub copied_front: u32,
 }
 
 impl Connection {
@@ -104,6 +112,8 @@ impl Connection {
             notifications_due: 0,
             held: Vec::new(),
             active_tick: 0,
+            copied: VecDeque::new(),
+            copied_front: 0,
         }
     }
 
@@ -115,7 +125,8 @@ impl Connection {
     /// - a closing connection arms nothing new;
     /// - `received_chunks_max` bounds the received chunks queued (the receive strategy's
     ///   buffers: one for an own buffer, the pool for a shared one);
-    /// - buffers sent with zero copy are held only while a notification is due.
+    /// - buffers sent with zero copy are held only while a notification is due;
+    /// - the `Copied` chunks queued name the copied blocks in order, one each.
     pub fn check(&self, received_chunks_max: usize) {
         if !cfg!(debug_assertions) {
             return;
@@ -137,5 +148,41 @@ impl Connection {
         debug_assert!(self.held.is_empty() || self.notifications_due > 0);
         debug_assert!(self.pending.iter().all(|chunk| chunk.sent < chunk.len));
         debug_assert!(self.closing || self.handed <= self.pending.len());
+        let copied = self.pending.iter().filter_map(|chunk| match chunk.source {
+            Source::Copied(sequence) => Some(sequence),
+            _ => None,
+        });
+        let mut count = 0u32;
+        for sequence in copied {
+            debug_assert_eq!(
+                sequence,
+                self.copied_front.wrapping_add(count),
+                "out of order"
+            );
+            count += 1;
+        }
+        debug_assert_eq!(
+            count as usize,
+            self.copied.len(),
+            "a copied block per chunk"
+        );
+    }
+
+    /// The `len` bytes of the `Copied` chunk numbered `sequence`.
+    pub fn copied_bytes(&self, sequence: u32, len: u32) -> &[u8] {
+        &self.copied[sequence.wrapping_sub(self.copied_front) as usize][..len as usize]
+    }
+
+    /// The chunk queued at `at` now names `block`, which holds a copy of its bytes.
+    pub fn hold_copy(&mut self, at: usize, block: Box<[u8]>) {
+        let sequence = self.copied_front.wrapping_add(self.copied.len() as u32);
+        self.copied.push_back(block);
+        self.pending[at].source = Source::Copied(sequence);
+    }
+
+    /// The first copied block is sent: it goes.
+    pub fn copied_sent(&mut self) -> Box<[u8]> {
+        self.copied_front = self.copied_front.wrapping_add(1);
+        self.copied.pop_front().expect("a copied block")
     }
 }

@@ -64,6 +64,8 @@ pub struct Server<'a, R, S> {
     send: S,
     /// Requests the kernel holds: what the teardown waits for.
     in_flight: InFlight,
+    /// Blocks for copies of received bytes (`copy_out`) that nothing reads now, for reuse.
+    spare_blocks: Vec<Box<[u8]>>,
 }
 
 impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
@@ -100,6 +102,7 @@ impl<'a, R: ReceiveStrategy, S: SendStrategy> Server<'a, R, S> {
             accept_pause: AcceptPause::default(),
             send,
             in_flight: InFlight::default(),
+            spare_blocks: Vec::new(),
         }
     }
 

@@ -86,4 +86,17 @@ pub trait ReceiveStrategy: Sized {
 
     /// Whether a connection with `pending` chunks still to send may read again.
     fn may_read(pending: usize) -> bool;
+
+    /// A queued chunk holds a whole pool buffer however few bytes it has (an incrementally
+    /// consumed buffer is shared by the slices of many connections), so when the pool runs dry
+    /// the chunks queued behind sends move out of it (`copy_queued`): else a few peers that do
+    /// not read hold every buffer, each with fewer chunks than pause its reading, and nobody
+    /// else can read.
+    const COPIES_BACKLOG: bool = false;
+
+    /// How many buffers the shared pool has (0 without one): the copies' spare blocks are
+    /// kept up to as many.
+    fn received_buffers(&self) -> usize {
+        0
+    }
 }

@@ -65,6 +65,9 @@ impl<R: ReceiveStrategy, S: SendStrategy> Server<'_, R, S> {
     /// lost wake-up if only buffers given back later woke it, since none may come once the
     /// traffic is over.
     pub fn arm_queued(&mut self, sq: &mut SubmissionQueue<'_>) {
+        if R::COPIES_BACKLOG && !self.receive.pool_has_room() {
+            self.copy_queued();
+        }
         if !self.receive.pool_has_room() {
             while let Some(queued) = self.rearm_due.pop_front() {
                 if let Some(slot) = self.unqueue(queued) {
@@ -81,6 +84,20 @@ impl<R: ReceiveStrategy, S: SendStrategy> Server<'_, R, S> {
         while let Some(queued) = self.rearm_due.pop_front() {
             if let Some(slot) = self.unqueue(queued).filter(|&slot| self.may_arm_recv(slot)) {
                 self.arm_recv(sq, slot);
+            }
+        }
+    }
+
+    /// The pool is dry and its buffers may all be held by chunks queued behind sends that wait
+    /// for peers that do not read (`ReceiveStrategy::COPIES_BACKLOG`): every connection's queued
+    /// chunks move out of the pool, but the ones sends read, so nobody waits on those peers.
+    /// Only a dry pool pays the copies (a scan of the connections while it stays dry).
+    fn copy_queued(&mut self) {
+        for slot in 0..self.connections.capacity() {
+            let queued = (self.connections.get(slot))
+                .is_some_and(|connection| connection.pending.len() > 1 && !connection.closing);
+            if queued {
+                self.copy_out(slot);
             }
         }
     }
@@ -111,8 +128,14 @@ impl<R: ReceiveStrategy, S: SendStrategy> Server<'_, R, S> {
         while self.connections[slot].pending.len() > keep {
             let connection = &mut self.connections[slot];
             let chunk = connection.pending.pop_back().expect("a chunk");
-            let Source::Received(buffer) = chunk.source else {
-                continue;
+            let buffer = match chunk.source {
+                Source::Received(buffer) => buffer,
+                Source::Copied(_) => {
+                    let block = connection.copied.pop_back().expect("its copied block");
+                    self.spare(block);
+                    continue;
+                }
+                Source::Response(_) => continue,
             };
             if connection.notifications_due > 0 {
                 connection.held.push(buffer);

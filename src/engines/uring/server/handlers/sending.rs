@@ -5,7 +5,7 @@ use io_uring::{cqueue, SubmissionQueue};
 
 use super::Server;
 use crate::engines::server::ServerCounters;
-use crate::engines::uring::server::connection::{Chunk, Source};
+use crate::engines::uring::server::connection::{Chunk, Connection, Source};
 use crate::engines::uring::server::receive::ReceiveStrategy;
 use crate::engines::uring::server::send::SendStrategy;
 use crate::engines::uring::server::send_zero_copy::NOTIF_USAGE_ZC_COPIED;
@@ -64,12 +64,16 @@ impl<R: ReceiveStrategy, S: SendStrategy> Server<'_, R, S> {
                 debug_assert!(connection.handed > 0, "a bundle sends only chunks handed");
                 connection.handed -= 1;
             }
-            if let Source::Received(buffer) = done.source {
-                if connection.notifications_due > 0 {
+            match done.source {
+                Source::Received(buffer) if connection.notifications_due > 0 => {
                     connection.held.push(buffer);
-                } else {
-                    self.receive.release(buffer);
                 }
+                Source::Received(buffer) => self.receive.release(buffer),
+                Source::Copied(_) => {
+                    let block = connection.copied_sent();
+                    self.spare(block);
+                }
+                Source::Response(_) => {}
             }
         }
         debug_assert_eq!(rest, 0, "sent more than was queued");
@@ -157,7 +161,7 @@ impl<R: ReceiveStrategy, S: SendStrategy> Server<'_, R, S> {
         if S::BUNDLES {
             while connection.handed < connection.pending.len() {
                 let chunk = connection.pending[connection.handed];
-                let rest = unsent(&self.receive, self.responses, &connection.own_buffer, chunk);
+                let rest = unsent(&self.receive, self.responses, connection, chunk);
                 if !self.send.hand(slot, connection.handed, rest) {
                     break;
                 }
@@ -166,7 +170,7 @@ impl<R: ReceiveStrategy, S: SendStrategy> Server<'_, R, S> {
             debug_assert!(connection.handed > 0);
         }
         let chunk = connection.pending[0];
-        let rest = unsent(&self.receive, self.responses, &connection.own_buffer, chunk);
+        let rest = unsent(&self.receive, self.responses, connection, chunk);
         let registered = self
             .registered
             .as_ref()
@@ -191,6 +195,40 @@ impl<R: ReceiveStrategy, S: SendStrategy> Server<'_, R, S> {
             self.cancel(sq, slot, Op::Recv);
         }
     }
+
+    /// Moves the received chunks the connection in `slot` queued out of the shared pool into
+    /// blocks of its own (`ReceiveStrategy::COPIES_BACKLOG`), all but the one a send reads, and
+    /// gives their buffers back. The chunks keep their order, since every chunk queued behind
+    /// a copied one is copied too.
+    pub(super) fn copy_out(&mut self, slot: usize) {
+        debug_assert!(
+            !S::BUNDLES && !S::NOTIFIES,
+            "a send may read any queued chunk"
+        );
+        let reading = usize::from(self.connections[slot].send_in_flight);
+        for at in reading..self.connections[slot].pending.len() {
+            let chunk = self.connections[slot].pending[at];
+            let Source::Received(buffer) = chunk.source else {
+                continue;
+            };
+            let block_bytes = self.receive.buffer_bytes() as usize;
+            let mut block = (self.spare_blocks.pop())
+                .unwrap_or_else(|| vec![0; block_bytes].into_boxed_slice());
+            let (connection, len) = (&mut self.connections[slot], chunk.len as usize);
+            block[..len].copy_from_slice(self.receive.bytes(&connection.own_buffer, buffer, len));
+            connection.hold_copy(at, block);
+            self.receive.release(buffer);
+            ServerCounters::add(&self.counters.pool_bytes_copied, u64::from(chunk.len));
+        }
+    }
+
+    /// A copied block nothing reads any more: kept for the next copy while the blocks kept
+    /// hold fewer bytes than the pool (a burst of copies costs no lasting memory beyond it).
+    pub(super) fn spare(&mut self, block: Box<[u8]>) {
+        if self.spare_blocks.len() < self.receive.received_buffers() {
+            self.spare_blocks.push(block);
+        }
+    }
 }
 
 /// The bytes of `chunk` not sent yet: in a receive buffer (or the connection's `own` buffer), or
@@ -198,12 +236,15 @@ impl<R: ReceiveStrategy, S: SendStrategy> Server<'_, R, S> {
 fn unsent<'b, R: ReceiveStrategy>(
     receive: &'b R,
     responses: Option<&'static Responses>,
-    own: &'b [u8],
+    connection: &'b Connection,
     chunk: Chunk,
 ) -> &'b [u8] {
     let bytes = match chunk.source {
-        Source::Received(buffer) => receive.bytes(own, buffer, chunk.len as usize),
+        Source::Received(buffer) => {
+            receive.bytes(&connection.own_buffer, buffer, chunk.len as usize)
+        }
         Source::Response(of) => responses.expect("HTTP has responses").slice(of),
+        Source::Copied(sequence) => connection.copied_bytes(sequence, chunk.len),
     };
     let rest = &bytes[chunk.sent as usize..];
     debug_assert!(!rest.is_empty());
