@@ -268,8 +268,10 @@ pub struct CommonArgs {
     #[arg(long, short = 'e', value_delimiter = ',')]
     pub engine: Vec<String>,
     /// Rounds: each round runs every engine once, in a fresh random order (each rung next to
-    /// the engine it extends). `auto` adds rounds in stages (12, 16, 24) until every
-    /// comparison is decided or cannot be; a number runs exactly that many.
+    /// the engine it extends). `auto` adds rounds in stages (12, 16, 24) until the questions
+    /// the answer asks (each engine against the baseline, each rung against the engine it
+    /// extends) are decided or cannot be, each depth on its own; a number runs exactly that
+    /// many.
     #[arg(long, short = 'r', default_value = "auto", value_parser = Rounds::parse)]
     pub runs: Rounds,
     #[command(flatten)]

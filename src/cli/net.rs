@@ -32,8 +32,10 @@ use crate::system::tuning::{Idle, Sched};
 #[command(mut_args(server_helper_help))]
 pub struct NetStudyArgs {
     /// Rounds: each round runs every cell once, in a fresh random order (each rung next to
-    /// the engine it extends). `auto` adds rounds in stages (12, 16, 24) until every
-    /// comparison is decided or cannot be; a number runs exactly that many.
+    /// the engine it extends). `auto` adds rounds in stages (12, 16, 24) until the questions
+    /// the answer asks (each engine against epoll, each rung against the engine it extends)
+    /// are decided or cannot be, each connection count on its own; a number runs exactly that
+    /// many.
     #[arg(long, short = 'r', default_value = "auto", value_parser = Rounds::parse)]
     pub runs: Rounds,
     /// The full sweep: every engine of the workload a study can run, more connection counts

@@ -187,7 +187,8 @@ impl Plan {
 /// How many rounds a study measures (`--runs`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Rounds {
-    /// Rounds in stages until every comparison is decided or cannot be, at most the last look.
+    /// Rounds in stages until the first screen's questions are decided or cannot be, each
+    /// group of cells on its own, at most the last look.
     Auto,
     /// Exactly this many.
     Exactly(u32),
@@ -406,8 +407,8 @@ pub fn attribution_rounds(ring_events: bool) -> u32 {
 /// Runs `measure(cell, round)` for every round and cell, each round in its own order
 /// (`round_order`). A run that fails becomes `failed_row(cell, run, reason)` and a line on
 /// stderr, and the study goes on; Ctrl-C ends it after the current cell, keeping what finished.
-/// With `Rounds::Auto` the study stops at a look where every comparison is settled
-/// (`settled`). Then, unless interrupted, `attribution` more rounds with the io_uring
+/// With `Rounds::Auto` each group of cells stops at a look where its questions are settled
+/// (`settled`), and the study once every group has. Then, unless interrupted, `attribution` more rounds with the io_uring
 /// tracepoints on (`Round::attribution`; their rows marked `attribution`). Every row records
 /// the looks, its block and the order's seed.
 pub fn run_rounds<C: Cell>(
@@ -467,8 +468,8 @@ pub struct Stages {
     pub looks: Option<Vec<u32>>,
 }
 
-/// `run_rounds` over the rounds `stages` names, stopping at a look (a round count in
-/// `stages.looks`, before the last) where `settled` says the rows of these rounds decide what
+/// `run_rounds` over the rounds `stages` names, stopping a group of cells at a look (a round
+/// count in `stages.looks`, before the last) where `settled` says the group's rows decide what
 /// they were measured for. (The equal-load sweep measures its verdict's rate in rounds after
 /// its screening round, and settles on its own comparisons.)
 pub fn run_stages<C: Cell>(
@@ -510,14 +511,23 @@ fn run_ordered<C: Cell>(
     // A line per round for a log without the bar, where the stage is rounds (not a sweep's
     // single screening run).
     let counted = looks.is_some() || last > first;
-    let round_units: u64 = cells.iter().map(|c| progress.units(c.planned())).sum();
+    let units = |cell: &C| progress.units(cell.planned());
+    // The groups whose questions were settled at a look: their cells run no more rounds.
+    let mut settled_groups: Vec<String> = Vec::new();
+    let running =
+        |index: &usize, settled_groups: &[String]| !settled_groups.contains(&cells[*index].group());
     for round in first..=last {
         let started = Instant::now();
         let round = Round {
             attribution,
             ..Round::timed(round)
         };
-        for index in round_order(cells, workload, seed ^ u64::from(round.run)) {
+        let order: Vec<usize> = round_order(cells, workload, seed ^ u64::from(round.run))
+            .into_iter()
+            .filter(|index| running(index, &settled_groups))
+            .collect();
+        let round_units: u64 = order.iter().map(|&index| units(&cells[index])).sum();
+        for &index in &order {
             let cell = &cells[index];
             if stopped() {
                 return Outcome {
@@ -551,19 +561,56 @@ fn run_ordered<C: Cell>(
             let what = format!(
                 "ringside: round {} of {last}, {} runs",
                 round.run,
-                cells.len()
+                order.len()
             );
             progress.log_line(took_line(&what, started, progress.time_of(round_units)));
         }
         let round = round.run;
         let look = looks.as_ref().is_some_and(|looks| looks.contains(&round));
-        if look && round < last && settled(&rows) {
-            progress.skip(u64::from(last - round) * round_units);
+        if !look || round == last {
+            continue;
+        }
+        // Each group's cells are compared only with one another (`Cell::group`), so a group
+        // whose questions are settled stops while the others go on: its comparisons are
+        // judged at this look, as if it were a study of its own.
+        let mut newly: Vec<String> = Vec::new();
+        for &index in &order {
+            let group = cells[index].group();
+            if newly.contains(&group) {
+                continue;
+            }
+            let of_group = |(row, (_, at)): (&Row, &(u32, usize))| {
+                (cells[*at].group() == group).then(|| row.clone())
+            };
+            let group_rows: Vec<Row> = rows.iter().zip(&places).filter_map(of_group).collect();
+            if settled(&group_rows) {
+                newly.push(group);
+            }
+        }
+        if newly.is_empty() {
+            continue;
+        }
+        let stopping: u64 = (cells.iter())
+            .filter(|cell| newly.contains(&cell.group()))
+            .map(units)
+            .sum();
+        progress.skip(u64::from(last - round) * stopping);
+        settled_groups.extend(newly);
+        if (0..cells.len()).all(|index| !running(&index, &settled_groups)) {
             progress.line(format!(
                 "ringside: every comparison settled after {round} rounds (--runs auto)"
             ));
             break;
         }
+        let mut groups: Vec<String> = cells.iter().map(Cell::group).collect();
+        groups.sort();
+        groups.dedup();
+        progress.line(format!(
+            "ringside: {} of {} groups of cells settled after {round} rounds (--runs auto) and \
+             stop; the others go on",
+            settled_groups.len(),
+            groups.len()
+        ));
     }
     Outcome {
         rows: in_table_order(rows, &places),
@@ -819,19 +866,37 @@ mod tests {
     /// `run_rounds` over fs-write cells `engines`, each at its MB/s times the machine's speed in
     /// that round and its own move (`noise`, a share); how many rounds it ran.
     fn auto_rounds(engines: &[(&'static str, f64)], noise: f64, seed: u64) -> u32 {
-        let cells: Vec<Named> = engines.iter().map(|(name, _)| Named(name, 1)).collect();
+        let cells: Vec<(&'static str, u32, f64)> = (engines.iter())
+            .map(|&(name, mb_per_sec)| (name, 1, mb_per_sec))
+            .collect();
+        auto_rounds_by_depth(&cells, noise, seed)[&1]
+    }
+
+    /// `auto_rounds` over cells at queue depths (a group each, a study each in the analysis):
+    /// how many rounds each depth ran.
+    fn auto_rounds_by_depth(
+        engines: &[(&'static str, u32, f64)],
+        noise: f64,
+        seed: u64,
+    ) -> std::collections::BTreeMap<u32, u32> {
+        let cells: Vec<Named> = (engines.iter())
+            .map(|&(name, depth, _)| Named(name, depth))
+            .collect();
         let measure = |cell: &Named, run: u32| -> anyhow::Result<Row> {
-            let (index, (_, mb_per_sec)) = (engines.iter().enumerate())
-                .find(|(_, (name, _))| *name == cell.0)
+            let (index, (_, _, mb_per_sec)) = (engines.iter().enumerate())
+                .find(|(_, (name, depth, _))| *name == cell.0 && *depth == cell.1)
                 .unwrap();
             let machine = 1.0 + 0.2 * (f64::from(run) * 1.3).sin();
             // Drawn from the engine and round alone: the rounds' random order changes nothing.
             let mut rng =
                 fastrand::Rng::with_seed(seed * 1_000_003 + u64::from(run) * 64 + index as u64);
             let own = 1.0 + noise * (rng.f64() * 2.0 - 1.0);
+            let mut params = serde_json::Map::new();
+            params.insert("depth".into(), cell.1.into());
             Ok(Row {
                 workload: "fs-write".into(),
                 engine: cell.0.into(),
+                params,
                 run,
                 ops: 1000,
                 bytes_per_sec: mb_per_sec * machine * own * 1e6,
@@ -851,13 +916,51 @@ mod tests {
             measure,
             failed,
         );
-        let rounds = outcome.rows.iter().map(|row| row.run).max().unwrap_or(0);
         assert!(outcome
             .rows
             .iter()
             .all(|row| row.looks.as_deref() == Some(&LOOKS[..])));
-        assert_eq!(outcome.rows.len() as u32, rounds * engines.len() as u32);
+        let mut rounds = std::collections::BTreeMap::new();
+        for row in &outcome.rows {
+            let depth = row.params["depth"].as_u64().unwrap() as u32;
+            let ran = rounds.entry(depth).or_insert(0);
+            *ran = row.run.max(*ran);
+        }
+        for &(_, depth, _) in engines {
+            let rows = (outcome.rows.iter())
+                .filter(|row| row.params["depth"] == depth)
+                .count();
+            let cells = engines.iter().filter(|cell| cell.1 == depth).count();
+            assert_eq!(
+                rows,
+                rounds[&depth] as usize * cells,
+                "every round of the depth"
+            );
+        }
         rounds
+    }
+
+    /// Goal: a group of cells whose questions are settled stops at the look, while a group still
+    /// undecided goes on: one noisy group does not make the others run to the budget.
+    #[test]
+    fn a_settled_group_stops_while_the_others_go_on() {
+        let cells = [
+            ("blocking", 1, 1000.0),
+            ("uring-single", 1, 2000.0),
+            ("blocking", 32, 1000.0),
+            ("uring-single", 32, 1070.0),
+        ];
+        let runs: Vec<std::collections::BTreeMap<u32, u32>> = (4..10)
+            .map(|seed| auto_rounds_by_depth(&cells, 0.08, seed))
+            .collect();
+        assert!(
+            runs.iter().all(|rounds| rounds[&1] == 12),
+            "a twofold difference stops at the first look: {runs:?}"
+        );
+        assert!(
+            runs.iter().any(|rounds| rounds[&32] > 12),
+            "the close call goes on: {runs:?}"
+        );
     }
 
     /// Goal: `--runs auto` stops at its first look when every comparison is decided, stops early
