@@ -100,7 +100,7 @@ impl Plan {
         };
         let rounds_text = match rounds {
             Rounds::Auto => {
-                format!("{first} to {last} rounds (fewer once every comparison is decided)")
+                format!("{first} to {last} rounds (fewer once its questions are settled)")
             }
             Rounds::Exactly(1) => "1 round".to_string(),
             Rounds::Exactly(n) => format!("{n} rounds"),
@@ -598,7 +598,7 @@ fn run_ordered<C: Cell>(
         settled_groups.extend(newly);
         if (0..cells.len()).all(|index| !running(&index, &settled_groups)) {
             progress.line(format!(
-                "ringside: every comparison settled after {round} rounds (--runs auto)"
+                "ringside: every question settled after {round} rounds (--runs auto)"
             ));
             break;
         }
