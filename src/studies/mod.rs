@@ -408,8 +408,9 @@ pub fn attribution_rounds(ring_events: bool) -> u32 {
 /// (`round_order`). A run that fails becomes `failed_row(cell, run, reason)` and a line on
 /// stderr, and the study goes on; Ctrl-C ends it after the current cell, keeping what finished.
 /// With `Rounds::Auto` each group of cells stops at a look where its questions are settled
-/// (`settled`), and the study once every group has. Then, unless interrupted, `attribution` more rounds with the io_uring
-/// tracepoints on (`Round::attribution`; their rows marked `attribution`). Every row records
+/// (`settled`), and the study once every group has. Then, unless interrupted, `attribution`
+/// more rounds with the io_uring tracepoints on (`Round::attribution`; their rows marked
+/// `attribution`). Every row records
 /// the looks, its block and the order's seed.
 pub fn run_rounds<C: Cell>(
     rounds: Rounds,

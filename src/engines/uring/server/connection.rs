@@ -16,8 +16,9 @@ pub enum Source {
     Received(u16),
     /// A slice of the prebuilt HTTP responses, which outlive every connection.
     Response(SliceOf),
-    /// Received bytes moved out of the shared pool into the connection's `copied` queue (its
-    /// peer did not read them in time), by sequence number: `copied_front` names the first.
+    /// Received bytes moved out of the shared pool into the connection's `copied` queue (the
+    /// pool ran dry while they waited behind a send), by sequence number: `copied_front` names
+    /// the first.
     Copied(u32),
 }
 
