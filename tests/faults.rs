@@ -161,8 +161,8 @@ fn interrupt(study: &Interrupted, signal: i32) {
     }
     // SAFETY: kill(2) on the pid of a child this test spawned and has not reaped.
     assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
-    let output = wait_bounded(child);
     let what = format!("{} stopped by signal {signal}", study.name);
+    let output = wait_bounded(child, &what);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(128 + signal), "{what}: {stderr}");
     assert!(!stderr.contains("panicked"), "{what}: {stderr}");
@@ -193,17 +193,28 @@ fn interrupt(study: &Interrupted, signal: i32) {
     }
 }
 
-/// Waits for `child` to exit, at most a minute (killing it then), and returns its output.
-fn wait_bounded(mut child: std::process::Child) -> Output {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("ringside did not stop within a minute of the signal");
+/// Waits for `child` (doing `what`) to exit, at most a minute (killing it then), and returns its
+/// output. Its pipes are read while it runs: a results document larger than a pipe holds (64 KiB,
+/// about 35 rows of a page cycle) would otherwise block the child's last write for good.
+fn wait_bounded(child: std::process::Child, what: &str) -> Output {
+    let pid = child.id() as i32;
+    let (sent, received) = std::sync::mpsc::channel();
+    std::thread::spawn(move || sent.send(child.wait_with_output()));
+    match received.recv_timeout(Duration::from_secs(60)) {
+        Ok(output) => output.unwrap(),
+        Err(_) => {
+            // SAFETY: kill(2) on the pid of a child this test spawned; the thread above has not
+            // reaped it, since it has not sent.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            let output = received.recv().unwrap().unwrap();
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            let tail: Vec<&str> = stderr.lines().rev().take(20).collect();
+            panic!(
+                "{what}: ringside did not stop within a minute; the end of its stderr:\n{}",
+                tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+            );
         }
-        std::thread::sleep(Duration::from_millis(20));
     }
-    child.wait_with_output().unwrap()
 }
 
 /// What a bad or edge input must end in.
@@ -443,7 +454,7 @@ fn a_target_that_dies_mid_run_leaves_a_marked_row() {
     let mut server = server;
     server.child.kill().unwrap();
     server.child.wait().unwrap();
-    let output = wait_bounded(load);
+    let output = wait_bounded(load, "a load whose target died");
     assert_eq!(output.status.code(), Some(3), "{output:?}");
     let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     let row = &document["results"][0];
@@ -497,7 +508,7 @@ fn a_server_killed_mid_run_is_a_failure_row_and_the_others_are_measured() {
     std::thread::sleep(Duration::from_millis(700));
     // SAFETY: kill(2) on a process of this test's case, the study's server child.
     assert_eq!(unsafe { libc::kill(server as i32, libc::SIGKILL) }, 0);
-    let output = wait_bounded(study);
+    let output = wait_bounded(study, "a study whose server was killed");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(4), "{stderr}");
     assert!(
