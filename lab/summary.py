@@ -13,7 +13,8 @@ from pathlib import Path
 
 # The guest's steps in the order it runs them; each left NAME.json, NAME.err and NAME.rc.
 STEPS = ["probe", "engines", "fs-write", "fs-write-direct", "fs-cycle", "fs-cycle-direct",
-         "fs-read", "fs-read-direct", "echo", "http", "teardown", "run-quick", "netem",
+         "fs-read", "fs-read-direct", "echo", "http", "teardown", "idle-teardown", "run-quick",
+         "claims", "netem",
          "engines-poll", "iopoll"]
 # Steps whose rows verify engines of the main listing (IOPOLL and netem are reported apart).
 ENGINE_STEPS = ["fs-write", "fs-write-direct", "fs-cycle", "fs-cycle-direct", "fs-read",
@@ -108,11 +109,13 @@ def kernel_report(out, kernel):
         command = (read(results / f"{step}.cmd", "") or "").replace("/usr/local/bin/", "")
         lines.append(f"| {step} | {read(results / f'{step}.rc')} | `{command}` |")
     lines.append("")
-    # The teardown step's stdout is text (one line per server), not JSON.
-    teardown = read(results / "teardown.json")
-    if teardown:
-        lines += ["Servers stopped by SIGTERM under 32 streaming connections (issue 31):", ""]
-        lines += [f"- {line}" for line in teardown.splitlines()] + [""]
+    # The teardown steps' stdout is text (one line per server), not JSON.
+    for step, title in [("teardown", "Servers stopped by SIGTERM under 32 streaming connections:"),
+                        ("idle-teardown", "Servers stopped by SIGTERM holding 5,000 idle connections:")]:
+        teardown = read(results / f"{step}.json")
+        if teardown:
+            lines += [title, ""]
+            lines += [f"- {line}" for line in teardown.splitlines()] + [""]
 
     try:
         listing = json.loads((results / "engines.json").read_text())
