@@ -18,7 +18,7 @@ use common::{
     for_each_engine, not_applicable, processes_left, processes_marked, Server, BIN, CASE_MARK,
 };
 use ringside::engines::Workload;
-use ringside::model::study::FLOOR;
+use ringside::model::summary::FLOOR;
 
 /// Starts `ringside echo` with `args` in a process group of its own, sends SIGINT to the whole
 /// group `after` its first server appeared (as Ctrl-C in a terminal does), and returns what it

@@ -5,7 +5,8 @@
 
 use crate::analysis::numbers::per_op;
 use crate::model::figures::Figures;
-use crate::model::study::{op_noun, EngineSummary};
+use crate::model::study::op_noun;
+use crate::model::summary::EngineSummary;
 use crate::units::format_count;
 
 /// Whether a cause explains why an engine moved more (`Helps`) or less (`Hurts`).

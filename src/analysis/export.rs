@@ -7,9 +7,11 @@
 use serde::Serialize;
 
 use crate::analysis::Analysis;
-use crate::model::comparison::{Comparison, Metric};
+use crate::model::comparison::Comparison;
 use crate::model::equal_load::EqualLoad;
-use crate::model::study::{EngineSummary, Study, PERCENTILES};
+use crate::model::study::Study;
+use crate::model::summary::Metric;
+use crate::model::summary::{EngineSummary, PERCENTILES};
 use crate::stats::rank::Outcome;
 use crate::stats::Spread;
 

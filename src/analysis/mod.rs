@@ -24,10 +24,11 @@ pub mod screen;
 use serde_json::Value;
 
 use crate::model::calibration::SelfCheck;
-use crate::model::comparison::{decide, level_text, Comparison, Family, Metric, ALPHA};
+use crate::model::comparison::{decide, level_text, Comparison, Family, ALPHA};
 use crate::model::equal_load::{equal_loads, EqualLoad};
 use crate::model::regime::CellRegime;
 use crate::model::study::{studies, Study};
+use crate::model::summary::Metric;
 use crate::row::Document;
 
 pub use screen::{Answer, Screen};

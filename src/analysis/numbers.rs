@@ -2,7 +2,7 @@
 //! engines lines up and a verdict sentence reads as a sentence ("0.0088 syscalls per write vs
 //! 1.0", not "0.008789062 vs 1").
 
-use crate::model::study::Headline;
+use crate::model::summary::Headline;
 use crate::stats::Spread;
 use crate::units::format_count;
 

@@ -6,11 +6,14 @@
 
 use serde_json::Value;
 
-use crate::model::comparison::{study_comparisons, Comparison, Judging, Metric};
+use crate::engines::nearest_ran;
+use crate::model::comparison::{Comparison, Judging};
 use crate::model::equal_load::{EqualLoad, BASELINE};
-use crate::model::ladder::nearest_ran;
 use crate::model::regime::CellRegime;
-use crate::model::study::{in_network_line, is_network, EngineSummary, Study};
+use crate::model::study::study_comparisons;
+use crate::model::study::{in_network_line, is_network, Study};
+use crate::model::summary::EngineSummary;
+use crate::model::summary::Metric;
 use crate::row::params::{Param, Params};
 
 /// Where a question is asked: a study, or an equal-load comparison (by index).

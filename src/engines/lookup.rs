@@ -1,9 +1,10 @@
-//! Looking engines up in the table: by workload, by name, the defaults, the opcodes used.
+//! Looking engines up in the table: by workload, by name, the defaults, the opcodes used, and the
+//! engine a rung is compared with.
 
 use std::sync::OnceLock;
 
 use super::needs::Opcode;
-use super::{EngineDef, Workload, ENGINES};
+use super::{parent_name, EngineDef, Workload, ENGINES};
 
 /// The engines that serve `workload`, in table order.
 pub fn engines_of(workload: Workload) -> impl Iterator<Item = &'static EngineDef> {
@@ -132,6 +133,34 @@ pub fn opcodes_used() -> Vec<Opcode> {
         }
     }
     opcodes
+}
+
+/// The engine `engine` is compared with among those that `ran`: its parent, or where the parent
+/// did not run the nearest ancestor that did, with the engines skipped between; None when no
+/// ancestor ran (or it has none).
+pub fn nearest_ran(
+    workload: &str,
+    engine: &str,
+    ran: &dyn Fn(&str) -> bool,
+) -> Option<(String, Vec<String>)> {
+    let mut skipped = Vec::new();
+    let mut ancestor = parent_of(workload, engine)?;
+    while !ran(&ancestor) {
+        // The table's tree has no cycles (a test checks every parent is an earlier row).
+        debug_assert!(skipped.len() < 64, "a cycle in the ladder above {engine}");
+        let next = parent_of(workload, &ancestor)?;
+        skipped.push(std::mem::replace(&mut ancestor, next));
+    }
+    Some((ancestor, skipped))
+}
+
+/// The engine `engine` is compared with as its parent: the engine table's parent, or, for a
+/// second copy of an engine (`epoll#2`, an A/A check), the engine itself.
+pub fn parent_of(workload: &str, engine: &str) -> Option<String> {
+    match engine.split_once('#') {
+        Some((name, _)) => Some(name.to_string()),
+        None => parent_name(workload, engine).map(str::to_string),
+    }
 }
 
 #[cfg(test)]

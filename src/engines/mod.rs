@@ -28,7 +28,8 @@ pub mod uring;
 mod workload;
 
 pub use lookup::{
-    baseline, default_list, engines_of, find, full_list, opcodes_used, select, with_aa_pair,
+    baseline, default_list, engines_of, find, full_list, nearest_ran, opcodes_used, parent_of,
+    select, with_aa_pair,
 };
 
 pub use workload::Workload;

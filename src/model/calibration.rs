@@ -13,8 +13,10 @@
 
 use serde::Serialize;
 
-use crate::model::comparison::{decide, Comparison, Family, Metric};
-use crate::model::study::{EngineSummary, Study};
+use crate::model::comparison::{decide, Comparison, Family};
+use crate::model::study::Study;
+use crate::model::summary::EngineSummary;
+use crate::model::summary::Metric;
 use crate::stats::rank::Outcome;
 
 /// What the A/A pairs of an analysed document say about the machine.

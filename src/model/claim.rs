@@ -10,7 +10,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::model::comparison::Metric;
+use crate::model::summary::Metric;
 use crate::row::params::Param;
 
 /// The claims shipped with this binary: (file name, TOML text), from `claims/*.toml`.

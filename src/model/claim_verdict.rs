@@ -33,7 +33,8 @@ use crate::model::comparison::{decide, Comparison, Family, LOOKS};
 use crate::model::equal_load::{matching, EqualLoad};
 use crate::model::figures::Figures;
 use crate::model::regime::{CellClass, CellRegime, Regime};
-use crate::model::study::{is_network, study_key, EngineSummary, Study};
+use crate::model::study::{is_network, study_key, Study};
+use crate::model::summary::EngineSummary;
 use crate::row::params::{Param, Params};
 use crate::row::Row;
 use crate::stats::median;
@@ -413,7 +414,7 @@ fn judge_at_equal_load(judged: &mut Judged, expected: &Expected, equal: Comparis
 /// Whether the test's figure measured the load generator: a closed-loop throughput of a
 /// network cell whose load set the pace in most runs, or in some runs of some engines.
 fn limited_by_load(test: &ClaimTest, study: &Study, regime: &CellRegime) -> bool {
-    test.metric == crate::model::comparison::Metric::Throughput
+    test.metric == crate::model::summary::Metric::Throughput
         && is_network(&study.workload)
         && matches!(regime.class, CellClass::ClientBound | CellClass::Mixed)
 }
@@ -634,8 +635,8 @@ fn size(expected: &Expected, low: f64, high: f64) -> Option<Size> {
 mod tests {
     use super::*;
     use crate::model::claim::Claimed;
-    use crate::model::comparison::Metric;
     use crate::model::study::{studies, tests::paired_rows};
+    use crate::model::summary::Metric;
 
     fn test(expect: Expect, ratio: Option<Claimed>) -> ClaimTest {
         ClaimTest {

@@ -21,83 +21,12 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::study::{EngineSummary, Round, Study};
+use crate::model::summary::{EngineSummary, Metric, Round};
 use crate::stats::blocks::{BlockPrior, Blocked};
 use crate::stats::rank::{Outcome, MIN_ROUNDS};
 use crate::stats::sequential;
 
 pub use crate::stats::sequential::ALPHA;
-
-/// What a comparison measures. Per-operation metrics are ratios of totals within each run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Metric {
-    /// The study's headline: MB/s for file writes, operations per second everywhere else.
-    Throughput,
-    /// CPU µs per operation (the server's, for network rows).
-    CpuPerOp,
-    /// Syscalls per operation, where they were counted.
-    SyscallsPerOp,
-    /// The 99th latency percentile.
-    P99,
-}
-
-impl Metric {
-    pub const ALL: [Metric; 4] = [
-        Metric::Throughput,
-        Metric::CpuPerOp,
-        Metric::SyscallsPerOp,
-        Metric::P99,
-    ];
-
-    /// The smallest relative difference worth a verdict: throughput and CPU 3%, syscalls 1%
-    /// (counted exactly, so smaller differences are real, but say nothing), p99 15% (a tail
-    /// moves with a few slow operations).
-    pub fn margin(self) -> f64 {
-        match self {
-            Metric::Throughput | Metric::CpuPerOp => 0.03,
-            Metric::SyscallsPerOp => 0.01,
-            Metric::P99 => 0.15,
-        }
-    }
-
-    /// The widest relative difference an *equivalent* may hide: throughput and CPU 10%, the
-    /// others as `margin`. Equivalence needs the whole interval inside it, and at 12–24 rounds a
-    /// file or echo ratio's 90% interval here spans ±5–10% (bench/verdicts.md), so "within 3%"
-    /// could never be shown: two back-to-back default runs left 74% of the first screen
-    /// undecided with it, 35% with 10%. A difference is still called beyond `margin`; a
-    /// comparison that is both (1.05× [1.03–1.08]) is called different.
-    pub fn equivalence_margin(self) -> f64 {
-        match self {
-            Metric::Throughput | Metric::CpuPerOp => 0.10,
-            Metric::SyscallsPerOp | Metric::P99 => self.margin(),
-        }
-    }
-
-    /// Whether more is better (throughput) or less (the costs).
-    pub fn higher_is_better(self) -> bool {
-        matches!(self, Metric::Throughput)
-    }
-
-    pub fn index(self) -> usize {
-        match self {
-            Metric::Throughput => 0,
-            Metric::CpuPerOp => 1,
-            Metric::SyscallsPerOp => 2,
-            Metric::P99 => 3,
-        }
-    }
-
-    /// The word for a decided difference in this metric's good or bad direction.
-    pub fn word(self, better: bool) -> &'static str {
-        match (self.higher_is_better(), better) {
-            (true, true) => "faster",
-            (true, false) => "slower",
-            (false, true) => "cheaper",
-            (false, false) => "costlier",
-        }
-    }
-}
 
 /// How a family of comparisons is decided.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -492,51 +421,6 @@ fn one_f64() -> f64 {
 /// even a fivefold difference there (bench/verdicts.md: a default run looking first at 8 decided
 /// none of its first screen).
 pub const LOOKS: [u32; 3] = [12, 16, 24];
-
-/// Every comparison the study's verdicts rest on, on `metric`: each verified engine against the
-/// study's baseline (its first verified engine), and each rung against the engine it extends.
-pub fn study_comparisons(study: &Study, metric: Metric) -> Vec<Comparison> {
-    let judging = &study.judging;
-    let engines: Vec<&EngineSummary> = (study.measured().into_iter())
-        .filter(|engine| engine.verified)
-        .collect();
-    let mut comparisons = Vec::new();
-    let Some((baseline, rest)) = engines.split_first() else {
-        return comparisons;
-    };
-    for engine in rest {
-        comparisons.push(Comparison::paired(engine, baseline, metric, judging));
-    }
-    let ran = |name: &str| engines.iter().any(|e| e.engine == name);
-    for engine in &engines {
-        let nearest = crate::model::ladder::nearest_ran(&study.workload, &engine.engine, &ran);
-        let Some((parent, _)) = nearest else {
-            continue;
-        };
-        if parent == baseline.engine {
-            continue;
-        }
-        if let Some(parent) = engines.iter().find(|e| e.engine == parent) {
-            comparisons.push(Comparison::paired(engine, parent, metric, judging));
-        }
-    }
-    comparisons
-}
-
-/// The comparisons of a study's table on `metric`: as the analysis decided them, or, for a study
-/// not analysed yet (a study deciding whether to stop), `study_comparisons` each on its own.
-pub fn table_comparisons(study: &Study, metric: Metric) -> Vec<Comparison> {
-    if !study.decided.is_empty() {
-        // Analysed: what the analysis decided, never a second decision.
-        return (study.decided.iter())
-            .filter(|c| c.metric == metric)
-            .cloned()
-            .collect();
-    }
-    let mut comparisons = study_comparisons(study, metric);
-    decide(&mut comparisons, Family::Each);
-    comparisons
-}
 
 #[cfg(test)]
 pub(crate) mod tests {

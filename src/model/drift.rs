@@ -6,8 +6,8 @@
 //! `MOVE_MARGIN` and a rank test (Mann–Whitney, exact) says so beyond chance, with its error
 //! shared among the splits tried (Bonferroni).
 
-use crate::model::comparison::Metric;
-use crate::model::study::EngineSummary;
+use crate::model::summary::EngineSummary;
+use crate::model::summary::Metric;
 use crate::stats::median;
 use crate::stats::rank::Ranked;
 

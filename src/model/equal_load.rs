@@ -13,8 +13,10 @@
 use serde_json::Value;
 
 use crate::engines::serving_of;
-use crate::model::comparison::{Comparison, Judging, Metric};
-use crate::model::study::{table_rank, EngineSummary, Headline};
+use crate::model::comparison::{Comparison, Judging};
+use crate::model::study::table_rank;
+use crate::model::summary::Metric;
+use crate::model::summary::{EngineSummary, Headline};
 use crate::row::params::{Param, Params};
 use crate::row::{Row, HELD_RATE_SHARE};
 use crate::stats::{median, Spread};

@@ -7,9 +7,12 @@
 //! over the rounds both ran (`model::comparison`), decided with the study's table as one
 //! exploratory family: a rung bought something only when its comparison is *different*.
 
-use crate::engines::parent_name;
-use crate::model::comparison::{table_comparisons, Comparison, Metric};
-use crate::model::study::{EngineSummary, Study};
+use crate::engines::{nearest_ran, parent_of};
+use crate::model::comparison::Comparison;
+use crate::model::study::table_comparisons;
+use crate::model::study::Study;
+use crate::model::summary::EngineSummary;
+use crate::model::summary::Metric;
 
 /// What one engine bought over the engine it extends (or, in the first screen's finding, over
 /// the study's baseline): the comparison of their headline metric.
@@ -51,34 +54,6 @@ impl Rung {
     /// Whether the feature made a decided difference.
     pub fn decided(&self) -> bool {
         self.comparison.is_different()
-    }
-}
-
-/// The engine `engine` is compared with among those that `ran`: its parent, or where the parent
-/// did not run the nearest ancestor that did, with the engines skipped between; None when no
-/// ancestor ran (or it has none).
-pub fn nearest_ran(
-    workload: &str,
-    engine: &str,
-    ran: &dyn Fn(&str) -> bool,
-) -> Option<(String, Vec<String>)> {
-    let mut skipped = Vec::new();
-    let mut ancestor = parent_of(workload, engine)?;
-    while !ran(&ancestor) {
-        // The table's tree has no cycles (a test checks every parent is an earlier row).
-        debug_assert!(skipped.len() < 64, "a cycle in the ladder above {engine}");
-        let next = parent_of(workload, &ancestor)?;
-        skipped.push(std::mem::replace(&mut ancestor, next));
-    }
-    Some((ancestor, skipped))
-}
-
-/// The engine `engine` is compared with as its parent: the engine table's parent, or, for a
-/// second copy of an engine (`epoll#2`, an A/A check), the engine itself.
-pub fn parent_of(workload: &str, engine: &str) -> Option<String> {
-    match engine.split_once('#') {
-        Some((name, _)) => Some(name.to_string()),
-        None => parent_name(workload, engine).map(str::to_string),
     }
 }
 

@@ -16,4 +16,5 @@ pub mod figures;
 pub mod ladder;
 pub mod regime;
 pub mod study;
+pub mod summary;
 pub mod sweep;

@@ -7,7 +7,8 @@
 
 use std::collections::HashMap;
 
-use crate::model::study::{key_text, EngineSummary, Study, StudyKey};
+use crate::model::study::{key_text, Study, StudyKey};
+use crate::model::summary::EngineSummary;
 use crate::row::params::{Param, Params};
 use crate::stats::params_text;
 use crate::units::format_size;

@@ -11,9 +11,10 @@ use plotters::prelude::*;
 use crate::analysis::numbers::ratio;
 use crate::analysis::plan::{line, ranks};
 use crate::analysis::screen::{rounds_text, words};
-use crate::model::comparison::Metric;
 use crate::model::regime::CellRegime;
-use crate::model::study::{EngineSummary, Study};
+use crate::model::study::Study;
+use crate::model::summary::EngineSummary;
+use crate::model::summary::Metric;
 use crate::report::chart::{drawn, drawn_range, with_title, FONT, PALETTE};
 
 const WIDTH_PX: u32 = 440;

@@ -15,9 +15,10 @@ use plotters::prelude::*;
 use crate::analysis::numbers::{per_op, ratio, throughput};
 use crate::analysis::plan::decided_range;
 use crate::analysis::screen::rounds_text;
-use crate::model::comparison::Metric;
 use crate::model::ladder::ladder;
-use crate::model::study::{op_noun, EngineSummary, Study, CONTENDER_PREFIX, PERCENTILES};
+use crate::model::study::{op_noun, Study, CONTENDER_PREFIX};
+use crate::model::summary::Metric;
+use crate::model::summary::{EngineSummary, PERCENTILES};
 use crate::report::contenders::reference;
 
 const WIDTH_PX: u32 = 780;

@@ -17,9 +17,10 @@ use crate::analysis::numbers::per_op;
 use crate::analysis::Analysis;
 use crate::model::claim::{metric_name, percent, ratio_text, Claim};
 use crate::model::claim_verdict::{judge, Evidence, Judged, Verdict};
-use crate::model::comparison::{level_text, Comparison, Metric, LOOKS};
+use crate::model::comparison::{level_text, Comparison, LOOKS};
 use crate::model::figures::Figures;
 use crate::model::study::{is_network, op_noun};
+use crate::model::summary::Metric;
 use crate::row::Document;
 use crate::stats::rank::Outcome;
 

@@ -23,8 +23,10 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::analysis::numbers::per_op;
-use crate::model::comparison::{decide, Comparison as Decided, Family, Metric};
-use crate::model::study::{op_noun, studies, EngineSummary, Study};
+use crate::model::comparison::{decide, Comparison as Decided, Family};
+use crate::model::study::{op_noun, studies, Study};
+use crate::model::summary::EngineSummary;
+use crate::model::summary::Metric;
 use crate::output::Format;
 use crate::report::load::load_document;
 use crate::row::Document;

@@ -8,8 +8,9 @@ pub use crate::analysis::plan::{raw_engine_of, reference};
 
 use crate::analysis::numbers::{per_op, range, throughput};
 use crate::analysis::screen::rounds_text;
-use crate::model::comparison::Metric;
-use crate::model::study::{op_noun, EngineSummary, Study};
+use crate::model::study::{op_noun, Study};
+use crate::model::summary::EngineSummary;
+use crate::model::summary::Metric;
 use crate::report::table::{mark, Cells};
 
 /// The contenders' table; None when the study has none.

@@ -8,9 +8,11 @@ use plotters::prelude::*;
 
 use crate::analysis::plan::decided_range;
 use crate::analysis::screen::zones;
-use crate::model::comparison::{Comparison, Metric};
-use crate::model::study::FLOOR;
-use crate::model::study::{EngineSummary, Study};
+use crate::model::comparison::Comparison;
+use crate::model::study::Study;
+use crate::model::summary::EngineSummary;
+use crate::model::summary::Metric;
+use crate::model::summary::FLOOR;
 use crate::model::sweep::{sweeps, Sweep, Swept};
 use crate::report::table::Cells;
 use crate::stats::Spread;

@@ -4,7 +4,8 @@
 
 use crate::analysis::numbers::{per_op, range, ratio, throughput};
 use crate::model::ladder::{step_of, steps};
-use crate::model::study::{op_noun, EngineSummary, Study};
+use crate::model::study::{op_noun, Study};
+use crate::model::summary::EngineSummary;
 use crate::report::threads::{Sweep, Swept};
 use crate::stats::rank::Outcome;
 

@@ -3,8 +3,8 @@
 //! advantage is left when the application works: `work.rs`).
 
 use crate::engines::parent_name;
-use crate::model::comparison::Metric;
 use crate::model::study::Study;
+use crate::model::summary::Metric;
 use crate::model::sweep::sweeps;
 pub use crate::model::sweep::{work_text, Sweep, Swept};
 use crate::units::format_size;

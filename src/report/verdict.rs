@@ -7,9 +7,11 @@
 use crate::analysis::causes::{first_cause, kernel_causes, Direction, Subject};
 use crate::analysis::numbers::{per_op, throughput};
 use crate::analysis::screen::{drift_sentence, rounds_text, zones};
-use crate::model::comparison::{Comparison, Metric};
+use crate::model::comparison::Comparison;
 use crate::model::regime::{CellRegime, Regime, BUSY, FREE};
-use crate::model::study::{op_noun, EngineSummary, Study};
+use crate::model::study::{op_noun, Study};
+use crate::model::summary::EngineSummary;
+use crate::model::summary::Metric;
 
 /// Most losing engines whose reason a verdict names (the table has the rest).
 const LOSERS_EXPLAINED: usize = 3;

@@ -4,7 +4,8 @@
 //! application spends per request, the smaller the share of it that saving is.
 
 use crate::engines::parent_name;
-use crate::model::comparison::{Comparison, Metric};
+use crate::model::comparison::Comparison;
+use crate::model::summary::Metric;
 use crate::report::threads::{work_text, Sweep, Swept};
 use crate::stats::Spread;
 

@@ -511,7 +511,7 @@ Transfer/sec:    514.28KB
         assert_eq!(row.errors, 0);
         assert!(row.error_counts.is_empty());
         assert!(!row.verified, "wrk does not verify responses");
-        let control = crate::model::study::is_control(&row);
+        let control = crate::model::summary::is_control(&row);
         assert!(control, "marked as fio's rows are");
     }
 

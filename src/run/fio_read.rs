@@ -105,7 +105,7 @@ fn fio_job(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::study::is_control;
+    use crate::model::summary::is_control;
 
     #[test]
     fn fio_read_json_becomes_a_control_row_of_the_read_study() {

@@ -27,9 +27,9 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 
 use crate::analysis::Analysis;
+use crate::engines::nearest_ran;
 use crate::engines::EngineDef;
 use crate::model::comparison::{Comparison, LOOKS};
-use crate::model::ladder::nearest_ran;
 use crate::output::progress::{took_line, Progress, Say};
 use crate::output::{emit, write_text, Format};
 use crate::row::{block_of, Document, Row, PARTIAL_NOTE};

@@ -42,7 +42,7 @@ pub const ECHO_PAYLOAD_FLAG: &str = "--payload";
 
 /// A network study's shape, from its flags (the echo and HTTP studies add their own).
 pub struct NetStudy {
-    /// `echo` or `http`: which parent each engine extends (`model::ladder::parent_of`).
+    /// `echo` or `http`: which parent each engine extends (`engines::parent_of`).
     pub workload: &'static str,
     /// The engines named (or the workload's defaults), before the availability check.
     pub engines: Vec<&'static EngineDef>,
