@@ -46,10 +46,6 @@ pub fn render_html(document: &Document, analysis: &Analysis) -> anyhow::Result<S
                 escape(&section.heading)
             ));
         }
-        if section.heading.is_empty() {
-            // A section that draws its own heading (the claims) still links back.
-            page.push_str("<p><a href=\"#answer\">↑ back to the answer</a></p>\n");
-        }
         if let Some(params) = &section.params {
             page.push_str(&format!("<p><code>{}</code></p>\n", escape(params)));
         }
