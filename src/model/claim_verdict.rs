@@ -6,8 +6,10 @@
 //! contenders) is asked by the claim itself, at 1 − α on its own like a section's comparison.
 //! The outcome then reads against what the source claimed, on this machine:
 //!
-//! - a throughput test on a network cell whose load generator set the pace (client-bound or
-//!   mixed) **cannot test here**: its throughputs rank the load generator, not the servers;
+//! - a test on a network cell whose load generator set the pace (client-bound or mixed)
+//!   **cannot test here**: its throughputs rank the load generator, not the servers, and the
+//!   servers' figures per operation were measured at whatever rate it reached, not at one load
+//!   (a throughput claim that allows it is judged at equal load instead);
 //! - a claimed difference decided in its direction is **reproduced**: "in size" when the
 //!   interval meets the claimed ratio, "smaller here" or "larger here" when the whole interval
 //!   lies nearer 1 or further from it; with a threshold (`at_least`, `at_most`) only when the
@@ -28,13 +30,13 @@
 
 use serde_json::{Map, Value};
 
-use crate::model::claim::{percent, ratio_text, Claim, ClaimTest, Expect, Expected};
+use crate::model::claim::{metric_name, percent, ratio_text, Claim, ClaimTest, Expect, Expected};
 use crate::model::comparison::{decide, Comparison, Family, LOOKS};
 use crate::model::equal_load::{matching, EqualLoad};
 use crate::model::figures::Figures;
 use crate::model::regime::{CellClass, CellRegime, Regime};
 use crate::model::study::{is_network, study_key, Study};
-use crate::model::summary::EngineSummary;
+use crate::model::summary::{EngineSummary, Metric};
 use crate::row::params::{Param, Params};
 use crate::row::Row;
 use crate::stats::median;
@@ -305,8 +307,16 @@ fn judge_test<'a>(
              has"
             .into(),
         ),
-        (Some(expected), Some(regime)) if limited_by_load(test, study, regime) => {
-            let limit = format!("the load generator was the limit: {}", regime.text());
+        (Some(expected), Some(regime)) if limited_by_load(study, regime) => {
+            let mut limit = format!("the load generator was the limit: {}", regime.text());
+            if test.metric != Metric::Throughput {
+                limit.push_str(&format!(
+                    "; and each server's {} was measured at whatever rate that load reached, \
+                     not at one load (an equal-load sweep, `--sweep`, compares the servers at one \
+                     offered rate)",
+                    metric_name(test.metric)
+                ));
+            }
             match (
                 test.at_equal_load,
                 at_equal_load(test, workload, &study.params, evidence),
@@ -411,12 +421,14 @@ fn judge_at_equal_load(judged: &mut Judged, expected: &Expected, equal: Comparis
     judged.comparison = Some(equal);
 }
 
-/// Whether the test's figure measured the load generator: a closed-loop throughput of a
-/// network cell whose load set the pace in most runs, or in some runs of some engines.
-fn limited_by_load(test: &ClaimTest, study: &Study, regime: &CellRegime) -> bool {
-    test.metric == crate::model::summary::Metric::Throughput
-        && is_network(&study.workload)
-        && matches!(regime.class, CellClass::ClientBound | CellClass::Mixed)
+/// Whether the test's figure measured the load generator: any figure of a closed-loop network
+/// cell whose load set the pace in most runs, or in some runs of some engines. Its throughputs
+/// rank the load generator; its servers ran below their limit at whatever rate the load reached
+/// in each run, so their CPU, syscalls and tail per operation compare two loads, not two
+/// servers (a CPU test judged so on the same claim file went "reproduced" 1.12× [1.05–1.20],
+/// then "not reproduced" 1.05× [0.96–1.15], in two runs back to back).
+fn limited_by_load(study: &Study, regime: &CellRegime) -> bool {
+    is_network(&study.workload) && matches!(regime.class, CellClass::ClientBound | CellClass::Mixed)
 }
 
 /// `engine` of `study` as the causes read it: the figures of its timed runs, with the io_uring

@@ -112,6 +112,11 @@ pub struct ClaimRow {
     pub subject: String,
     pub reference: String,
     pub metric: String,
+    /// What `ratio` measured where it is not `metric`: a throughput test judged at equal load
+    /// reads the servers' CPU per operation at one offered rate ("CPU per operation at equal
+    /// load"), its ratio the CPU's; absent where the ratio is of `metric`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_metric: Option<String>,
     pub claimed: String,
     /// What the claim expects on this machine where its size grows with the CPUs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -159,6 +164,9 @@ impl ClaimRow {
             subject: one.test.subject.clone(),
             reference: one.test.reference.clone(),
             metric: metric_name(one.test.metric).to_string(),
+            measured_metric: (comparison.map(|c| c.metric))
+                .filter(|&metric| metric != one.test.metric)
+                .map(|metric| format!("{} at equal load", metric_name(metric))),
             claimed: one.test.claimed_text(),
             expected_here: expected_here(one),
             ratio: comparison.map(|c| c.ratio),
@@ -558,7 +566,9 @@ pub fn summary_markdown(rows: &[ClaimRow]) -> String {
     for row in rows {
         let measured = match (row.ratio, row.rounds) {
             (Some(ratio), Some(rounds)) => format!(
-                "{}× {}",
+                "{}{}× {}",
+                // The figure says what it measured where that is not the test's metric.
+                (row.measured_metric.as_ref()).map_or(String::new(), |what| format!("{what}: ")),
                 ratio_text(ratio),
                 interval_text(row.low, row.high, rounds)
             ),
@@ -590,8 +600,8 @@ const SECTION_TITLE: &str = "Published claims, on this machine";
 const SECTION_ABOUT: &str = "Each claim below is a published figure that this document's \
     studies can test (`ringside claims show ID` has its source and `ringside claims run ID` its \
     own experiment). Each test reads its comparison as the analysis decided it, with the \
-    interval the tables show; a throughput test on a cell whose load generator set the pace \
-    cannot test the servers. A verdict from a quick experiment or from fewer rounds than a full \
+    interval the tables show; a test on a cell whose load generator set the pace cannot test \
+    the servers (their figures per operation hold whatever rate it reached). A verdict from a quick experiment or from fewer rounds than a full \
     one's first look is provisional.";
 /// What the blocks say they ran.
 const SECTION_COMMAND: &str = "this document's studies (see the tables)";
@@ -602,6 +612,12 @@ fn measured_claims<'a>(claims: &'a [Claim], evidence: Evidence<'a>) -> Vec<Claim
         .map(|claim| ClaimReport::of(claim, evidence, None))
         .filter(ClaimReport::measured)
         .collect()
+}
+
+/// The section's heading in report.html, with the link back to the answer every section's has
+/// (the page's outline draws the `<section>` around it).
+fn html_heading() -> String {
+    format!("<h2>{SECTION_TITLE} <a href=\"#answer\" title=\"back to the answer\">↑</a></h2>\n")
 }
 
 /// The report's section in Markdown and in report.html: every claim the document measured, with
@@ -615,10 +631,7 @@ pub fn sections(document: &Document, analysis: &Analysis) -> (String, String) {
             let escape = crate::output::html::escape;
             return (
                 format!("## {SECTION_TITLE}\n\n{text}\n\n"),
-                format!(
-                    "<section>\n<h2>{SECTION_TITLE}</h2>\n<p>{}</p>\n</section>\n",
-                    escape(&text)
-                ),
+                format!("{}<p>{}</p>\n", html_heading(), escape(&text)),
             );
         }
     };
@@ -636,8 +649,9 @@ pub fn sections(document: &Document, analysis: &Analysis) -> (String, String) {
     }
     let escape = crate::output::html::escape;
     let mut page = format!(
-        "<section>\n<h2>{SECTION_TITLE}</h2>\n<p>{}</p>\n<table>\n<tr><th>claim</th><th>test</th>\
-         <th>claimed</th><th>measured here</th><th>verdict</th></tr>\n",
+        "{}<p>{}</p>\n<table>\n<tr><th>claim</th><th>test</th><th>claimed</th>\
+         <th>measured here</th><th>verdict</th></tr>\n",
+        html_heading(),
         escape(SECTION_ABOUT)
     );
     for line in summary_markdown(&rows).lines().skip(2) {
@@ -651,7 +665,6 @@ pub fn sections(document: &Document, analysis: &Analysis) -> (String, String) {
         let block = claim_block(report, env, SECTION_COMMAND, false);
         page.push_str(&format!("<pre>{}</pre>\n", escape(&block)));
     }
-    page.push_str("</section>\n");
     (text, page)
 }
 
@@ -822,6 +835,37 @@ mod tests {
             "{cause}"
         );
     }
+
+    /// Goal: on a cell whose load generator set the pace, a CPU test cannot test the servers
+    /// either (each ran at whatever rate the load reached), and says why; on a server-bound cell
+    /// it is judged. Method: seed 000's 50-connection test turned into a CPU-per-message test,
+    /// judged on `echo(true)` and `echo(false)`.
+    #[test]
+    fn the_load_generator_gates_cpu_per_operation_too() {
+        let mut claim = (Claim::embedded().unwrap().into_iter())
+            .find(|c| c.id == "seed000-echo")
+            .unwrap();
+        claim.tests.retain(|test| test.name == "50 connections");
+        claim.tests[0].metric = crate::model::summary::Metric::CpuPerOp;
+        let judged = |rows: Vec<Row>| {
+            let document = Document::new(Value::Null, rows);
+            let analysis = Analysis::of(&document);
+            let report = ClaimReport::of(&claim, evidence(&document, &analysis), None);
+            report.rows().remove(0)
+        };
+        let gated = judged(echo(true));
+        assert_eq!(gated.verdict_key, "cannot-test", "{gated:?}");
+        assert!(
+            gated
+                .verdict
+                .contains("CPU per operation was measured at whatever rate"),
+            "{}",
+            gated.verdict
+        );
+        let served = judged(echo(false));
+        assert_ne!(served.verdict_key, "cannot-test", "{served:?}");
+    }
+
     /// Goal: a claim that allows it is judged at equal load where the closed loop measured the
     /// load generator, or where only the sweep ran: server CPU per message at one offered
     /// rate, the claimed ratio turned round. Method: 12 rounds at 30k messages/s where uring
@@ -844,17 +888,25 @@ mod tests {
             let analysis = Analysis::of(&document);
             let report = ClaimReport::of(&claim, evidence(&document, &analysis), None);
             let measured = measured_text(&report.judged[0]);
-            (report.rows()[0].verdict.clone(), measured)
+            (report.rows().remove(0), measured)
         };
         for rows in [[echo(true), points.clone()].concat(), points] {
-            let (verdict, measured) = judged(rows);
-            assert_eq!(verdict, "reproduced, larger here", "{measured}");
+            let (row, measured) = judged(rows);
+            assert_eq!(row.verdict, "reproduced, larger here", "{measured}");
             assert!(
                 measured.starts_with("at equal load, server CPU per operation 0.78× cheaper"),
                 "{measured}"
             );
+            // The row and the ledger's table say what the ratio measured, not the throughput.
+            let what = row.measured_metric.clone();
+            assert_eq!(what.as_deref(), Some("CPU per operation at equal load"));
+            let table = summary_markdown(&[row]);
+            assert!(
+                table.contains("| CPU per operation at equal load: 0.78× ["),
+                "{table}"
+            );
         }
-        let (verdict, _) = judged(echo(true));
+        let (ClaimRow { verdict, .. }, _) = judged(echo(true));
         assert!(
             verdict.ends_with("no equal-load comparison of uring and epoll ran here"),
             "{verdict}"
