@@ -601,7 +601,8 @@ const SECTION_ABOUT: &str = "Each claim below is a published figure that this do
     studies can test (`ringside claims show ID` has its source and `ringside claims run ID` its \
     own experiment). Each test reads its comparison as the analysis decided it, with the \
     interval the tables show; a test on a cell whose load generator set the pace cannot test \
-    the servers (their figures per operation hold whatever rate it reached). A verdict from a quick experiment or from fewer rounds than a full \
+    the servers (their figures per operation hold whatever rate it reached). A verdict from a \
+    quick experiment or from fewer rounds than a full \
     one's first look is provisional.";
 /// What the blocks say they ran.
 const SECTION_COMMAND: &str = "this document's studies (see the tables)";
