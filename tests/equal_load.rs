@@ -54,10 +54,24 @@ fn an_open_loop_at_a_low_rate_achieves_its_rate_on_time() {
     // A shared VM can hold a real-time client back for a few ms (measured beside a QEMU guest:
     // 5 of 2002 sends); lateness counts once it passes the saturation bound (1% of sends).
     let late = row["client_late_share"].as_f64().unwrap();
-    assert!(
-        late < ringside::row::LATE_SHARE_LIMIT,
-        "sends 1 ms behind: {row}"
-    );
+    let limit = ringside::row::LATE_SHARE_LIMIT;
+    // A host that took more of the load's core than that (steal; 13% of 2 s on a CI host, 6%
+    // of sends late) sets the schedule, not ringside: the row must say so, not hide it.
+    let stolen = row["client_core_steal_s"].as_f64().unwrap_or(0.0) / 2.0;
+    if late >= limit && stolen > limit {
+        eprintln!(
+            "the host took {:.1}% of the load's core: {row}",
+            stolen * 100.0
+        );
+        assert_eq!(row["client_saturated"], true, "{row}");
+        let notes = row["notes"].to_string();
+        assert!(
+            notes.contains("(steal)") && notes.contains("fell behind"),
+            "{row}"
+        );
+        return;
+    }
+    assert!(late < limit, "sends 1 ms behind: {row}");
     assert_eq!(row["client_saturated"], false, "{row}");
     assert!(row["latency_uncorrected_ns_p99"].is_u64(), "{row}");
     assert!(row["server_cpu_us_per_op"].as_f64().unwrap() > 0.0, "{row}");

@@ -15,7 +15,7 @@ use crate::engines::EngineDef;
 use crate::load::{load_row, LoadPlan, LoadReport, Mode, WindowEdge};
 use crate::measure::{CoreTimes, Measured, ProcessMeter};
 use crate::row::params::{Param, Params};
-use crate::row::Row;
+use crate::row::{Row, LATE_SHARE_LIMIT};
 use crate::studies::serve::ServerStats;
 use crate::system::network::{NetPath, PathPlan};
 use crate::system::pin::CpuSplit;
@@ -282,9 +282,31 @@ impl ServerWindow {
         row.client_core_steal_s = client_core.map(|t| t.steal_s);
         row.server_core_net_rx_softirqs = server_core.and_then(|t| t.net_rx_softirqs);
         row.client_core_net_rx_softirqs = client_core.and_then(|t| t.net_rx_softirqs);
+        note_stolen_sends(row);
         if let Some(stats) = stats {
             add_server_stats(row, &stats, plan.connections);
         }
+    }
+}
+
+/// An open loop that fell behind while the host took more of its core (steal) than the late
+/// share it may have: the lateness may be the hypervisor's, and the note says so with the share.
+fn note_stolen_sends(row: &mut Row) {
+    let (Some(true), Some(late), Some(steal)) = (
+        row.offered_rate.and(row.client_saturated),
+        row.client_late_share,
+        row.client_core_steal_s,
+    ) else {
+        return;
+    };
+    let stolen = steal / row.seconds.max(f64::EPSILON);
+    if stolen > LATE_SHARE_LIMIT {
+        row.notes.push(format!(
+            "the host took {:.1}% of the load's core over the window (steal) while {:.1}% of \
+             its sends were late: the lateness may be the hypervisor's, not the load's",
+            stolen * 100.0,
+            late * 100.0
+        ));
     }
 }
 
@@ -306,4 +328,32 @@ fn add_server_stats(row: &mut Row, stats: &ServerStats, connections: usize) {
         .rss_bytes_peak
         .zip(stats.rss_bytes_at_start)
         .map(|(peak, start)| peak.saturating_sub(start) / connections.max(1) as u64);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn late_row(steal_s: f64) -> Row {
+        Row {
+            seconds: 2.0,
+            offered_rate: Some(1000.0),
+            client_saturated: Some(true),
+            client_late_share: Some(0.06),
+            client_core_steal_s: Some(steal_s),
+            ..Row::default()
+        }
+    }
+
+    #[test]
+    fn late_sends_while_the_host_took_the_core_say_so() {
+        let mut row = late_row(0.26);
+        note_stolen_sends(&mut row);
+        assert_eq!(row.notes.len(), 1);
+        assert!(row.notes[0].starts_with("the host took 13.0% of the load's core"));
+        // A host that took less than the late share allowed explains nothing.
+        let mut row = late_row(0.01);
+        note_stolen_sends(&mut row);
+        assert!(row.notes.is_empty());
+    }
 }
