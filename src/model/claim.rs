@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::model::summary::Metric;
-use crate::row::params::Param;
+use crate::row::params::{Param, CLAIM_FORM_PARAM, CLAIM_PARAM};
 
 /// The claims shipped with this binary: (file name, TOML text), from `claims/*.toml`.
 pub const EMBEDDED: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/claims.rs"));
@@ -462,13 +462,6 @@ impl ClaimTest {
         Ok(())
     }
 }
-
-/// The parameter `ringside claims run` adds to its rows: the claim's id (two claims' studies of
-/// one shape had rounds of their own, which do not pair).
-pub const CLAIM_PARAM: &str = "claim";
-/// The parameter `ringside claims run` adds beside it: which form of the experiment ran,
-/// `quick` or `full` (a quick verdict is provisional).
-pub const CLAIM_FORM_PARAM: &str = "claim_form";
 
 /// The parameter key nearest `key` in spelling, when one is near (two edits or fewer).
 fn nearest_param(key: &str) -> Option<&'static str> {

@@ -42,7 +42,7 @@ use crate::row::Row;
 use crate::stats::median;
 use crate::stats::rank::{Outcome, MIN_ROUNDS};
 
-pub use crate::model::claim::{CLAIM_FORM_PARAM, CLAIM_PARAM};
+pub use crate::row::params::{CLAIM_FORM_PARAM, CLAIM_PARAM};
 
 /// How a reproduced difference compares in size with the claimed one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

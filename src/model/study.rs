@@ -12,7 +12,7 @@ use crate::model::comparison::{decide, Comparison, Family, Judging};
 use crate::model::regime::{CellRegime, Regime};
 use crate::model::summary::{EngineSummary, Headline, Metric};
 use crate::row::is_equal_load_row;
-use crate::row::params::{Param, Params};
+use crate::row::params::{Param, Params, CLAIM_PARAM};
 use crate::row::Row;
 use crate::stats::params_text;
 
@@ -238,22 +238,39 @@ pub fn studies(rows: &[Row]) -> Vec<Study> {
     for (study, title) in studies.iter_mut().zip(titles) {
         study.title = title;
     }
-    // The noise between blocks is pooled over every study's engines against its baseline.
-    let pairs = studies.iter().flat_map(|study| {
-        let engines: Vec<&EngineSummary> = (study.measured().into_iter())
-            .filter(|engine| engine.verified)
-            .collect();
-        let pairs: Vec<(&EngineSummary, &EngineSummary)> = match engines.split_first() {
-            Some((baseline, rest)) => rest.iter().map(|engine| (*engine, *baseline)).collect(),
-            None => Vec::new(),
-        };
-        pairs
-    });
-    let judging = Judging::pooled(Vec::new(), pairs);
-    for study in &mut studies {
-        study.judging = judging.at(study.looks.clone());
+    // The noise between blocks is pooled over every study's engines against its baseline:
+    // over the whole document, or, in a claims document, over each claim's experiment (each ran
+    // at its own time, and `claims run` judges it on its own rows as it ends, so the report and
+    // `claims merge` of the same rows decide as it did; pooled over the whole document, one test
+    // of 35 was "inconclusive" in one view and "reversed" in the other).
+    let experiment = |study: &Study| study.params.get(CLAIM_PARAM).cloned();
+    let mut experiments: Vec<Option<Value>> = Vec::new();
+    for study in &studies {
+        if !experiments.contains(&experiment(study)) {
+            experiments.push(experiment(study));
+        }
+    }
+    for one in experiments {
+        let pairs = (studies.iter())
+            .filter(|study| experiment(study) == one)
+            .flat_map(baseline_pairs);
+        let judging = Judging::pooled(Vec::new(), pairs);
+        for study in studies.iter_mut().filter(|study| experiment(study) == one) {
+            study.judging = judging.at(study.looks.clone());
+        }
     }
     studies
+}
+
+/// Each verified engine of `study` with the study's baseline (its first verified engine).
+fn baseline_pairs(study: &Study) -> Vec<(&EngineSummary, &EngineSummary)> {
+    let engines: Vec<&EngineSummary> = (study.measured().into_iter())
+        .filter(|engine| engine.verified)
+        .collect();
+    match engines.split_first() {
+        Some((baseline, rest)) => rest.iter().map(|engine| (*engine, *baseline)).collect(),
+        None => Vec::new(),
+    }
 }
 
 /// A study key as text, equal exactly when the keys are equal: what maps group studies by.
@@ -453,6 +470,36 @@ pub mod tests {
             }
         }
         rows
+    }
+
+    /// Goal: in a claims document each claim's experiment is judged as `claims run` judged it,
+    /// on its own rows, whatever else the document holds. Method: two experiments' rows, tagged
+    /// with their claims, the second with its ring 10% faster in every other block of rounds;
+    /// each study's judging in the whole document equals its experiment's alone, and the two
+    /// differ (the noise between blocks is each experiment's own).
+    #[test]
+    fn a_claims_experiment_is_judged_on_its_own_rows() {
+        let experiment = |claim: &str, shift: f64| {
+            let mut rows = paired_rows(
+                &[("blocking", 1000.0, 1000), ("uring-ring", 1200.0, 10)],
+                16,
+            );
+            for row in &mut rows {
+                row.params.insert(CLAIM_PARAM.into(), Value::from(claim));
+                if row.engine == "uring-ring" && row.block() % 2 == 0 {
+                    row.bytes_per_sec *= shift;
+                }
+            }
+            rows
+        };
+        let (quiet, shifted) = (experiment("a", 1.0), experiment("b", 1.1));
+        let whole = studies(&[quiet.clone(), shifted.clone()].concat());
+        assert_eq!(whole.len(), 2);
+        let alone = [&studies(&quiet)[0], &studies(&shifted)[0]];
+        for (study, alone) in whole.iter().zip(alone) {
+            assert_eq!(study.judging, alone.judging, "{}", study.title);
+        }
+        assert_ne!(whole[0].judging, whole[1].judging);
     }
 
     #[test]

@@ -60,7 +60,7 @@ impl Machine {
             text.chars().take(16).collect::<String>().replace('T', " ")
         });
         let quick = (document.results.iter()).any(|row| {
-            row.params.get(crate::model::claim::CLAIM_FORM_PARAM) == Some(&Value::from("quick"))
+            row.params.get(crate::row::params::CLAIM_FORM_PARAM) == Some(&Value::from("quick"))
         });
         Machine {
             document: name.to_string(),

@@ -4,6 +4,13 @@
 
 use serde_json::{Map, Value};
 
+/// The parameter `ringside claims run` adds to its rows: the claim's id (two claims' studies of
+/// one shape had rounds of their own, which do not pair).
+pub const CLAIM_PARAM: &str = "claim";
+/// The parameter `ringside claims run` adds beside it: which form of the experiment ran,
+/// `quick` or `full` (a quick verdict is provisional).
+pub const CLAIM_FORM_PARAM: &str = "claim_form";
+
 macro_rules! params {
     ($($(#[doc = $doc:literal])* $variant:ident = $key:literal,)*) => {
         /// One key of a row's `params`.
