@@ -344,6 +344,9 @@ pub struct LoadHostPart {
 /// An open-loop run with more than this share of its sends late fell behind its schedule: the
 /// rate it reports is not the rate it was asked to offer.
 pub const LATE_SHARE_LIMIT: f64 = 0.01;
+/// An open-loop run that achieved less than this share of its offered rate fell behind it (its
+/// row says so in a note).
+pub const FELL_BEHIND_RATE_SHARE: f64 = 0.95;
 /// An open-loop run that achieved less than this share of its offered rate did not hold it.
 pub const HELD_RATE_SHARE: f64 = 0.97;
 

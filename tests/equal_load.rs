@@ -38,6 +38,13 @@ fn echo_study_fifo(args: &[&str]) -> Option<serde_json::Value> {
     Some(document["results"][0].clone())
 }
 
+/// The share of a run's window something else took from its machine: the host (steal on the
+/// load's core) and other jobs (`foreign_cpu_share`, every CPU).
+fn taken_share(row: &serde_json::Value) -> f64 {
+    let steal = row["client_core_steal_s"].as_f64().unwrap_or(0.0);
+    steal / row["seconds"].as_f64().unwrap() + row["foreign_cpu_share"].as_f64().unwrap_or(0.0)
+}
+
 #[test]
 fn an_open_loop_at_a_low_rate_achieves_its_rate_on_time() {
     let args = ["-c", "2", "--rate", "1000", "-d", "2s", "--warmup", "200ms"];
@@ -45,32 +52,28 @@ fn an_open_loop_at_a_low_rate_achieves_its_rate_on_time() {
         return;
     };
     assert_eq!(row["verified"], true, "{row}");
-    let achieved = row["ops_per_sec"].as_f64().unwrap();
-    assert!(
-        (achieved - 1000.0).abs() <= 20.0,
-        "{achieved}/s of 1000: {row}"
-    );
     assert_eq!(row["offered_rate"], 1000.0, "{row}");
+    let achieved = row["ops_per_sec"].as_f64().unwrap();
     // A shared VM can hold a real-time client back for a few ms (measured beside a QEMU guest:
     // 5 of 2002 sends); lateness counts once it passes the saturation bound (1% of sends).
     let late = row["client_late_share"].as_f64().unwrap();
     let limit = ringside::row::LATE_SHARE_LIMIT;
-    // A host that took more of the load's core than that (steal; 13% of 2 s on a CI host, 6%
-    // of sends late) sets the schedule, not ringside: the row must say so, not hide it.
-    let stolen = row["client_core_steal_s"].as_f64().unwrap_or(0.0) / 2.0;
-    if late >= limit && stolen > limit {
-        eprintln!(
-            "the host took {:.1}% of the load's core: {row}",
-            stolen * 100.0
-        );
-        assert_eq!(row["client_saturated"], true, "{row}");
+    // A host (steal; 13% of 2 s on a CI host, 6% of sends late) or a job that took more of the
+    // load's core than that sets the schedule, not ringside: the row must say so, not hide it.
+    let behind = late > limit || achieved < ringside::row::FELL_BEHIND_RATE_SHARE * 1000.0;
+    if behind && taken_share(&row) > limit {
+        eprintln!("something else took the load's core: {row}");
+        assert_eq!(row["client_saturated"], late > limit, "{row}");
         let notes = row["notes"].to_string();
-        assert!(
-            notes.contains("(steal)") && notes.contains("fell behind"),
-            "{row}"
-        );
+        assert!(notes.contains("fell behind"), "{row}");
+        let stolen = row["client_core_steal_s"].as_f64().unwrap_or(0.0) / 2.0;
+        assert_eq!(notes.contains("(steal)"), stolen > limit, "{row}");
         return;
     }
+    assert!(
+        (achieved - 1000.0).abs() <= 20.0,
+        "{achieved}/s of 1000: {row}"
+    );
     assert!(late < limit, "sends 1 ms behind: {row}");
     assert_eq!(row["client_saturated"], false, "{row}");
     assert!(row["latency_uncorrected_ns_p99"].is_u64(), "{row}");
@@ -220,11 +223,29 @@ fn a_sweep_probes_finds_the_load_ceiling_and_measures_its_point_in_rounds() {
     );
     // The points: offered to epoll and uring-defer, never to blocking.
     let points = of("point");
-    assert_eq!(engines(&points), ["epoll", "uring-defer"]);
     assert!(
         stderr.contains("blocking serves one connection at a time: probed, not offered"),
         "{stderr}"
     );
+    // A host or a job that takes the load's core in bursts makes every rate's sends late (with
+    // SCHED_FIFO bursts of 2 ms in 15 ms: 8-12% late at 2.5k-20k/s, each rate achieved): the
+    // load held none, and the study must say so rather than offer the servers a rate it missed.
+    let limit = ringside::row::LATE_SHARE_LIMIT;
+    let taken = ceiling
+        .iter()
+        .map(|row| taken_share(row))
+        .fold(0.0, f64::max);
+    if points.is_empty() && taken > limit {
+        assert!(
+            stderr.contains("held none of the rates it offered"),
+            "{stderr}"
+        );
+        let late = |row: &&&serde_json::Value| row["client_late_share"].as_f64().unwrap() > limit;
+        assert!(ceiling.iter().all(|row| late(&row)), "{ceiling:?}");
+        eprintln!("skipped the points: something else took the load's core\n{stderr}");
+        return;
+    }
+    assert_eq!(engines(&points), ["epoll", "uring-defer"]);
     for row in &points {
         let offered = row["offered_rate"].as_f64().unwrap();
         let achieved = row["ops_per_sec"].as_f64().unwrap();

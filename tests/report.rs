@@ -308,7 +308,12 @@ fn run_quick_writes_all_four_files_and_its_report_re_renders_the_same() {
     // report's path.
     let blank = lines.iter().position(|line| line.is_empty());
     let blank = blank.unwrap_or_else(|| panic!("no answer after the steps: {stderr}"));
-    assert!(blank <= 1 + 6 + building, "{stderr}");
+    // A step may say what went wrong in it (on a machine whose other jobs took the load's core,
+    // "the load's own open loop held none of the rates"): a sentence, never a line per run.
+    let alerts = (lines[..blank].iter())
+        .filter(|line| line.starts_with("ringside: "))
+        .count();
+    assert!(blank <= 1 + 6 + building + alerts, "{stderr}");
     let answer = &lines[blank + 1..lines.len() - 1];
     assert!(
         answer.first().is_some_and(

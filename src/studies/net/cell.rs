@@ -15,7 +15,7 @@ use crate::engines::EngineDef;
 use crate::load::{load_row, LoadPlan, LoadReport, Mode, WindowEdge};
 use crate::measure::{CoreTimes, Measured, ProcessMeter};
 use crate::row::params::{Param, Params};
-use crate::row::{Row, LATE_SHARE_LIMIT};
+use crate::row::{Row, FELL_BEHIND_RATE_SHARE, LATE_SHARE_LIMIT};
 use crate::studies::serve::ServerStats;
 use crate::system::network::{NetPath, PathPlan};
 use crate::system::pin::CpuSplit;
@@ -289,18 +289,20 @@ impl ServerWindow {
     }
 }
 
-/// An open loop that fell behind while the host took more of its core (steal) than the late
-/// share it may have: the lateness may be the hypervisor's, and the note says so with the share.
+/// An open loop that fell behind (the note `load_row` wrote: too many sends late, or the rate
+/// short) while the host took more of its core (steal) than the late share it may have: the
+/// lateness may be the hypervisor's, and the note says so with the share.
 fn note_stolen_sends(row: &mut Row) {
-    let (Some(true), Some(late), Some(steal)) = (
-        row.offered_rate.and(row.client_saturated),
+    let (Some(rate), Some(late), Some(steal)) = (
+        row.offered_rate,
         row.client_late_share,
         row.client_core_steal_s,
     ) else {
         return;
     };
+    let behind = late > LATE_SHARE_LIMIT || row.ops_per_sec < FELL_BEHIND_RATE_SHARE * rate;
     let stolen = steal / row.seconds.max(f64::EPSILON);
-    if stolen > LATE_SHARE_LIMIT {
+    if behind && stolen > LATE_SHARE_LIMIT {
         row.notes.push(format!(
             "the host took {:.1}% of the load's core over the window (steal) while {:.1}% of \
              its sends were late: the lateness may be the hypervisor's, not the load's",
@@ -338,7 +340,7 @@ mod tests {
         Row {
             seconds: 2.0,
             offered_rate: Some(1000.0),
-            client_saturated: Some(true),
+            ops_per_sec: 1001.0,
             client_late_share: Some(0.06),
             client_core_steal_s: Some(steal_s),
             ..Row::default()
