@@ -23,4 +23,4 @@ pub use syscalls::{
     sys_enter_tracepoint_id, task_ids, ProcessSyscallCounter, SyscallCounter, SyscallSource,
 };
 pub use threads::{threads_named, HelperThreads, PoolThreads};
-pub use usage::{process_tree, CoreTimes, MachineCpu, Usage};
+pub use usage::{group_has_live_process, process_tree, CoreTimes, MachineCpu, Usage};

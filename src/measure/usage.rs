@@ -143,29 +143,24 @@ fn process_cpu_ns(pid: i32) -> Option<u64> {
     Some(time.tv_sec as u64 * 1_000_000_000 + time.tv_nsec as u64)
 }
 
+/// Every process in /proc with the fields of its stat after the command name (which may
+/// contain spaces): state, parent, process group, ...
+fn processes() -> impl Iterator<Item = (i32, Vec<String>)> {
+    let entries = fs::read_dir("/proc").into_iter().flatten().flatten();
+    entries.filter_map(|entry| {
+        let pid = entry.file_name().to_str()?.parse::<i32>().ok()?;
+        // None when it exited meanwhile.
+        let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let (_, rest) = stat.rsplit_once(')')?;
+        Some((pid, rest.split_whitespace().map(str::to_string).collect()))
+    })
+}
+
 /// Process `pid` and its descendants, `pid` first (from every process's parent in /proc).
 pub fn process_tree(pid: i32) -> Vec<i32> {
-    let mut parents: Vec<(i32, i32)> = Vec::new();
-    for entry in fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Some(child) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<i32>().ok())
-        else {
-            continue;
-        };
-        let Ok(stat) = fs::read_to_string(format!("/proc/{child}/stat")) else {
-            continue; // It exited meanwhile.
-        };
-        // The parent is the second field after the command name, which may contain spaces.
-        let parent = stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
-            .and_then(|text| text.parse().ok());
-        if let Some(parent) = parent {
-            parents.push((child, parent));
-        }
-    }
+    let parents: Vec<(i32, i32)> = processes()
+        .filter_map(|(child, fields)| Some((child, fields.get(1)?.parse().ok()?)))
+        .collect();
     let mut tree = vec![pid];
     let mut next = 0;
     while next < tree.len() {
@@ -179,6 +174,19 @@ pub fn process_tree(pid: i32) -> Vec<i32> {
         next += 1;
     }
     tree
+}
+
+/// Whether process group `group` has a process that has not exited: one that exited and waits
+/// to be reaped (a zombie, which holds no CPU, memory or socket) does not count. Its reaper may
+/// be an init that reaps once a second: a contender's shell forks the server, and the server
+/// is reparented when the shell dies.
+pub fn group_has_live_process(group: i32) -> bool {
+    processes().any(|(_, fields)| {
+        fields.get(2).and_then(|g| g.parse::<i32>().ok()) == Some(group)
+            && fields
+                .first()
+                .is_some_and(|state| state != "Z" && state != "X")
+    })
 }
 
 /// Peak resident memory of process `pid` (`VmHWM` in /proc/PID/status), if it still runs.
@@ -316,7 +324,30 @@ fn net_rx_softirqs(cpu: usize) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::process::CommandExt;
     use std::time::{Duration, Instant};
+
+    /// Goal: a group whose processes all exited is not live while they wait to be reaped.
+    /// Method: a child in a group of its own, live while it runs; once it exits and before it
+    /// is reaped the kernel still finds the group (a zombie keeps it), this does not.
+    #[test]
+    fn an_exited_process_waiting_for_its_reaper_is_not_live() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("0.2")
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let group = child.id() as i32;
+        assert!(group_has_live_process(group));
+        let pid = rustix::process::Pid::from_raw(group).unwrap();
+        // Wait for the exit without reaping (WNOWAIT), as a lazy init would leave it.
+        let options =
+            rustix::process::WaitIdOptions::EXITED | rustix::process::WaitIdOptions::NOWAIT;
+        rustix::process::waitid(rustix::process::WaitId::Pid(pid), options).unwrap();
+        assert!(rustix::process::test_kill_process_group(pid).is_ok());
+        assert!(!group_has_live_process(group));
+        child.wait().unwrap();
+    }
 
     /// Goal: CPU time the measured processes did not spend reads as other work's: a busy loop
     /// on another thread, left out of `own`, is all in the foreign share (the machine's other

@@ -275,10 +275,13 @@ impl ServerProcess {
         };
     }
 
-    /// Whether a contender's process group still has a process (false for ringside's servers,
-    /// which have no group of their own).
+    /// Whether a contender's process group still has a process that has not exited (false for
+    /// ringside's servers, which have no group of their own). Its exited processes may wait
+    /// for their reaper (an init that reaps once a second held each contender's stop for 1 s).
     fn group_alive(&self) -> bool {
-        self.contender && rustix::process::test_kill_process_group(self.pid()).is_ok()
+        self.contender
+            && rustix::process::test_kill_process_group(self.pid()).is_ok()
+            && crate::measure::group_has_live_process(self.pid().as_raw_nonzero().get())
     }
 
     /// SIGKILL to the server while it is not reaped, or to a contender's group while it has a
