@@ -2,7 +2,7 @@
 # Makes docs/report.png, the README's picture: the first screen (1366x900) of report.html,
 # taken by headless Chromium. Given the results directory of a real default run it re-renders
 # that run's report with this tree's `ringside report`; without one it first makes a real
-# default `ringside run` under the benchmark lock (about 13 min on a 2-vCPU VM, plus 1–1.5 min
+# default `ringside run` under the benchmark lock (about 11 min on a 2-vCPU VM, plus 1–1.5 min
 # if it first has to build the reference contenders).
 # Usage, from anywhere, as root: docs/screenshot.sh [RESULTS_DIR]   (default: a new run in /tmp/ringside-readme-run)
 set -euo pipefail
