@@ -382,6 +382,13 @@ impl Row {
         )
     }
 
+    /// Whether an open-loop row fell behind its schedule: too many sends late, or the rate
+    /// short of the offered one (its notes say so). None for a closed loop.
+    pub fn open_loop_fell_behind(&self) -> Option<bool> {
+        let (rate, late) = (self.offered_rate?, self.client_late_share?);
+        Some(late > LATE_SHARE_LIMIT || self.ops_per_sec < FELL_BEHIND_RATE_SHARE * rate)
+    }
+
     /// Marks a row that measured nothing as failed, for `reason` (a sentence without the
     /// engine's name).
     /// Marks the run unverified because of `reason`: the flag, the reason (the first one given),

@@ -7,7 +7,7 @@ use super::{LoadPlan, LoadReport, Mode, LATE_BOUND, SATURATED_SHARE};
 use crate::measure::Measured;
 use crate::row::params::{Param, Params};
 use crate::row::SyscallSource;
-use crate::row::{Row, FELL_BEHIND_RATE_SHARE, LATE_SHARE_LIMIT};
+use crate::row::{Row, LATE_SHARE_LIMIT};
 use crate::stats::per_second;
 
 /// The result row of one load run. `server` is the server's own measurement over the window
@@ -326,7 +326,7 @@ fn add_open_loop_fields(row: &mut Row, plan: &LoadPlan, report: &LoadReport) {
     row.client_late_share = Some(late_share);
     row.client_saturated = Some(late_share > LATE_SHARE_LIMIT);
     row.set_latency_uncorrected(&report.latency_uncorrected_ns);
-    if late_share > LATE_SHARE_LIMIT || row.ops_per_sec < FELL_BEHIND_RATE_SHARE * rate {
+    if row.open_loop_fell_behind() == Some(true) {
         row.notes.push(format!(
             "open loop fell behind: {:.0}/s achieved of {rate:.0}/s offered, {:.1}% of sends \
              more than {LATE_BOUND:?} behind their due time ({} due while their connection still \

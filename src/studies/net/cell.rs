@@ -15,7 +15,7 @@ use crate::engines::EngineDef;
 use crate::load::{load_row, LoadPlan, LoadReport, Mode, WindowEdge};
 use crate::measure::{CoreTimes, Measured, ProcessMeter};
 use crate::row::params::{Param, Params};
-use crate::row::{Row, FELL_BEHIND_RATE_SHARE, LATE_SHARE_LIMIT};
+use crate::row::{Row, LATE_SHARE_LIMIT};
 use crate::studies::serve::ServerStats;
 use crate::system::network::{NetPath, PathPlan};
 use crate::system::pin::CpuSplit;
@@ -293,16 +293,15 @@ impl ServerWindow {
 /// short) while the host took more of its core (steal) than the late share it may have: the
 /// lateness may be the hypervisor's, and the note says so with the share.
 fn note_stolen_sends(row: &mut Row) {
-    let (Some(rate), Some(late), Some(steal)) = (
-        row.offered_rate,
+    let (Some(true), Some(late), Some(steal)) = (
+        row.open_loop_fell_behind(),
         row.client_late_share,
         row.client_core_steal_s,
     ) else {
         return;
     };
-    let behind = late > LATE_SHARE_LIMIT || row.ops_per_sec < FELL_BEHIND_RATE_SHARE * rate;
     let stolen = steal / row.seconds.max(f64::EPSILON);
-    if behind && stolen > LATE_SHARE_LIMIT {
+    if stolen > LATE_SHARE_LIMIT {
         row.notes.push(format!(
             "the host took {:.1}% of the load's core over the window (steal) while {:.1}% of \
              its sends were late: the lateness may be the hypervisor's, not the load's",
