@@ -63,11 +63,16 @@ fn an_open_loop_at_a_low_rate_achieves_its_rate_on_time() {
     let behind = late > limit || achieved < ringside::row::FELL_BEHIND_RATE_SHARE * 1000.0;
     if behind && taken_share(&row) > limit {
         eprintln!("something else took the load's core: {row}");
-        assert_eq!(row["client_saturated"], late > limit, "{row}");
         let notes = row["notes"].to_string();
         assert!(notes.contains("fell behind"), "{row}");
-        let stolen = row["client_core_steal_s"].as_f64().unwrap_or(0.0) / 2.0;
+        let stolen =
+            row["client_core_steal_s"].as_f64().unwrap_or(0.0) / row["seconds"].as_f64().unwrap();
         assert_eq!(notes.contains("(steal)"), stolen > limit, "{row}");
+        // Late sends up to the share the host surely took (less a 10 ms tick) are the host's,
+        // not a saturated load's.
+        let surely = (row["client_core_steal_s"].as_f64().unwrap_or(0.0) - 0.01).max(0.0)
+            / row["seconds"].as_f64().unwrap();
+        assert_eq!(row["client_saturated"], late > limit + surely, "{row}");
         return;
     }
     assert!(

@@ -23,4 +23,6 @@ pub use syscalls::{
     sys_enter_tracepoint_id, task_ids, ProcessSyscallCounter, SyscallCounter, SyscallSource,
 };
 pub use threads::{threads_named, HelperThreads, PoolThreads};
-pub use usage::{group_has_live_process, process_tree, CoreTimes, MachineCpu, Usage};
+pub use usage::{
+    clock_ticks_per_sec, group_has_live_process, process_tree, CoreTimes, MachineCpu, Usage,
+};

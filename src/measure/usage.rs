@@ -215,7 +215,8 @@ pub(super) fn thread_ctx_switches(pid: i32, tid: i32) -> Option<(u64, u64)> {
     Some((voluntary, involuntary))
 }
 
-pub(super) fn clock_ticks_per_sec() -> f64 {
+/// `/proc/stat`'s tick (USER_HZ): the resolution of its times.
+pub fn clock_ticks_per_sec() -> f64 {
     // SAFETY: sysconf has no preconditions.
     let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
     if ticks > 0 {

@@ -283,6 +283,10 @@ impl ServerWindow {
         row.server_core_net_rx_softirqs = server_core.and_then(|t| t.net_rx_softirqs);
         row.client_core_net_rx_softirqs = client_core.and_then(|t| t.net_rx_softirqs);
         note_stolen_sends(row);
+        if let (Some(_), Some(late)) = (row.offered_rate, row.client_late_share) {
+            // The open loop's saturation signal, now that the host's share of its core is known.
+            row.client_saturated = Some(late > row.late_share_allowed());
+        }
         if let Some(stats) = stats {
             add_server_stats(row, &stats, plan.connections);
         }
@@ -291,22 +295,24 @@ impl ServerWindow {
 
 /// An open loop that fell behind (the note `load_row` wrote: too many sends late, or the rate
 /// short) while the host took more of its core (steal) than the late share it may have: the
-/// lateness may be the hypervisor's, and the note says so with the share.
+/// note says how much, and that late sends up to that share are counted as the host's
+/// (`Row::late_share_allowed`).
 fn note_stolen_sends(row: &mut Row) {
-    let (Some(true), Some(late), Some(steal)) = (
+    let (Some(true), Some(late), Some(stolen)) = (
         row.open_loop_fell_behind(),
         row.client_late_share,
-        row.client_core_steal_s,
+        row.load_core_stolen_share(),
     ) else {
         return;
     };
-    let stolen = steal / row.seconds.max(f64::EPSILON);
     if stolen > LATE_SHARE_LIMIT {
         row.notes.push(format!(
             "the host took {:.1}% of the load's core over the window (steal) while {:.1}% of \
-             its sends were late: the lateness may be the hypervisor's, not the load's",
+             its sends were late: late sends up to {:.1}% are counted as the host's, not the \
+             load's",
             stolen * 100.0,
-            late * 100.0
+            late * 100.0,
+            row.late_share_allowed() * 100.0
         ));
     }
 }
