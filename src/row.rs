@@ -382,23 +382,20 @@ impl Row {
         )
     }
 
-    /// The share of the window the host took from the load's core (steal), where measured.
+    /// The share of the window the host surely took from the load's core (steal), where
+    /// measured. `/proc/stat` counts steal in ticks, so one tick of it may be rounding: a quiet
+    /// machine's half-second windows read 0 or 2%.
     pub fn load_core_stolen_share(&self) -> Option<f64> {
-        Some(self.client_core_steal_s? / self.seconds.max(f64::EPSILON))
+        let tick = 1.0 / clock_ticks_per_sec();
+        Some((self.client_core_steal_s? - tick).max(0.0) / self.seconds.max(f64::EPSILON))
     }
 
     /// The late share an open loop may have and still be on schedule: `LATE_SHARE_LIMIT`, and
     /// the share of the window the host surely took from the load's core besides. A send due
     /// while the load's vCPU was not running is late whatever the load does (a CI host took 13%
-    /// of it and 6% of the sends were late, the rate itself held). `/proc/stat` counts steal in
-    /// ticks, so one tick of it may be rounding: a quiet machine's half-second windows read
-    /// 0 or 2%.
+    /// of it and 6% of the sends were late, the rate itself held).
     pub fn late_share_allowed(&self) -> f64 {
-        let tick = 1.0 / clock_ticks_per_sec();
-        let surely = self
-            .client_core_steal_s
-            .map_or(0.0, |steal| (steal - tick).max(0.0));
-        LATE_SHARE_LIMIT + surely / self.seconds.max(f64::EPSILON)
+        LATE_SHARE_LIMIT + self.load_core_stolen_share().unwrap_or(0.0)
     }
 
     /// Whether an open-loop row fell behind its schedule: too many sends late, or the rate
