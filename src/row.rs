@@ -341,6 +341,12 @@ pub struct LoadHostPart {
     pub window_end_unix_s: Option<f64>,
 }
 
+/// Of a core's steal over a window as `/proc/stat` read it, what the host surely took: less the
+/// one tick the reading may have rounded up.
+pub fn surely_stolen(steal_s: f64) -> f64 {
+    (steal_s - 1.0 / clock_ticks_per_sec()).max(0.0)
+}
+
 /// An open-loop run with more than this share of its sends late fell behind its schedule: the
 /// rate it reports is not the rate it was asked to offer.
 pub const LATE_SHARE_LIMIT: f64 = 0.01;
@@ -386,8 +392,7 @@ impl Row {
     /// measured. `/proc/stat` counts steal in ticks, so one tick of it may be rounding: a quiet
     /// machine's half-second windows read 0 or 2%.
     pub fn load_core_stolen_share(&self) -> Option<f64> {
-        let tick = 1.0 / clock_ticks_per_sec();
-        Some((self.client_core_steal_s? - tick).max(0.0) / self.seconds.max(f64::EPSILON))
+        Some(surely_stolen(self.client_core_steal_s?) / self.seconds.max(f64::EPSILON))
     }
 
     /// The late share an open loop may have and still be on schedule: `LATE_SHARE_LIMIT`, and

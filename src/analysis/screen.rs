@@ -969,6 +969,9 @@ fn caveats(document: &Document, studies: &[Study]) -> Vec<String> {
         if let Some(sentence) = drift_sentence(study) {
             caveats.push(format!("{title}: {sentence}"));
         }
+        if let Some(sentence) = steal_sentence(study) {
+            caveats.push(format!("{title}: {sentence}"));
+        }
         let orphans: Vec<String> = (steps(study).into_iter().filter_map(Result::err))
             .filter(|none| none.why != DID_NOT_RUN)
             .map(|none| none.text())
@@ -988,6 +991,24 @@ fn caveats(document: &Document, studies: &[Study]) -> Vec<String> {
         ));
     }
     caveats
+}
+
+/// "The host took 13% of the measured cores' time …": said where the host's steal over the
+/// study's windows exceeds the margin its throughput verdicts use, so a figure may have moved by
+/// more than the difference the words are about (a quiet machine here: under 1%).
+pub fn steal_sentence(study: &Study) -> Option<String> {
+    let steal = study.host_steal?;
+    let margin = Metric::Throughput.margin();
+    (steal.share > margin).then(|| {
+        format!(
+            "the host took {:.0}% of the measured cores' time over the study's windows (steal; \
+             {:.0}% in the worst), more than the {:.0}% margin of its verdicts: each round's \
+             ratios divide out what hit both of its engines alike, its absolute figures do not.",
+            steal.share * 100.0,
+            steal.worst * 100.0,
+            margin * 100.0
+        )
+    })
 }
 
 /// "Drift: blocking's MB/s moved during the study, …": the baseline's own figure jumped or
@@ -1097,6 +1118,41 @@ mod tests {
                 analysis.screen.helped
             );
         }
+    }
+
+    /// Goal: a study whose cores the host took more of than its verdicts' margin says so once,
+    /// with the share; a quiet machine's tick of steal says nothing.
+    #[test]
+    fn a_study_the_host_took_cores_from_says_so() {
+        let with_steal = |steal_s: f64| {
+            let mut rows = closed_rounds(
+                &[("epoll", 100_000.0), ("uring-defer", 150_000.0)],
+                12,
+                |_, _| false,
+            );
+            for row in &mut rows {
+                // 0.13 s of each core's 1.5 s window, less the 10 ms tick: 8%.
+                row.seconds = 1.5;
+                (row.server_core_steal_s, row.client_core_steal_s) = (Some(steal_s), Some(steal_s));
+            }
+            // One window whose load core the host all but took: 54% of the two cores' time.
+            rows[0].client_core_steal_s = Some(1.51);
+            analysed(rows).screen.caveats
+        };
+        let caveats = with_steal(0.13);
+        let said: Vec<&String> = caveats.iter().filter(|c| c.contains("(steal;")).collect();
+        assert_eq!(said.len(), 1, "{caveats:?}");
+        assert!(
+            said[0].contains(
+                "the host took 10% of the measured cores' time over the study's \
+                 windows (steal; 54% in the worst), more than the 3% margin"
+            ),
+            "{}",
+            said[0]
+        );
+        // A tick's steal in every window and the one bad window: 2% over the study.
+        let quiet = with_steal(0.01);
+        assert!(!quiet.iter().any(|c| c.contains("steal")), "{quiet:?}");
     }
 
     /// Goal: engines the comparisons cannot tell apart are named as a tie, and no engine is

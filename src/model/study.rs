@@ -13,7 +13,7 @@ use crate::model::regime::{CellRegime, Regime};
 use crate::model::summary::{EngineSummary, Headline, Metric};
 use crate::row::is_equal_load_row;
 use crate::row::params::{Param, Params, CLAIM_PARAM};
-use crate::row::Row;
+use crate::row::{surely_stolen, Row};
 use crate::stats::params_text;
 
 /// What one operation of a workload is called in sentences ("syscalls per write").
@@ -99,6 +99,43 @@ pub struct Study {
     /// Every comparison of the study, decided once by the analysis (`analysis::Analysis`): what
     /// each view reads instead of deciding again. Empty until analysed.
     pub decided: Vec<Comparison>,
+    /// What the host took from the measured cores over the study's windows, where its rows
+    /// measured it.
+    pub host_steal: Option<HostSteal>,
+}
+
+/// The share of the measured cores' time the host surely took (steal, `row::surely_stolen`)
+/// over a study's windows: the server's and the load's cores of its network rows.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HostSteal {
+    /// Over all the study's windows.
+    pub share: f64,
+    /// In its worst window.
+    pub worst: f64,
+}
+
+impl HostSteal {
+    fn of(rows: &[&Row]) -> Option<HostSteal> {
+        let (mut stolen, mut time, mut worst) = (0.0, 0.0, 0.0f64);
+        for row in rows.iter().filter(|row| row.seconds > 0.0) {
+            let cores: Vec<f64> = [row.server_core_steal_s, row.client_core_steal_s]
+                .into_iter()
+                .flatten()
+                .map(surely_stolen)
+                .collect();
+            if cores.is_empty() {
+                continue;
+            }
+            let window = cores.len() as f64 * row.seconds;
+            stolen += cores.iter().sum::<f64>();
+            time += window;
+            worst = worst.max(cores.iter().sum::<f64>() / window);
+        }
+        (time > 0.0).then(|| HostSteal {
+            share: stolen / time,
+            worst,
+        })
+    }
 }
 
 impl Study {
@@ -374,6 +411,7 @@ fn study(workload: String, params: Map<String, Value>, rows: &[&Row]) -> Study {
         .find_map(|row| row.looks.clone())
         .unwrap_or_default();
     Study {
+        host_steal: HostSteal::of(rows),
         engines,
         contenders,
         judging: Judging::default(),
