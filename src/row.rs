@@ -722,7 +722,7 @@ pub fn is_equal_load_row(row: &Row) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub mod tests {
     use super::*;
     use crate::measure::Usage;
     use crate::row::params::{Param, Params};
@@ -750,11 +750,10 @@ mod tests {
         Row::measured("fs-write", "uring-ring", params, 2, &measured, tally)
     }
 
-    #[test]
-    fn late_sends_the_host_explains_do_not_unhold_a_rate() {
-        // The CI host's row: 13% of the load's core taken (0.26 s of 2 s), 6% of sends late,
-        // the rate achieved.
-        let row = |steal_s: f64| Row {
+    /// The CI host's open loop: 1001/s achieved of 1000 over 2 s, 6% of its sends late, and
+    /// `steal_s` of the load's core taken by the host (0.26 s there).
+    pub fn late_open_loop_row(steal_s: f64) -> Row {
+        Row {
             verified: true,
             seconds: 2.0,
             offered_rate: Some(1000.0),
@@ -762,7 +761,12 @@ mod tests {
             client_late_share: Some(0.06),
             client_core_steal_s: Some(steal_s),
             ..Row::default()
-        };
+        }
+    }
+
+    #[test]
+    fn late_sends_the_host_explains_do_not_unhold_a_rate() {
+        let row = late_open_loop_row;
         // Less the one tick (10 ms) /proc/stat may have rounded up.
         assert!((row(0.26).late_share_allowed() - 0.135).abs() < 1e-9);
         assert_eq!(row(0.26).held_offered_rate(), Some(true));

@@ -126,10 +126,10 @@ impl HostSteal {
             if cores.is_empty() {
                 continue;
             }
-            let window = cores.len() as f64 * row.seconds;
-            stolen += cores.iter().sum::<f64>();
+            let (taken, window) = (cores.iter().sum::<f64>(), cores.len() as f64 * row.seconds);
+            stolen += taken;
             time += window;
-            worst = worst.max(cores.iter().sum::<f64>() / window);
+            worst = worst.max(taken / window);
         }
         (time > 0.0).then(|| HostSteal {
             share: stolen / time,

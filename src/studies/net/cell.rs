@@ -340,27 +340,17 @@ fn add_server_stats(row: &mut Row, stats: &ServerStats, connections: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn late_row(steal_s: f64) -> Row {
-        Row {
-            seconds: 2.0,
-            offered_rate: Some(1000.0),
-            ops_per_sec: 1001.0,
-            client_late_share: Some(0.06),
-            client_core_steal_s: Some(steal_s),
-            ..Row::default()
-        }
-    }
+    use crate::row::tests::late_open_loop_row;
 
     #[test]
     fn late_sends_while_the_host_took_the_core_say_so() {
-        let mut row = late_row(0.26);
+        let mut row = late_open_loop_row(0.26);
         note_stolen_sends(&mut row);
         assert_eq!(row.notes.len(), 1);
         // 0.26 s of 2 s, less the one tick /proc/stat may have rounded up.
         assert!(row.notes[0].starts_with("the host took at least 12.5% of the load's core"));
         // A host that took less than the late share allowed explains nothing.
-        let mut row = late_row(0.01);
+        let mut row = late_open_loop_row(0.01);
         note_stolen_sends(&mut row);
         assert!(row.notes.is_empty());
     }
