@@ -13,7 +13,8 @@
 //! its joint tail is looser, and the widened interval's more so (its scale is estimated afresh
 //! at each look): a true ratio exactly at the margin is called different beyond it α/2 of the
 //! time per side where rounds are independent, and up to 1.16 α/2 with a between-block
-//! component (simulated: `operating`, docs/verdicts.md). A constant level never judges a study
+//! component and a heavy tail of rounds, under α/2 with that component and Gaussian rounds
+//! (simulated: `operating`, docs/verdicts.md). A constant level never judges a study
 //! that needed more rounds more strictly than one that stopped early.
 //!
 //! Futility asks whether the last look could decide: with the interval the last look's
