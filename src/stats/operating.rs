@@ -310,8 +310,9 @@ fn beyond_the_margin(noise: Noise, family: usize, documents: usize, seed: u64) -
 /// (λ 0.5), 2.7–2.9% (λ 0.25, φ 0.2), 2.5% (λ 0.1); with Gaussian rounds and the same blocks,
 /// 2.2%, 2.3% and 2.2%; with the default runs' tail (one in 14 to 20), 2.4–2.6%. A fifth to a
 /// third of the excess is the design effect being a ratio of variances, which a far round
-/// inflates while the signed-rank interval it widens barely moves; the rest is not found
-/// (docs/verdicts.md). Strong lag-1 dependence (φ 0.5) is not held.
+/// inflates while the signed-rank interval it widens barely moves; most of the rest is the
+/// noise of a prior pooled from 30 comparisons (docs/verdicts.md). Strong lag-1 dependence
+/// (φ 0.5) is not held.
 const WITH_BLOCKS: f64 = 0.030;
 
 #[test]
