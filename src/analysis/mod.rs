@@ -61,7 +61,7 @@ fn self_check_text(check: &SelfCheck) -> String {
         .map_or(String::new(), |noise| {
             format!(
                 "; on throughput, the variance between blocks of rounds was {:.2}× a round's \
-                 own, and every interval allows for it",
+                 own (in ranks), and every interval allows for it",
                 noise.between_block_share
             )
         });

@@ -38,8 +38,8 @@ pub struct SelfCheck {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct BlockNoise {
     pub metric: Metric,
-    /// The variance between blocks as a share of a round's own (0: blocks add nothing; 1: as
-    /// much again), averaged over the comparisons.
+    /// The variance between blocks as a share of a round's own, in the rounds' ranks within
+    /// each comparison (0: blocks add nothing; 1: as much again), averaged over the comparisons.
     pub between_block_share: f64,
     /// The lag-1 autocorrelation between consecutive rounds the comparisons showed together
     /// beyond chance (0 where none).

@@ -12,10 +12,10 @@
 //! 0.810 and 0.700 between looks at 12, 16 and 24 rounds, against 0.866, 0.816 and 0.707), but
 //! its joint tail is looser, and the widened interval's more so (its scale is estimated afresh
 //! at each look): a true ratio exactly at the margin is called different beyond it α/2 of the
-//! time per side where rounds are independent, and up to 1.16 α/2 with a between-block
-//! component and a heavy tail of rounds, under α/2 with that component and Gaussian rounds
-//! (simulated: `operating`, docs/verdicts.md). A constant level never judges a study
-//! that needed more rounds more strictly than one that stopped early.
+//! time per side where rounds are independent, and under it with a between-block component,
+//! Gaussian rounds or a heavy tail (2.2–2.5% per side, simulated: `operating`,
+//! docs/verdicts.md). A constant level never judges a study that needed more rounds more
+//! strictly than one that stopped early.
 //!
 //! Futility asks whether the last look could decide: with the interval the last look's
 //! decision will use, computed on the rounds so far, how likely is the last look's interval to
