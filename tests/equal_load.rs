@@ -231,8 +231,10 @@ fn a_sweep_probes_finds_the_load_ceiling_and_measures_its_point_in_rounds() {
         "{stderr}"
     );
     // A host or a job that takes the load's core in bursts makes every rate's sends late (with
-    // SCHED_FIFO bursts of 2 ms in 15 ms: 8-12% late at 2.5k-20k/s, each rate achieved): the
-    // load held none, and the study must say so rather than offer the servers a rate it missed.
+    // SCHED_FIFO bursts of 2 ms in 15 ms: 8-12% late at 2.5k-20k/s, each rate achieved) or its
+    // p99 miss the bound (a job taking 34-44% of the core beside CI: 0-0.9% late at 1.6k-6.5k/s,
+    // p99 1.4-3.4 ms against 1 ms): the load held none, and the study must say so rather than
+    // offer the servers a rate it missed.
     let limit = ringside::row::LATE_SHARE_LIMIT;
     let taken = ceiling
         .iter()
@@ -243,8 +245,14 @@ fn a_sweep_probes_finds_the_load_ceiling_and_measures_its_point_in_rounds() {
             stderr.contains("held none of the rates it offered"),
             "{stderr}"
         );
-        let late = |row: &&&serde_json::Value| row["client_late_share"].as_f64().unwrap() > limit;
-        assert!(ceiling.iter().all(|row| late(&row)), "{ceiling:?}");
+        let missed = |row: &&&serde_json::Value| {
+            let p99 = row["latency_ns_p99"].as_f64().unwrap_or(f64::INFINITY);
+            let bound = row["params"]["p99_bound_ns"]
+                .as_f64()
+                .unwrap_or(f64::INFINITY);
+            row["client_late_share"].as_f64().unwrap() > limit || p99 > bound
+        };
+        assert!(ceiling.iter().all(|row| missed(&row)), "{ceiling:?}");
         eprintln!("skipped the points: something else took the load's core\n{stderr}");
         return;
     }
