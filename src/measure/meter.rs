@@ -18,6 +18,8 @@ pub struct Meter {
     ring: RingCounting,
     started: Option<Started>,
     device: Option<BlockDevice>,
+    /// Whether the section's io_uring helper threads are read (every thread's name, twice).
+    helpers: bool,
 }
 
 /// The readings a section starts from.
@@ -68,7 +70,15 @@ impl Meter {
             ring: RingCounting::default(),
             started: None,
             device: None,
+            helpers: true,
         }
+    }
+
+    /// A meter that leaves the helper threads unread, for a section whose reader does not
+    /// report them and whose threads may be thousands (a `threads` server's, at its stop).
+    pub fn without_helpers(mut self) -> Meter {
+        self.helpers = false;
+        self
     }
 
     /// Also counts io_uring's tracepoints on this thread and the threads it starts later (the
@@ -86,13 +96,19 @@ impl Meter {
         self
     }
 
+    fn helper_times(&self) -> Option<ThreadTimes> {
+        self.helpers
+            .then(|| ThreadTimes::of_pid(std::process::id() as i32).ok())
+            .flatten()
+    }
+
     pub fn counts_syscalls(&self) -> bool {
         self.counter.is_some()
     }
 
     pub fn start(&mut self) {
         assert!(self.started.is_none(), "meter started twice");
-        let threads = ThreadTimes::of_pid(std::process::id() as i32).ok();
+        let threads = self.helper_times();
         let device = self.device.as_ref().and_then(BlockDevice::read);
         let machine = MachineCpu::read().ok();
         let usage = Usage::of_process();
@@ -119,7 +135,7 @@ impl Meter {
         let usage = Usage::of_process().since(&started.usage);
         let machine = MachineCpu::read().ok().zip(started.machine);
         let device = self.device.as_ref().and_then(BlockDevice::read);
-        let threads = ThreadTimes::of_pid(std::process::id() as i32).ok();
+        let threads = self.helper_times();
         let own_s = usage.cpu_user_s + usage.cpu_sys_s;
         Measured {
             foreign_cpu_share: machine

@@ -157,11 +157,14 @@ pub fn run(args: &Serve) -> anyhow::Result<ExitCode> {
     };
     let counters = shared.loops();
     let rss_bytes_at_start = resident_bytes("VmRSS:");
+    // The stats report no helper threads; a `threads` server stopping with thousands of
+    // connections would otherwise have each of them read as it exits.
     let mut meter = if args.count_syscalls {
         meter_for_run()
     } else {
         Meter::without_syscall_counter()
-    };
+    }
+    .without_helpers();
     meter.start();
     let served = run_loops(args, listeners, config, counters);
     let measured = meter.stop();
