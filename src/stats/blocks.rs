@@ -176,6 +176,9 @@ pub struct BlockPrior {
     /// Each of those comparisons' analysis and its likelihood over the grid (top 1), so that
     /// one of them is judged by a prior pooled from the others.
     pooled: Arc<[(Anova, [f64; SHARES])]>,
+    /// The largest grid index any of those comparisons is likeliest at: how far the judged
+    /// comparison's spread weight reaches, with its own likeliest share.
+    reach: usize,
 }
 
 impl BlockPrior {
@@ -201,11 +204,16 @@ impl BlockPrior {
             };
         }
         let weights = mixture_weights(pooled.iter(), [1.0 / SHARES as f64; SHARES]);
+        let reach = (pooled.iter())
+            .map(|(_, likelihood)| likeliest(likelihood))
+            .max()
+            .unwrap_or(0);
         BlockPrior {
             weights,
             series: pooled.len(),
             lag,
             pooled,
+            reach,
         }
     }
 
@@ -235,19 +243,11 @@ impl BlockPrior {
         // document (this one included) is likeliest at: spread to the grid's top, a comparison
         // of two blocks, which barely bound the share from above, kept weight at shares
         // nothing in the document showed, enough to widen a strict level's interval.
-        let likeliest = |likelihood: &[f64; SHARES]| {
-            let top = likelihood.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            likelihood.iter().position(|&l| l == top).unwrap_or(0)
-        };
         let own = match anova.informative() {
             true => likeliest(&shares().map(|share| anova.log_likelihood(share))),
             false => 0,
         };
-        let reach = (self.pooled.iter())
-            .map(|(_, likelihood)| likeliest(likelihood))
-            .chain([own])
-            .max()
-            .unwrap_or(0);
+        let reach = self.reach.max(own);
         let spread = 1.0 / (others + 1) as f64;
         let mut weights = weights.map(|weight| (1.0 - spread) * weight);
         for weight in &mut weights[..=reach] {
@@ -265,6 +265,7 @@ impl BlockPrior {
             series: 0,
             lag: 0.0,
             pooled: Arc::new([]),
+            reach: 0,
         }
     }
 
@@ -292,6 +293,12 @@ impl Default for BlockPrior {
     fn default() -> BlockPrior {
         BlockPrior::none()
     }
+}
+
+/// The grid index a likelihood over the grid is largest at (the first, on a tie).
+fn likeliest(likelihood: &[f64; SHARES]) -> usize {
+    let top = likelihood.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    likelihood.iter().position(|&l| l == top).unwrap_or(0)
 }
 
 /// The mixture's weights over the grid that maximise the likelihood of `pooled` (EM from
