@@ -554,8 +554,8 @@ fn idle_connections_close_on_time_with(def: &EngineDef) {
     // Never idle for 300 ms in its 1.5 s, unless the machine holds this thread back: a close
     // is then right only if it came after 300 ms without a message (a loaded CI machine held
     // the thread past its 60 ms sleep by more than 240 ms once). Timed from the connect, as
-    // the idle one is: under the canary the thread first ran over 300 ms after it, and its
-    // first message met a close on time 60 µs into the thread.
+    // the idle one is: under the canary its first message met the server's close 60 µs into
+    // the thread, which had first run 300 ms or more after the connect.
     let busy = |(mut stream, connected): (TcpStream, Instant)| {
         let mut last = connected;
         for sequence in 0..25 {

@@ -137,9 +137,9 @@ fn stop_quiet(server: &mut Server) -> Result<Duration, String> {
 /// 9,922 of them still out (leaked); an SQPOLL ring did not exit at all.
 const IDLE_CONNECTIONS: usize = 5_000;
 /// How soon a server holding `IDLE_CONNECTIONS` must exit after SIGTERM: measured 29-160 ms
-/// for every engine but `threads` (a thread a connection to wake and join: 0.27-0.30 s; 0.73 s
-/// here and 1.14 s in CI while the server's meter read three /proc files of each exiting
-/// thread), three runs of echo and HTTP.
+/// for every engine but `threads`, three runs of echo and HTTP; `threads`, a thread a connection
+/// to wake and join, 0.27-0.30 s (one run of each here; 0.73 s here and 1.14 s in CI while the
+/// server's meter read three /proc files of each exiting thread).
 const STOP_WITHIN: Duration = Duration::from_secs(1);
 /// Whether the stop is timed: not under the canary, whose allocator keeps every freed block in
 /// a quarantine behind one lock (5,000 `threads` workers freeing at once took 1.56 s there). The
