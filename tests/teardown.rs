@@ -6,8 +6,8 @@
 //! flight, must end in a failed row (exit 4) with its sentence; a read study stopped mid-run
 //! must keep what finished; none may panic. And a stop takes a moment at any scale: a server
 //! holding thousands of idle connections, each with its receive armed, exits within a second
-//! of SIGTERM, every request reaped (the teardown's 5 s bound, after which it leaks what the
-//! kernel still holds and says so, is never reached).
+//! of SIGTERM, every request reaped (the teardown's bounds, 5 s without a request ending or 60
+//! s in all, after which it leaks what the kernel still holds and says so, are never reached).
 //!
 //! Methodology: these checks can fail. Built with the `canary` feature (`.ci/run`'s detector
 //! pass), ringside's allocator poisons every freed block a buffer could be, keeps it out of
