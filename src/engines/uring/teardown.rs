@@ -453,6 +453,20 @@ mod tests {
         }
     }
 
+    impl Receiving {
+        /// A buffer of `bytes` with nothing in flight, and the record its drop writes.
+        fn new(bytes: usize, recv_user_data: u64) -> (Receiving, Rc<Cell<Option<u64>>>) {
+            let freed = Rc::new(Cell::new(None));
+            let memory = Receiving {
+                buffer: vec![0; bytes],
+                in_flight: InFlight::default(),
+                recv_user_data,
+                outstanding_when_freed: Rc::clone(&freed),
+            };
+            (memory, freed)
+        }
+    }
+
     /// Arms a receive into held memory on a socket pair nobody writes to, then drops the lot:
     /// the receive must be cancelled and reaped before the buffer goes, by CANCEL_ANY or, as on
     /// kernels before 5.19, by its user data.
@@ -462,13 +476,7 @@ mod tests {
             return;
         };
         let (_writer, reader) = UnixStream::pair().unwrap();
-        let freed = Rc::new(Cell::new(None));
-        let memory = Receiving {
-            buffer: vec![0; 4096],
-            in_flight: InFlight::default(),
-            recv_user_data: 42,
-            outstanding_when_freed: Rc::clone(&freed),
-        };
+        let (memory, freed) = Receiving::new(4096, 42);
         let mut held = KernelHeld::new(ring, memory);
         held.cancel_each = cancel_each;
         let (ring, memory) = held.parts();
@@ -507,13 +515,7 @@ mod tests {
             eprintln!("skipped: io_uring is not usable here");
             return;
         };
-        let freed = Rc::new(Cell::new(None));
-        let mut memory = Receiving {
-            buffer: vec![0; 64],
-            in_flight: InFlight::default(),
-            recv_user_data: 7,
-            outstanding_when_freed: Rc::clone(&freed),
-        };
+        let (mut memory, freed) = Receiving::new(64, 7);
         memory.in_flight.pushed(1);
         let mut held = KernelHeld::new(ring, memory);
         let bounds = Bounds {
@@ -544,13 +546,7 @@ mod tests {
         let timespecs: Vec<Timespec> = (1..=6)
             .map(|i| Timespec::from(Duration::from_millis(30 * i)))
             .collect();
-        let freed = Rc::new(Cell::new(None));
-        let memory = Receiving {
-            buffer: vec![0; 64],
-            in_flight: InFlight::default(),
-            recv_user_data: 1,
-            outstanding_when_freed: Rc::clone(&freed),
-        };
+        let (memory, freed) = Receiving::new(64, 1);
         let mut held = KernelHeld::new(ring, memory);
         held.cancel_each = true;
         let (ring, memory) = held.parts();
@@ -611,13 +607,7 @@ mod tests {
             eprintln!("skipped: io_uring is not usable here");
             return;
         };
-        let freed = Rc::new(Cell::new(None));
-        let memory = Receiving {
-            buffer: vec![0; 64],
-            in_flight: InFlight::default(),
-            recv_user_data: 1,
-            outstanding_when_freed: Rc::clone(&freed),
-        };
+        let (memory, freed) = Receiving::new(64, 1);
         let started = Instant::now();
         drop(KernelHeld::new(ring, memory));
         assert!(started.elapsed() < Duration::from_millis(50));
