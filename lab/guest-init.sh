@@ -220,8 +220,8 @@ for engine in $ordered; do
     --timeout 60s --target "$address" >/dev/null 2>/tmp/load.err &
   load=$!
   # Both ends of every connection established, within 120 s of guest time.
-  until=$(($(seconds) + 120))
-  while [ "$(seconds)" -lt "$until" ]; do
+  connect_by=$(($(seconds) + 120))
+  while [ "$(seconds)" -lt "$connect_by" ]; do
     [ "$(in_use)" -gt $((2 * connections)) ] && [ "$(established)" -ge $((2 * connections)) ] \
       && break
     sleep 0.5
